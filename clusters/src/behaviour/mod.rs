@@ -1,0 +1,1 @@
+//! The pod-behaviour model (see the module docs of its parts).

@@ -1,0 +1,32 @@
+//! The cluster model of schedlab and its backends.
+//!
+//! - [`resources`], [`node`], [`pod`], [`dist`]: what a cluster is made of.
+//! - [`timeline`]: what a backend plays (nodes, workloads, timed actions).
+//! - [`view`]: what a scheduler sees and answers.
+//! - [`record`]: what a backend writes (events and samples).
+//! - [`behaviour`]: the pod-behaviour model, one pure state machine shared by
+//!   every backend.
+//! - [`sim`]: the in-process discrete-event backend.
+
+pub mod behaviour;
+pub mod dist;
+pub mod node;
+pub mod pod;
+pub mod record;
+pub mod resources;
+pub mod rng;
+pub mod sim;
+pub mod time;
+pub mod timeline;
+pub mod view;
+
+pub use dist::Dist;
+pub use node::{NodeCondition, NodeId, NodePool, NodeSpec, NodeState, Provisioning, Taint, TaintEffect};
+pub use pod::{
+    Behaviour, PodId, PodSlot, PodSpec, QosClass, RestartPolicy, Toleration, TolerationOperator, WorkloadId,
+};
+pub use record::{Event, EventKind, Record, RecordSink};
+pub use resources::Resources;
+pub use time::{Span, Time};
+pub use timeline::{Action, TimedAction, Timeline, Workload};
+pub use view::{ClusterView, PendingPod, Placement, WorkloadHistory};

@@ -1,0 +1,146 @@
+//! Nodes: what a node is (its spec, fixed for a run) and what it is doing now
+//! (its state, which schedulers read through [`crate::ClusterView`]).
+
+use crate::resources::Resources;
+use crate::time::Time;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Index of a node within its cluster (stable for a run).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct NodeId(pub u32);
+
+impl NodeId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// How a node is bought.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Provisioning {
+    #[default]
+    OnDemand,
+    Spot,
+}
+
+/// The node pool a node belongs to: its machine type and price.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodePool {
+    pub name: String,
+    pub machine_type: String,
+    /// US dollars per hour while the node is billed.
+    pub hourly_price: f64,
+    pub provisioning: Provisioning,
+}
+
+/// The effect of a taint, as in core/v1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum TaintEffect {
+    NoSchedule,
+    PreferNoSchedule,
+    NoExecute,
+}
+
+/// A node taint, as in core/v1.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Taint {
+    pub key: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    pub effect: TaintEffect,
+}
+
+/// What a node is, fixed for the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeSpec {
+    pub name: String,
+    pub pool: NodePool,
+    pub capacity: Resources,
+    /// capacity minus system and kube reservations: what pods may request
+    pub allocatable: Resources,
+    /// the node's pod limit (kubelet's maxPods)
+    pub max_pods: u32,
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+    #[serde(default)]
+    pub taints: Vec<Taint>,
+}
+
+/// A node's health as the cluster sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum NodeCondition {
+    /// Ready and healthy.
+    #[default]
+    Ready,
+    /// Ready, but pods on it crash more often (a flaky disk, a noisy
+    /// neighbour, kernel trouble). The default scheduler does not see this.
+    Degraded,
+    /// Not ready: its kubelet stopped reporting. Pods on it stop running and
+    /// are evicted after their toleration time.
+    NotReady,
+}
+
+impl NodeCondition {
+    /// Ready in the core/v1 sense (Degraded nodes still report Ready).
+    pub fn is_ready(self) -> bool {
+        !matches!(self, NodeCondition::NotReady)
+    }
+}
+
+/// Counts of recent trouble on a node, kept over a sliding window
+/// ([`NodeState::RECENT_WINDOW`]) so schedulers can see where pods fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct RecentTrouble {
+    pub restarts: u32,
+    pub oom_kills: u32,
+    pub failures: u32,
+}
+
+/// What a node is doing now.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeState {
+    pub id: NodeId,
+    pub spec: NodeSpec,
+    pub condition: NodeCondition,
+    /// cordoned (spec.unschedulable)
+    pub unschedulable: bool,
+    /// sum of the requests of pods bound to the node
+    pub requested: Resources,
+    /// sum of the actual usage of the node's running containers
+    pub used: Resources,
+    /// pods bound to the node (running, restarting or waiting to start)
+    pub pod_count: u32,
+    /// when the node joined the cluster
+    pub since: Time,
+    /// restarts, OOM kills and failures of pods on this node over the last
+    /// [`NodeState::RECENT_WINDOW`]
+    pub recent: RecentTrouble,
+}
+
+impl NodeState {
+    /// How far back [`NodeState::recent`] looks.
+    pub const RECENT_WINDOW: crate::Span = crate::Span(10 * 60 * 1000);
+
+    pub fn new(id: NodeId, spec: NodeSpec, since: Time) -> NodeState {
+        NodeState {
+            id,
+            spec,
+            condition: NodeCondition::Ready,
+            unschedulable: false,
+            requested: Resources::ZERO,
+            used: Resources::ZERO,
+            pod_count: 0,
+            since,
+            recent: RecentTrouble::default(),
+        }
+    }
+
+    /// Allocatable minus requested (never negative).
+    pub fn free(&self) -> Resources {
+        self.spec.allocatable.saturating_sub(self.requested)
+    }
+}

@@ -1,0 +1,183 @@
+//! The raw records of a run: every event with its time, and samples of every
+//! node and of the cluster. Backends write them; `results` computes every
+//! metric from them and from nothing else.
+
+use crate::node::{NodeCondition, NodeId, NodeSpec};
+use crate::pod::{PodId, PodSlot, QosClass};
+use crate::resources::Resources;
+use crate::time::Time;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+
+/// Why a container stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ExitReason {
+    /// ran to completion (exit code 0)
+    Completed,
+    /// crashed (non-zero exit code), by itself or killed by a fault
+    Error,
+    /// killed by the kernel's OOM killer
+    OOMKilled,
+}
+
+/// What triggered an OOM kill.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OomCause {
+    /// the container passed its own memory limit
+    Limit,
+    /// the node ran out of memory and the container was the chosen victim
+    NodePressure,
+}
+
+/// Why a pod was deleted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DeleteCause {
+    /// the scenario's churn deleted it (its owner recreates it)
+    Churn,
+    /// the scenario deleted it for good
+    Scenario,
+}
+
+/// Something that happened in the cluster.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum EventKind {
+    PodCreated {
+        pod: PodId,
+        slot: PodSlot,
+        requests: Resources,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        memory_limit: Option<u64>,
+        priority: i32,
+        qos: QosClass,
+        unstable: bool,
+    },
+    /// the scheduler found no feasible node (recorded when a pod first
+    /// becomes unschedulable, not at every retry)
+    PodUnschedulable {
+        pod: PodId,
+        reason: Cow<'static, str>,
+    },
+    /// the scheduler chose not to place the pod although it could have
+    /// (strategic restraint; recorded when a pod is first declined)
+    PodDeclined {
+        pod: PodId,
+        reason: Cow<'static, str>,
+    },
+    PodBound {
+        pod: PodId,
+        node: NodeId,
+    },
+    /// a container started; `restart_count` > 0 marks a restart
+    ContainerStarted {
+        pod: PodId,
+        node: NodeId,
+        restart_count: u32,
+        usage: Resources,
+    },
+    ContainerExited {
+        pod: PodId,
+        node: NodeId,
+        reason: ExitReason,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        oom_cause: Option<OomCause>,
+    },
+    /// all containers completed; the pod is done
+    PodSucceeded {
+        pod: PodId,
+        node: NodeId,
+    },
+    /// the pod failed for good (restartPolicy Never or OnFailure exhausted)
+    PodFailed {
+        pod: PodId,
+        node: NodeId,
+    },
+    /// evicted from a failed node after its toleration time
+    PodEvicted {
+        pod: PodId,
+        node: NodeId,
+    },
+    PodDeleted {
+        pod: PodId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        node: Option<NodeId>,
+        cause: DeleteCause,
+    },
+    NodeFailed {
+        node: NodeId,
+    },
+    NodeDegraded {
+        node: NodeId,
+    },
+    NodeRecovered {
+        node: NodeId,
+    },
+}
+
+/// An event and when it happened.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    pub t: Time,
+    #[serde(flatten)]
+    pub kind: EventKind,
+}
+
+/// One node at one sample time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeSample {
+    pub t: Time,
+    pub node: NodeId,
+    pub requested: Resources,
+    pub used: Resources,
+    pub pods: u32,
+    pub condition: NodeCondition,
+}
+
+/// The whole cluster at one sample time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClusterSample {
+    pub t: Time,
+    pub allocatable: Resources,
+    pub requested: Resources,
+    pub used: Resources,
+    /// pods created and not yet bound
+    pub pending: u32,
+    /// pods bound to a node (running or restarting)
+    pub bound: u32,
+    /// nodes hosting at least one pod
+    pub nodes_in_use: u32,
+    pub nodes_ready: u32,
+    /// cost rate of the nodes in use, US dollars per hour
+    pub hourly_cost: f64,
+}
+
+/// One line of a run's raw records.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Record {
+    /// a node of the cluster, written once at the start
+    Node {
+        node: NodeId,
+        spec: NodeSpec,
+    },
+    Event(Event),
+    NodeSample(NodeSample),
+    ClusterSample(ClusterSample),
+    /// the last record of a complete run
+    End {
+        t: Time,
+    },
+}
+
+/// Where a backend writes its records.
+pub trait RecordSink {
+    fn record(&mut self, record: Record);
+}
+
+impl RecordSink for Vec<Record> {
+    fn record(&mut self, record: Record) {
+        self.push(record);
+    }
+}

@@ -1,0 +1,67 @@
+//! What a backend plays: the cluster's nodes, the workloads, and a time-ordered
+//! list of actions. `workloads` expands a scenario and a seed into a
+//! [`Timeline`]; every backend plays the same timeline the same way, whatever
+//! scheduler runs, so all arms of a seed see one workload and one fault schedule.
+
+use crate::node::{NodeId, NodeSpec};
+use crate::pod::{PodSlot, PodSpec, WorkloadId};
+use crate::time::{Span, Time};
+use serde::{Deserialize, Serialize};
+
+/// A set of identical pods with an owner (a controller such as a
+/// ReplicaSet or Job).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Workload {
+    pub id: WorkloadId,
+    pub name: String,
+    pub spec: PodSpec,
+    /// The owner replaces a pod of this workload that was evicted, deleted by
+    /// churn, or failed for good (restartPolicy Never), as a ReplicaSet does.
+    pub recreate: bool,
+}
+
+/// Something the scenario does at a point in time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "kebab-case")]
+pub enum Action {
+    /// Create the pod for a slot (its first incarnation).
+    CreatePod { slot: PodSlot },
+    /// Delete the slot's current pod, if it has one; with `recreate`, the
+    /// owner creates a new pod for the slot (churn).
+    DeletePod { slot: PodSlot, recreate: bool },
+    /// Kill the slot's running container (it exits with an error and is
+    /// restarted according to its restart policy).
+    KillPod { slot: PodSlot },
+    /// The node stops reporting: NotReady, its containers stop, its pods are
+    /// evicted after their toleration time.
+    FailNode { node: NodeId },
+    /// The node is healthy again (from NotReady or Degraded).
+    RecoverNode { node: NodeId },
+    /// The node stays Ready but its pods crash more often.
+    DegradeNode { node: NodeId },
+}
+
+/// An action and when it happens.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimedAction {
+    pub at: Time,
+    #[serde(flatten)]
+    pub action: Action,
+}
+
+/// A fully expanded scenario run: nodes, workloads, actions (sorted by time,
+/// stable for equal times), when the run ends and how often to sample.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Timeline {
+    pub nodes: Vec<NodeSpec>,
+    pub workloads: Vec<Workload>,
+    pub actions: Vec<TimedAction>,
+    pub end: Time,
+    pub sample_interval: Span,
+}
+
+impl Timeline {
+    pub fn workload(&self, id: WorkloadId) -> Option<&Workload> {
+        self.workloads.get(id.0 as usize)
+    }
+}
