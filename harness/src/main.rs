@@ -1,1 +1,44 @@
-fn main() {}
+//! `schedlab`: the command line of the scheduler lab.
+
+mod cli;
+mod exit;
+mod manifest;
+mod run_folder;
+mod scenario_cmd;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = cli::Cli::parse();
+    let outcome = match cli.command {
+        cli::Command::Scenario(args) => scenario_cmd::run(args),
+        cli::Command::Scenarios => {
+            list_scenarios();
+            Ok(())
+        }
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            exit::code_for(&err)
+        }
+    }
+}
+
+fn list_scenarios() {
+    let builtins = workloads::builtins();
+    let width = builtins.iter().map(|b| b.name.len()).max().unwrap_or(0);
+    for b in builtins {
+        let first_line = b.description.lines().next().unwrap_or("").trim();
+        println!("{:width$}  {first_line}", b.name);
+    }
+}

@@ -1,1 +1,31 @@
-//! results
+//! schedlab's results: a run's raw records (JSON Lines), the metrics computed
+//! from them, statistics across seeds, and the reports built from those.
+//!
+//! - [`records`]: writing and streaming records files.
+//! - [`metrics`]: every metric of one run, from its records alone.
+//! - [`definitions`]: what each metric means, word for word as reports print it.
+//! - [`stats`]: quantiles, seeded bootstrap intervals, correlations.
+//! - [`summary`]: the A/B comparison of arms over seeds, as CSV, JSON,
+//!   Markdown and a terminal table.
+//!
+//! Nothing else in schedlab computes a metric.
+
+// Lets the unit tests share tests/common with the integration tests, which
+// name this crate `results`.
+#[cfg(test)]
+extern crate self as results;
+
+pub mod definitions;
+pub mod metrics;
+pub mod records;
+pub mod stats;
+pub mod summary;
+
+/// Hand-written record sequences, shared with the integration tests.
+#[cfg(test)]
+#[path = "../tests/common/mod.rs"]
+mod test_records;
+
+pub use metrics::{MetricsError, RunMetrics, RunMetricsBuilder};
+pub use records::{JsonlSink, RecordsError};
+pub use summary::{RunResult, Summary};

@@ -1,1 +1,37 @@
-//! scheduler
+//! Scheduling policies for schedlab.
+//!
+//! A policy implements [`Scheduler`]: for each pending pod it reads a
+//! read-only [`clusters::ClusterView`] and answers a [`clusters::Placement`].
+//! The same policy runs in the simulator and, wrapped in a watch-and-bind
+//! loop, against a real API server.
+//!
+//! - [`api`]: the [`Scheduler`] trait.
+//! - [`registry`]: building a baseline by arm name ([`baseline`]).
+//! - The kube-scheduler building blocks, shared by the baselines and reusable
+//!   by learned policies: [`filters`] (feasibility), [`feasible`] (which
+//!   nodes are examined: `numFeasibleNodesToFind` and the rotating start
+//!   index), [`scores`] (score plugins), [`select`] (`selectHost`),
+//!   [`diagnosis`] (the "0/N nodes are available" message) and [`profile`]
+//!   (one scheduling cycle of a kube-scheduler profile).
+//! - The baselines: [`default`] (kube-scheduler's default profile),
+//!   [`binpack`] (its documented bin-packing configuration) and [`random`].
+
+pub mod api;
+pub mod binpack;
+pub mod default;
+pub mod diagnosis;
+pub mod feasible;
+pub mod filters;
+pub mod profile;
+pub mod random;
+pub mod registry;
+pub mod scores;
+pub mod select;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
+
+pub use api::Scheduler;
+pub use binpack::BinPackScheduler;
+pub use default::DefaultScheduler;
+pub use random::RandomScheduler;
+pub use registry::{BASELINE_NAMES, UnknownScheduler, baseline};

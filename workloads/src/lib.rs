@@ -1,1 +1,83 @@
-//! workloads
+//! Scenarios for schedlab: the YAML format (see `FORMAT.md`), the built-in
+//! scenarios, and expanding a scenario and a seed into a [`clusters::Timeline`]
+//! that every backend plays the same way for every scheduler arm of the seed.
+//!
+//! ```
+//! let s = workloads::load("churn", &["nodes=8".to_string()]).unwrap();
+//! let timeline = s.expand(1);
+//! assert_eq!(timeline.nodes.len(), 8);
+//! assert_eq!(timeline, s.expand(1));
+//! ```
+
+mod builtin;
+mod duration;
+mod error;
+mod expand;
+mod expr;
+mod limits;
+mod model;
+mod params;
+mod raw;
+mod resolve;
+mod resolved;
+mod scalar;
+mod scenario;
+mod syntax;
+mod value;
+
+pub use builtin::{Builtin, builtin, builtins};
+pub use error::{Loc, ScenarioError};
+pub use limits::{MAX_ACTIONS, MAX_NODES, MAX_PODS};
+pub use scenario::Scenario;
+
+use std::path::Path;
+
+/// Loads a scenario. `scenario`: a built-in name (or `builtin:NAME`) or the
+/// path of a YAML file. `overrides`: `key=value` strings from `--set`.
+pub fn load(scenario: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+    if let Some(b) = builtin(scenario) {
+        return scenario::build(&format!("builtin:{}", b.name), b.yaml, overrides);
+    }
+    let text = read_file(scenario)?;
+    scenario::build(scenario, &text, overrides)
+}
+
+/// Parses a scenario text with its params' defaults; `origin` names it in errors.
+pub fn parse_str(origin: &str, text: &str) -> Result<Scenario, ScenarioError> {
+    scenario::build(origin, text, &[])
+}
+
+/// Parses a scenario text with `key=value` param overrides.
+pub fn parse_str_with(origin: &str, text: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+    scenario::build(origin, text, overrides)
+}
+
+fn read_file(path: &str) -> Result<String, ScenarioError> {
+    let read_error = |source| ScenarioError::Read {
+        origin: path.to_string(),
+        source,
+    };
+    let meta = match std::fs::metadata(Path::new(path)) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ScenarioError::UnknownScenario {
+                name: path.to_string(),
+                builtins: builtins().iter().map(|b| b.name).collect::<Vec<_>>().join(", "),
+            });
+        }
+        Err(e) => return Err(read_error(e)),
+    };
+    if meta.is_file() && meta.len() > limits::MAX_FILE_BYTES {
+        return Err(ScenarioError::Syntax {
+            origin: path.to_string(),
+            path: None,
+            message: format!(
+                "the file has {} bytes; scenario files are capped at {} MiB",
+                meta.len(),
+                limits::MAX_FILE_BYTES >> 20
+            ),
+            location: None,
+        });
+    }
+    std::fs::read_to_string(path).map_err(read_error)
+}

@@ -1,0 +1,57 @@
+//! Manifests: what was run, so a run folder explains itself.
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Build facts shared by every manifest.
+#[derive(Debug, Clone, Serialize)]
+pub struct Build {
+    pub schedlab_version: &'static str,
+    pub git_revision: &'static str,
+}
+
+impl Build {
+    pub fn current() -> Build {
+        Build {
+            schedlab_version: env!("CARGO_PKG_VERSION"),
+            git_revision: env!("SCHEDLAB_GIT_REVISION"),
+        }
+    }
+}
+
+/// The manifest of the whole invocation (`manifest.json` at the folder's root).
+#[derive(Debug, Clone, Serialize)]
+pub struct InvocationManifest {
+    pub scenario: String,
+    pub origin: String,
+    pub params: BTreeMap<String, serde_json::Value>,
+    /// the scenario with its params substituted
+    pub resolved_scenario: serde_json::Value,
+    pub arms: Vec<String>,
+    pub seeds: Vec<u64>,
+    pub backend: &'static str,
+    #[serde(flatten)]
+    pub build: Build,
+    pub command_line: Vec<String>,
+    pub started_at: jiff::Timestamp,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<jiff::Timestamp>,
+    pub complete: bool,
+}
+
+/// The manifest of one (arm, seed) run, beside its records.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunManifest {
+    pub scenario: String,
+    pub origin: String,
+    pub params: BTreeMap<String, serde_json::Value>,
+    pub resolved_scenario: serde_json::Value,
+    pub arm: String,
+    pub seed: u64,
+    pub backend: &'static str,
+    #[serde(flatten)]
+    pub build: Build,
+    pub records: &'static str,
+    pub wall_seconds: f64,
+    pub simulated_seconds: f64,
+}

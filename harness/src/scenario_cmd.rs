@@ -1,0 +1,239 @@
+//! `schedlab scenario`: play one scenario on every arm and seed, then compare.
+
+use crate::cli::{ClusterKind, ScenarioArgs};
+use crate::exit::InputError;
+use crate::manifest::{Build, InvocationManifest, RunManifest};
+use crate::run_folder::RunFolder;
+use anyhow::{Context, Result, bail};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Instant;
+
+const RECORDS_FILE: &str = "records.jsonl";
+/// Progress is reported this many times per run.
+const PROGRESS_STEPS: u64 = 200;
+
+/// One (arm, seed) pair to play.
+#[derive(Debug, Clone)]
+struct Job {
+    arm: String,
+    seed: u64,
+}
+
+pub fn run(args: ScenarioArgs) -> Result<()> {
+    // Everything the user gave is checked before anything is written.
+    let scenario = workloads::load(&args.scenario, &args.set)?;
+    let arms = check_arms(&args.arms)?;
+    let seeds: Vec<u64> = (0..u64::from(args.seeds)).map(|i| args.first_seed + i).collect();
+    let out = args.out.clone().unwrap_or_else(|| default_out(scenario.name()));
+    let jobs_in_parallel = match args.jobs {
+        Some(0) => bail!(InputError("--jobs 0: give at least 1".into())),
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+
+    let folder = RunFolder::create(&out)?;
+    let mut manifest = InvocationManifest {
+        scenario: scenario.name().to_string(),
+        origin: scenario.origin().to_string(),
+        params: scenario.params().clone(),
+        resolved_scenario: scenario.resolved(),
+        arms: arms.clone(),
+        seeds: seeds.clone(),
+        backend: args.cluster.name(),
+        build: Build::current(),
+        command_line: std::env::args().collect(),
+        started_at: jiff::Timestamp::now(),
+        finished_at: None,
+        complete: false,
+    };
+    folder.write("manifest.json", &to_pretty_json(&manifest)?)?;
+
+    let jobs: Vec<Job> = seeds
+        .iter()
+        .flat_map(|&seed| arms.iter().map(move |arm| Job { arm: arm.clone(), seed }))
+        .collect();
+    tracing::info!(runs = jobs.len(), out = %out.display(), "playing scenario {}", scenario.name());
+    let progress = progress_bar(jobs.len() as u64 * PROGRESS_STEPS);
+    let runner = Runner {
+        scenario: &scenario,
+        folder: &folder,
+        cluster: args.cluster,
+        progress: &progress,
+    };
+    let records = runner.play_all(&jobs, jobs_in_parallel)?;
+    progress.finish_and_clear();
+
+    let mut runs = Vec::with_capacity(jobs.len());
+    for (job, path) in jobs.iter().zip(&records) {
+        let metrics =
+            results::metrics::from_file(path).with_context(|| format!("computing metrics of {}", path.display()))?;
+        runs.push(results::summary::RunResult {
+            arm: job.arm.clone(),
+            seed: job.seed,
+            metrics,
+        });
+    }
+    let stats_seed = clusters::rng::derive_seed(seeds[0], &[clusters::rng::purpose::STATISTICS]);
+    let summary = results::summary::Summary::new(scenario.name(), runs, stats_seed);
+
+    folder.write("summary.csv", &summary.to_csv())?;
+    folder.write("summary.json", &to_pretty_json(&summary.to_json())?)?;
+    folder.write("report.md", &summary.to_markdown())?;
+    manifest.finished_at = Some(jiff::Timestamp::now());
+    manifest.complete = true;
+    folder.write("manifest.json", &to_pretty_json(&manifest)?)?;
+    folder.mark_complete()?;
+
+    println!("{}", summary.to_terminal_table());
+    println!("Run folder: {}", out.display());
+    Ok(())
+}
+
+fn check_arms(arms: &[String]) -> Result<Vec<String>> {
+    let mut seen = Vec::new();
+    for arm in arms {
+        let arm = arm.trim();
+        if arm.is_empty() {
+            bail!(InputError("--arms: an arm name is empty".into()));
+        }
+        scheduler::baseline(arm, 0)?;
+        if seen.iter().any(|a: &String| a == arm) {
+            bail!(InputError(format!("--arms: {arm:?} is listed twice")));
+        }
+        seen.push(arm.to_string());
+    }
+    if seen.is_empty() {
+        bail!(InputError("--arms: give at least one arm".into()));
+    }
+    Ok(seen)
+}
+
+fn default_out(scenario: &str) -> PathBuf {
+    let now = jiff::Zoned::now();
+    let safe: String = scenario
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+        .collect();
+    PathBuf::from("runs").join(format!("{safe}-{}", now.strftime("%Y%m%d-%H%M%S")))
+}
+
+fn progress_bar(len: u64) -> ProgressBar {
+    let bar = ProgressBar::new(len);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {percent:>3}% {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar
+}
+
+fn to_pretty_json<T: serde::Serialize>(value: &T) -> Result<String> {
+    let mut text = serde_json::to_string_pretty(value).context("serialising JSON")?;
+    text.push('\n');
+    Ok(text)
+}
+
+struct Runner<'a> {
+    scenario: &'a workloads::Scenario,
+    folder: &'a RunFolder,
+    cluster: ClusterKind,
+    progress: &'a ProgressBar,
+}
+
+impl Runner<'_> {
+    /// Plays every job, `parallel` at a time; returns the records files in job order.
+    fn play_all(&self, jobs: &[Job], parallel: usize) -> Result<Vec<PathBuf>> {
+        let next = AtomicUsize::new(0);
+        let failed = AtomicBool::new(false);
+        let outcomes: Mutex<Vec<Option<Result<PathBuf>>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
+        std::thread::scope(|scope| {
+            for _ in 0..parallel.min(jobs.len()) {
+                scope.spawn(|| {
+                    loop {
+                        if failed.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(job) = jobs.get(i) else { break };
+                        let outcome = self
+                            .play(job)
+                            .with_context(|| format!("arm {} seed {}", job.arm, job.seed));
+                        if outcome.is_err() {
+                            failed.store(true, Ordering::Relaxed);
+                        }
+                        if let Ok(mut slots) = outcomes.lock() {
+                            slots[i] = Some(outcome);
+                        }
+                    }
+                });
+            }
+        });
+        let outcomes = outcomes
+            .into_inner()
+            .map_err(|_| anyhow::anyhow!("a run thread panicked"))?;
+        let mut paths = Vec::with_capacity(jobs.len());
+        for (job, outcome) in jobs.iter().zip(outcomes) {
+            match outcome {
+                Some(Ok(path)) => paths.push(path),
+                Some(Err(err)) => return Err(err),
+                None => bail!("arm {} seed {} did not run", job.arm, job.seed),
+            }
+        }
+        Ok(paths)
+    }
+
+    fn play(&self, job: &Job) -> Result<PathBuf> {
+        let dir = self.folder.run_dir(&job.arm, job.seed)?;
+        let records = dir.join(RECORDS_FILE);
+        let started = Instant::now();
+        let simulated = match self.cluster {
+            ClusterKind::Sim => self.play_sim(job, &records)?,
+        };
+        let manifest = RunManifest {
+            scenario: self.scenario.name().to_string(),
+            origin: self.scenario.origin().to_string(),
+            params: self.scenario.params().clone(),
+            resolved_scenario: self.scenario.resolved(),
+            arm: job.arm.clone(),
+            seed: job.seed,
+            backend: self.cluster.name(),
+            build: Build::current(),
+            records: RECORDS_FILE,
+            wall_seconds: started.elapsed().as_secs_f64(),
+            simulated_seconds: simulated,
+        };
+        write_file(&dir.join("manifest.json"), &to_pretty_json(&manifest)?)?;
+        Ok(records)
+    }
+
+    /// Plays one run on the simulator; returns the simulated seconds.
+    fn play_sim(&self, job: &Job, records: &Path) -> Result<f64> {
+        let timeline = self.scenario.expand(job.seed);
+        let mut sim = clusters::sim::Sim::new(timeline, job.seed, clusters::behaviour::ModelConfig::default())
+            .context("setting up the simulator")?;
+        let mut policy = scheduler::baseline(&job.arm, job.seed)?;
+        let mut placer = |pod: &clusters::PendingPod<'_>, view: &clusters::ClusterView<'_>| policy.schedule(pod, view);
+        let mut sink = results::records::JsonlSink::create(records)?;
+        let end = sim.end();
+        let step = (end.as_millis() / PROGRESS_STEPS).max(1);
+        let mut reported = 0;
+        while sim.now() < end {
+            let until = clusters::Time((sim.now().as_millis() + step).min(end.as_millis()));
+            sim.run_until(until, &mut placer, &mut sink);
+            let done = (until.as_millis() * PROGRESS_STEPS / end.as_millis().max(1)).min(PROGRESS_STEPS);
+            self.progress.inc(done - reported);
+            reported = done;
+        }
+        let summary = sim.finish(&mut placer, &mut sink);
+        tracing::debug!(arm = %job.arm, seed = job.seed, ?summary, "run finished");
+        self.progress.inc(PROGRESS_STEPS - reported);
+        sink.finish()?;
+        Ok(end.as_secs_f64())
+    }
+}
+
+fn write_file(path: &Path, contents: &str) -> Result<()> {
+    std::fs::write(path, contents).with_context(|| format!("writing {}", path.display()))
+}

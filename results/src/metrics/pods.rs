@@ -1,0 +1,187 @@
+//! The pod ledger: what happened to each pod incarnation, from the events.
+
+use super::PodOutcome;
+use clusters::record::{EventKind, ExitReason};
+use clusters::{PodId, Time};
+use std::collections::HashMap;
+
+#[derive(Debug)]
+struct Pod {
+    id: PodId,
+    created: Time,
+    memory_request: u64,
+    first_bound: Option<Time>,
+    deleted: bool,
+    declined: bool,
+    unschedulable: bool,
+    failures: u32,
+}
+
+/// Event counts and per-pod state.
+#[derive(Debug, Default)]
+pub(super) struct Pods {
+    // Vec in creation order (the order outputs follow); the map only finds
+    // a pod's slot.
+    pods: Vec<Pod>,
+    index: HashMap<PodId, usize>,
+    pub binds: u64,
+    pub restarts: u64,
+    pub oom_kills: u64,
+    pub evictions: u64,
+    pub failures: u64,
+    /// creation → first bind, ms, one entry per pod bound
+    pub latencies_ms: Vec<u64>,
+}
+
+/// What the ledger yields at the end of a run.
+#[derive(Debug)]
+pub(super) struct PodCounts {
+    pub created: u64,
+    pub bound: u64,
+    pub pending_end: u64,
+    pub declined: u64,
+    pub unschedulable: u64,
+    pub with_failure: u64,
+    pub outcomes: Vec<PodOutcome>,
+}
+
+fn pod_of(kind: &EventKind) -> Option<PodId> {
+    use EventKind as E;
+    match kind {
+        E::PodCreated { pod, .. }
+        | E::PodUnschedulable { pod, .. }
+        | E::PodDeclined { pod, .. }
+        | E::PodBound { pod, .. }
+        | E::ContainerStarted { pod, .. }
+        | E::ContainerExited { pod, .. }
+        | E::PodSucceeded { pod, .. }
+        | E::PodFailed { pod, .. }
+        | E::PodEvicted { pod, .. }
+        | E::PodDeleted { pod, .. } => Some(*pod),
+        E::NodeFailed { .. } | E::NodeDegraded { .. } | E::NodeRecovered { .. } => None,
+    }
+}
+
+impl Pods {
+    /// Applies one event; `Err` with the reason if it contradicts the earlier
+    /// ones.
+    pub fn event(&mut self, t: Time, kind: &EventKind) -> Result<(), String> {
+        use EventKind as E;
+        if let E::PodCreated { pod, requests, .. } = kind {
+            if self.index.contains_key(pod) {
+                return Err(format!("a second PodCreated for pod {}", pod.0));
+            }
+            self.index.insert(*pod, self.pods.len());
+            self.pods.push(Pod {
+                id: *pod,
+                created: t,
+                memory_request: requests.memory_bytes,
+                first_bound: None,
+                deleted: false,
+                declined: false,
+                unschedulable: false,
+                failures: 0,
+            });
+            return Ok(());
+        }
+        let Some(id) = pod_of(kind) else {
+            return Ok(());
+        };
+        let Some(pod) = self.index.get(&id).and_then(|&i| self.pods.get_mut(i)) else {
+            return Err(format!("{} for pod {} that was never created", name(kind), id.0));
+        };
+        let needs_bound = !matches!(
+            kind,
+            E::PodUnschedulable { .. } | E::PodDeclined { .. } | E::PodBound { .. } | E::PodDeleted { .. }
+        );
+        if needs_bound && pod.first_bound.is_none() {
+            return Err(format!("{} for pod {} that was never bound", name(kind), id.0));
+        }
+        let mut failed = false;
+        match kind {
+            E::PodUnschedulable { .. } => pod.unschedulable = true,
+            E::PodDeclined { .. } => pod.declined = true,
+            E::PodBound { .. } => {
+                if t < pod.created {
+                    return Err(format!(
+                        "pod {} bound at {t} before its creation at {}",
+                        id.0, pod.created
+                    ));
+                }
+                self.binds += 1;
+                if pod.first_bound.is_none() {
+                    pod.first_bound = Some(t);
+                    self.latencies_ms.push(t.since(pod.created).as_millis());
+                }
+            }
+            E::ContainerStarted { restart_count, .. } => {
+                if *restart_count > 0 {
+                    self.restarts += 1;
+                }
+            }
+            E::ContainerExited { reason, .. } => match reason {
+                ExitReason::Completed => {}
+                ExitReason::Error => failed = true,
+                ExitReason::OOMKilled => {
+                    self.oom_kills += 1;
+                    failed = true;
+                }
+            },
+            E::PodEvicted { .. } => {
+                self.evictions += 1;
+                failed = true;
+            }
+            E::PodFailed { .. } => failed = true,
+            E::PodDeleted { .. } => pod.deleted = true,
+            E::PodSucceeded { .. } | E::PodCreated { .. } => {}
+            E::NodeFailed { .. } | E::NodeDegraded { .. } | E::NodeRecovered { .. } => {}
+        }
+        if failed {
+            self.failures += 1;
+            pod.failures = pod.failures.saturating_add(1);
+        }
+        Ok(())
+    }
+
+    pub fn counts(&self) -> PodCounts {
+        let count = |f: fn(&Pod) -> bool| self.pods.iter().filter(|p| f(p)).count() as u64;
+        PodCounts {
+            created: self.pods.len() as u64,
+            bound: count(|p| p.first_bound.is_some()),
+            pending_end: count(|p| p.first_bound.is_none() && !p.deleted),
+            declined: count(|p| p.declined),
+            unschedulable: count(|p| p.unschedulable),
+            with_failure: count(|p| p.failures > 0),
+            outcomes: self
+                .pods
+                .iter()
+                .filter(|p| p.first_bound.is_some())
+                .map(|p| PodOutcome {
+                    pod: p.id,
+                    memory_request_bytes: p.memory_request,
+                    failures: p.failures,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The event's name as written in the records.
+pub(super) fn name(kind: &EventKind) -> &'static str {
+    use EventKind as E;
+    match kind {
+        E::PodCreated { .. } => "PodCreated",
+        E::PodUnschedulable { .. } => "PodUnschedulable",
+        E::PodDeclined { .. } => "PodDeclined",
+        E::PodBound { .. } => "PodBound",
+        E::ContainerStarted { .. } => "ContainerStarted",
+        E::ContainerExited { .. } => "ContainerExited",
+        E::PodSucceeded { .. } => "PodSucceeded",
+        E::PodFailed { .. } => "PodFailed",
+        E::PodEvicted { .. } => "PodEvicted",
+        E::PodDeleted { .. } => "PodDeleted",
+        E::NodeFailed { .. } => "NodeFailed",
+        E::NodeDegraded { .. } => "NodeDegraded",
+        E::NodeRecovered { .. } => "NodeRecovered",
+    }
+}

@@ -1,0 +1,326 @@
+//! Pearson and Spearman correlation, and their bootstrap intervals.
+//!
+//! Both coefficients are computed as weighted sums over the original points,
+//! the weight of a point being how often a resample drew it. A resample then
+//! costs O(n) instead of a sort, and Spearman's average ranks of a resample
+//! follow from per-value counts (a value drawn c times after b smaller draws
+//! has average rank b + (c + 1)/2), exactly as if the resample were expanded.
+
+use super::bootstrap::{Interval, percentile_interval};
+use rand::Rng;
+use serde::Serialize;
+
+/// Pearson's r of paired samples. `None` if the lengths differ, n < 3, a
+/// value is not finite, or either side has zero variance.
+pub fn pearson(x: &[f64], y: &[f64]) -> Option<f64> {
+    let points = Points::new(x, y)?;
+    let w = vec![1u32; points.n()];
+    points.pearson(&w)
+}
+
+/// Spearman's rho: Pearson's r of the average ranks (ties share the mean of
+/// the ranks they span). Undefined as for [`pearson`].
+pub fn spearman(x: &[f64], y: &[f64]) -> Option<f64> {
+    let points = Points::new(x, y)?;
+    let w = vec![1u32; points.n()];
+    points.spearman(&w)
+}
+
+/// 1-based ranks of `values`, tied values sharing the average of their ranks.
+/// Non-finite values are ordered by IEEE total order.
+pub fn average_ranks(values: &[f64]) -> Vec<f64> {
+    let groups = Groups::new(values);
+    let ones = vec![1u32; values.len()];
+    let group_ranks = groups.average_ranks(&ones);
+    groups.of.iter().map(|&g| group_ranks[g]).collect()
+}
+
+/// A point estimate with its bootstrap interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Estimate {
+    pub value: f64,
+    /// percentile-bootstrap interval; `None` if no resample had it defined
+    pub ci: Option<Interval>,
+    /// resamples in which the statistic was undefined (a side with zero
+    /// variance) and that the interval therefore leaves out
+    pub undefined_resamples: usize,
+}
+
+/// Pearson and Spearman coefficients of paired samples with their intervals.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CorrelationEstimate {
+    pub n: usize,
+    pub resamples: usize,
+    pub pearson: Option<Estimate>,
+    pub spearman: Option<Estimate>,
+}
+
+/// Pearson's r and Spearman's rho of `(x, y)` with percentile-bootstrap
+/// intervals from `resamples` resamples of the pairs drawn from `rng`.
+pub fn correlation_ci(
+    x: &[f64],
+    y: &[f64],
+    confidence: f64,
+    resamples: usize,
+    rng: &mut impl Rng,
+) -> CorrelationEstimate {
+    let n = x.len().min(y.len());
+    let Some(points) = Points::new(x, y) else {
+        return CorrelationEstimate {
+            n,
+            resamples,
+            pearson: None,
+            spearman: None,
+        };
+    };
+    let ones = vec![1u32; n];
+    let r = points.pearson(&ones);
+    let rho = points.spearman(&ones);
+    let mut r_reps = Vec::with_capacity(resamples);
+    let mut rho_reps = Vec::with_capacity(resamples);
+    if r.is_some() || rho.is_some() {
+        let mut w = vec![0u32; n];
+        for _ in 0..resamples {
+            w.iter_mut().for_each(|c| *c = 0);
+            for _ in 0..n {
+                w[rng.random_range(0..n)] += 1;
+            }
+            r_reps.extend(points.pearson(&w));
+            rho_reps.extend(points.spearman(&w));
+        }
+    }
+    let estimate = |value: Option<f64>, reps: &mut Vec<f64>| {
+        value.map(|value| Estimate {
+            value,
+            ci: percentile_interval(reps, confidence),
+            undefined_resamples: resamples - reps.len(),
+        })
+    };
+    CorrelationEstimate {
+        n,
+        resamples,
+        pearson: estimate(r, &mut r_reps),
+        spearman: estimate(rho, &mut rho_reps),
+    }
+}
+
+/// Distinct values of one side, ascending, and each point's value index.
+struct Groups {
+    of: Vec<usize>,
+    count: usize,
+}
+
+impl Groups {
+    fn new(values: &[f64]) -> Groups {
+        let mut order: Vec<usize> = (0..values.len()).collect();
+        order.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
+        let mut of = vec![0; values.len()];
+        let mut count = 0;
+        let mut last: Option<f64> = None;
+        for &i in &order {
+            // `==` so that -0.0 and 0.0, adjacent in total order, tie
+            if last != Some(values[i]) {
+                count += 1;
+            }
+            of[i] = count - 1;
+            last = Some(values[i]);
+        }
+        Groups { of, count }
+    }
+
+    /// Average rank of each distinct value when point i is drawn `w[i]` times.
+    fn average_ranks(&self, w: &[u32]) -> Vec<f64> {
+        let mut counts = vec![0u64; self.count];
+        for (&g, &wi) in self.of.iter().zip(w) {
+            counts[g] += u64::from(wi);
+        }
+        let mut before = 0u64;
+        counts
+            .iter()
+            .map(|&c| {
+                let rank = before as f64 + (c as f64 + 1.0) / 2.0;
+                before += c;
+                rank
+            })
+            .collect()
+    }
+
+    /// Whether the drawn points take at least two distinct values.
+    fn varies(&self, w: &[u32]) -> bool {
+        let mut first = None;
+        for (&g, &wi) in self.of.iter().zip(w) {
+            if wi == 0 {
+                continue;
+            }
+            match first {
+                None => first = Some(g),
+                Some(f) if f != g => return true,
+                Some(_) => {}
+            }
+        }
+        false
+    }
+}
+
+struct Points<'a> {
+    x: &'a [f64],
+    y: &'a [f64],
+    gx: Groups,
+    gy: Groups,
+}
+
+impl<'a> Points<'a> {
+    fn new(x: &'a [f64], y: &'a [f64]) -> Option<Points<'a>> {
+        if x.len() != y.len() || x.len() < 3 || x.iter().chain(y).any(|v| !v.is_finite()) {
+            return None;
+        }
+        Some(Points {
+            x,
+            y,
+            gx: Groups::new(x),
+            gy: Groups::new(y),
+        })
+    }
+
+    fn n(&self) -> usize {
+        self.x.len()
+    }
+
+    /// Zero variance is decided on the distinct values, exactly, rather than
+    /// on a floating-point sum of squares that rounding may leave above 0.
+    fn defined(&self, w: &[u32]) -> bool {
+        self.gx.varies(w) && self.gy.varies(w)
+    }
+
+    fn pearson(&self, w: &[u32]) -> Option<f64> {
+        if !self.defined(w) {
+            return None;
+        }
+        weighted_pearson(self.x.iter().copied(), self.y.iter().copied(), w)
+    }
+
+    fn spearman(&self, w: &[u32]) -> Option<f64> {
+        if !self.defined(w) {
+            return None;
+        }
+        let rx = self.gx.average_ranks(w);
+        let ry = self.gy.average_ranks(w);
+        weighted_pearson(self.gx.of.iter().map(|&g| rx[g]), self.gy.of.iter().map(|&g| ry[g]), w)
+    }
+}
+
+fn weighted_pearson(
+    x: impl Iterator<Item = f64> + Clone,
+    y: impl Iterator<Item = f64> + Clone,
+    w: &[u32],
+) -> Option<f64> {
+    let total: f64 = w.iter().map(|&wi| f64::from(wi)).sum();
+    if total <= 0.0 {
+        return None;
+    }
+    let weights = || w.iter().map(|&wi| f64::from(wi));
+    let mx = x.clone().zip(weights()).map(|(v, wi)| v * wi).sum::<f64>() / total;
+    let my = y.clone().zip(weights()).map(|(v, wi)| v * wi).sum::<f64>() / total;
+    let (mut sxx, mut syy, mut sxy) = (0.0, 0.0, 0.0);
+    for ((xi, yi), wi) in x.zip(y).zip(weights()) {
+        let (dx, dy) = (xi - mx, yi - my);
+        sxx += wi * dx * dx;
+        syy += wi * dy * dy;
+        sxy += wi * dx * dy;
+    }
+    if sxx <= 0.0 || syy <= 0.0 {
+        return None;
+    }
+    let r = sxy / (sxx.sqrt() * syy.sqrt());
+    r.is_finite().then_some(r.clamp(-1.0, 1.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::CONFIDENCE;
+    use clusters::rng::{purpose, stream};
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-12
+    }
+
+    #[test]
+    fn pearson_by_hand() {
+        // x = 1,2,3,4,5; y = 2,4,5,4,5. Means 3 and 4; dx = -2..2;
+        // dy = -2,0,1,0,1. Sxy = 4+0+0+0+2 = 6, Sxx = 10, Syy = 6.
+        // r = 6 / sqrt(60)
+        let r = pearson(&[1.0, 2.0, 3.0, 4.0, 5.0], &[2.0, 4.0, 5.0, 4.0, 5.0]).unwrap();
+        assert!(close(r, 6.0 / 60f64.sqrt()), "{r}");
+        let neg = pearson(&[1.0, 2.0, 3.0], &[3.0, 2.0, 1.0]).unwrap();
+        assert!(close(neg, -1.0));
+    }
+
+    #[test]
+    fn average_ranks_share_ties() {
+        assert_eq!(
+            average_ranks(&[10.0, 20.0, 20.0, 5.0, 20.0]),
+            vec![2.0, 4.0, 4.0, 1.0, 4.0]
+        );
+        assert_eq!(average_ranks(&[1.0, 1.0]), vec![1.5, 1.5]);
+    }
+
+    #[test]
+    fn spearman_by_hand_with_ties() {
+        // x = 1,2,3,4,5 → ranks 1..5; y = 2,4,5,4,5 → ranks 1, 2.5, 4.5, 2.5, 4.5.
+        // Means 3 and 3; dy = -2, -0.5, 1.5, -0.5, 1.5.
+        // Sxy = 4 + 0.5 + 0 - 0.5 + 3 = 7; Sxx = 10; Syy = 4 + .25 + 2.25 + .25 + 2.25 = 9.
+        let rho = spearman(&[1.0, 2.0, 3.0, 4.0, 5.0], &[2.0, 4.0, 5.0, 4.0, 5.0]).unwrap();
+        assert!(close(rho, 7.0 / 90f64.sqrt()), "{rho}");
+        // monotone but not linear: rho 1, r below 1
+        let x = [1.0, 2.0, 3.0, 4.0];
+        let y = [1.0, 10.0, 100.0, 1000.0];
+        assert!(close(spearman(&x, &y).unwrap(), 1.0));
+        assert!(pearson(&x, &y).unwrap() < 0.99);
+    }
+
+    #[test]
+    fn undefined_cases_are_none() {
+        assert_eq!(pearson(&[1.0, 2.0], &[1.0, 2.0]), None, "n < 3");
+        assert_eq!(pearson(&[1.0, 1.0, 1.0], &[1.0, 2.0, 3.0]), None, "zero variance");
+        assert_eq!(spearman(&[1.0, 2.0, 3.0], &[4.0, 4.0, 4.0]), None, "zero variance");
+        assert_eq!(pearson(&[1.0, 2.0, 3.0], &[1.0, 2.0]), None, "length mismatch");
+        assert_eq!(pearson(&[1.0, f64::NAN, 3.0], &[1.0, 2.0, 3.0]), None, "NaN");
+        let c = correlation_ci(&[1.0, 1.0, 1.0], &[1.0, 2.0, 3.0], CONFIDENCE, 100, &mut stream(1, &[]));
+        assert_eq!(c.n, 3);
+        assert!(c.pearson.is_none() && c.spearman.is_none());
+    }
+
+    #[test]
+    fn weighted_resample_matches_expanded_resample() {
+        let x = [1.0, 5.0, 5.0, 2.0, 9.0];
+        let y = [0.0, 3.0, 1.0, 1.0, 7.0];
+        let w = [2u32, 0, 1, 1, 3];
+        let points = Points::new(&x, &y).unwrap();
+        let (mut ex, mut ey) = (vec![], vec![]);
+        for i in 0..x.len() {
+            for _ in 0..w[i] {
+                ex.push(x[i]);
+                ey.push(y[i]);
+            }
+        }
+        assert!(close(points.pearson(&w).unwrap(), pearson(&ex, &ey).unwrap()));
+        assert!(close(points.spearman(&w).unwrap(), spearman(&ex, &ey).unwrap()));
+    }
+
+    #[test]
+    fn bootstrap_interval_is_seeded_and_covers_the_estimate() {
+        let x: Vec<f64> = (0..60).map(|i| f64::from(i % 7) * 256.0).collect();
+        let y: Vec<f64> = (0..60).map(|i| f64::from((i % 7) / 2 + (i % 3))).collect();
+        let a = correlation_ci(&x, &y, CONFIDENCE, 500, &mut stream(3, &[purpose::STATISTICS]));
+        let b = correlation_ci(&x, &y, CONFIDENCE, 500, &mut stream(3, &[purpose::STATISTICS]));
+        assert_eq!(a, b);
+        let r = a.pearson.unwrap();
+        let rho = a.spearman.unwrap();
+        assert!(close(r.value, pearson(&x, &y).unwrap()));
+        assert!(close(rho.value, spearman(&x, &y).unwrap()));
+        assert!(r.ci.unwrap().contains(r.value), "{r:?}");
+        assert!(rho.ci.unwrap().contains(rho.value), "{rho:?}");
+        assert_eq!(r.undefined_resamples, 0);
+    }
+}

@@ -1,0 +1,113 @@
+//! summary.json: every statistic and every per-seed value behind the tables.
+
+use super::Summary;
+use crate::definitions::{ACROSS_SEEDS, CORRELATIONS, METRICS};
+use crate::stats::{BOOTSTRAP_RESAMPLES, CONFIDENCE, Estimate};
+use serde_json::{Map, Value, json};
+
+/// A JSON number, or null where undefined (JSON has no NaN).
+fn num(x: Option<f64>) -> Value {
+    x.filter(|v| v.is_finite()).map_or(Value::Null, Value::from)
+}
+
+fn estimate(e: Option<&Estimate>) -> Value {
+    match e {
+        None => Value::Null,
+        Some(e) => json!({
+            "value": num(Some(e.value)),
+            "ci_low": num(e.ci.map(|c| c.low)),
+            "ci_high": num(e.ci.map(|c| c.high)),
+            "undefined_resamples": e.undefined_resamples,
+        }),
+    }
+}
+
+impl Summary {
+    /// Per arm and metric the statistics and every per-seed value; per run
+    /// the memory/failure correlations with n and intervals, and the
+    /// scheduling-latency histogram (HdrHistogram V2, base64); the
+    /// definitions of everything.
+    pub fn to_json(&self) -> Value {
+        let arms: Vec<Value> = self
+            .arms()
+            .iter()
+            .map(|arm| {
+                let mut metrics = Map::new();
+                for m in &arm.metrics {
+                    let e = m.estimate;
+                    let values: Vec<Value> = m
+                        .values
+                        .iter()
+                        .map(|(seed, v)| json!({ "seed": seed, "value": num(*v) }))
+                        .collect();
+                    metrics.insert(
+                        m.def.key.to_string(),
+                        json!({
+                            "unit": m.def.unit,
+                            "better": m.def.better,
+                            "n": e.map_or(0, |e| e.n),
+                            "undefined": m.undefined,
+                            "mean": num(e.map(|e| e.mean)),
+                            "std": num(e.and_then(|e| e.std)),
+                            "ci_low": num(e.map(|e| e.ci.low)),
+                            "ci_high": num(e.map(|e| e.ci.high)),
+                            "values": values,
+                        }),
+                    );
+                }
+                let correlations: Vec<Value> = arm
+                    .runs
+                    .iter()
+                    .zip(&arm.correlations)
+                    .map(|(run, c)| {
+                        json!({
+                            "seed": run.seed,
+                            "n": c.n,
+                            "resamples": c.resamples,
+                            "pearson": estimate(c.pearson.as_ref()),
+                            "spearman": estimate(c.spearman.as_ref()),
+                        })
+                    })
+                    .collect();
+                let runs: Vec<Value> = arm
+                    .runs
+                    .iter()
+                    .map(|run| {
+                        let histogram = run
+                            .metrics
+                            .sched_latency_histogram_base64()
+                            .map_err(|e| tracing::warn!(arm = %arm.arm, seed = run.seed, error = %e, "latency histogram not serialised"))
+                            .ok();
+                        json!({
+                            "seed": run.seed,
+                            "end_s": run.metrics.end.as_secs_f64(),
+                            "nodes": run.metrics.nodes,
+                            "cluster_samples": run.metrics.cluster_samples,
+                            "binds": run.metrics.binds,
+                            "sched_latency_ms_hdr_v2_base64": histogram,
+                        })
+                    })
+                    .collect();
+                json!({
+                    "arm": arm.arm,
+                    "seeds": arm.seeds(),
+                    "metrics": metrics,
+                    "correlations": correlations,
+                    "runs": runs,
+                })
+            })
+            .collect();
+        json!({
+            "scenario": self.scenario(),
+            "stats_seed": self.stats_seed(),
+            "confidence": CONFIDENCE,
+            "bootstrap_resamples": BOOTSTRAP_RESAMPLES,
+            "arms": arms,
+            "definitions": {
+                "metrics": METRICS,
+                "correlations": CORRELATIONS,
+                "across_seeds": ACROSS_SEEDS,
+            },
+        })
+    }
+}

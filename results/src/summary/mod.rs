@@ -1,0 +1,171 @@
+//! The A/B summary: every arm's metrics over its seeds, with seeded bootstrap
+//! intervals, as CSV, JSON, Markdown and a terminal table.
+
+mod csv;
+mod format;
+mod json;
+mod markdown;
+mod terminal;
+
+use crate::definitions::{METRICS, MetricDef};
+use crate::metrics::RunMetrics;
+use crate::stats::{BOOTSTRAP_RESAMPLES, CONFIDENCE, CorrelationEstimate, MeanEstimate, bootstrap_mean_ci};
+use clusters::rng::{purpose, stream};
+
+/// Keys that keep the summary's random streams apart (after
+/// [`purpose::STATISTICS`]).
+const STREAM_MEAN: u64 = 1;
+const STREAM_CORRELATION: u64 = 2;
+
+/// One run: an arm (scheduler) on one seed.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    pub arm: String,
+    pub seed: u64,
+    pub metrics: RunMetrics,
+}
+
+/// One metric of one arm over its seeds.
+#[derive(Debug, Clone)]
+pub struct MetricStats {
+    pub def: &'static MetricDef,
+    /// (seed, value) of every run of the arm, in seed order; `None` where
+    /// the metric is undefined for that run
+    pub values: Vec<(u64, Option<f64>)>,
+    /// runs left out because the metric is undefined there
+    pub undefined: usize,
+    /// `None` when the metric is undefined in every run
+    pub estimate: Option<MeanEstimate>,
+}
+
+/// Everything the summary says about one arm.
+#[derive(Debug, Clone)]
+pub struct ArmSummary {
+    pub arm: String,
+    /// the arm's runs, in seed order
+    pub runs: Vec<RunResult>,
+    /// one per [`METRICS`] entry, in that order
+    pub metrics: Vec<MetricStats>,
+    /// the memory/failure correlation of each run, parallel to `runs`
+    pub correlations: Vec<CorrelationEstimate>,
+}
+
+impl ArmSummary {
+    pub fn seeds(&self) -> Vec<u64> {
+        self.runs.iter().map(|r| r.seed).collect()
+    }
+    pub fn metric(&self, key: &str) -> Option<&MetricStats> {
+        self.metrics.iter().find(|m| m.def.key == key)
+    }
+}
+
+/// The comparison of a scenario's arms across seeds.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    scenario: String,
+    stats_seed: u64,
+    arms: Vec<ArmSummary>,
+}
+
+/// FNV-1a: a fixed hash of a metric key, so that a metric's bootstrap stream
+/// does not move when metrics are added or reordered.
+fn key_hash(key: &str) -> u64 {
+    key.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+impl Summary {
+    /// Groups `runs` by arm (arms in first-seen order, runs by seed) and
+    /// computes every statistic. Random draws come from streams of
+    /// `stats_seed` under [`purpose::STATISTICS`]: a metric's stream depends
+    /// on the metric only, so arms with the same seeds resample the same seed
+    /// positions (common random numbers); a run's correlation stream depends
+    /// on its seed.
+    pub fn new(scenario: &str, runs: Vec<RunResult>, stats_seed: u64) -> Summary {
+        let mut grouped: Vec<(String, Vec<RunResult>)> = Vec::new();
+        for run in runs {
+            match grouped.iter_mut().find(|(arm, _)| *arm == run.arm) {
+                Some((_, list)) => list.push(run),
+                None => grouped.push((run.arm.clone(), vec![run])),
+            }
+        }
+        let arms = grouped
+            .into_iter()
+            .map(|(arm, mut runs)| {
+                runs.sort_by_key(|r| r.seed);
+                if runs.windows(2).any(|w| w[0].seed == w[1].seed) {
+                    tracing::warn!(%arm, "an arm has several runs with the same seed; each counts as a run");
+                }
+                let metrics = METRICS.iter().map(|def| metric_stats(def, &runs, stats_seed)).collect();
+                let correlations = runs
+                    .iter()
+                    .map(|r| {
+                        let mut rng = stream(stats_seed, &[purpose::STATISTICS, STREAM_CORRELATION, r.seed]);
+                        r.metrics.mem_failure_correlation(BOOTSTRAP_RESAMPLES, &mut rng)
+                    })
+                    .collect();
+                ArmSummary {
+                    arm,
+                    runs,
+                    metrics,
+                    correlations,
+                }
+            })
+            .collect();
+        Summary {
+            scenario: scenario.to_string(),
+            stats_seed,
+            arms,
+        }
+    }
+
+    pub fn scenario(&self) -> &str {
+        &self.scenario
+    }
+    pub fn stats_seed(&self) -> u64 {
+        self.stats_seed
+    }
+    /// Arms in first-seen order.
+    pub fn arms(&self) -> &[ArmSummary] {
+        &self.arms
+    }
+    pub fn arm(&self, name: &str) -> Option<&ArmSummary> {
+        self.arms.iter().find(|a| a.arm == name)
+    }
+
+    /// Arms with the best mean of metric `index` (of [`METRICS`]), where its
+    /// definition names a better direction, at least two arms have a mean
+    /// and they are not all equal.
+    pub(crate) fn best_arms(&self, index: usize) -> Vec<bool> {
+        let def = &METRICS[index];
+        let means: Vec<Option<f64>> = self
+            .arms
+            .iter()
+            .map(|a| a.metrics.get(index).and_then(|m| m.estimate).map(|e| e.mean))
+            .collect();
+        let defined: Vec<f64> = means.iter().flatten().copied().collect();
+        let best = match def.better {
+            crate::definitions::Better::Lower => defined.iter().copied().reduce(f64::min),
+            crate::definitions::Better::Higher => defined.iter().copied().reduce(f64::max),
+            crate::definitions::Better::Neither => None,
+        };
+        let all_equal = defined.windows(2).all(|w| w[0] == w[1]);
+        match best {
+            Some(best) if defined.len() >= 2 && !all_equal => means.iter().map(|m| *m == Some(best)).collect(),
+            _ => vec![false; self.arms.len()],
+        }
+    }
+}
+
+fn metric_stats(def: &'static MetricDef, runs: &[RunResult], stats_seed: u64) -> MetricStats {
+    let values: Vec<(u64, Option<f64>)> = runs.iter().map(|r| (r.seed, r.metrics.value(def.key))).collect();
+    let defined: Vec<f64> = values.iter().filter_map(|(_, v)| *v).collect();
+    let mut rng = stream(stats_seed, &[purpose::STATISTICS, STREAM_MEAN, key_hash(def.key)]);
+    MetricStats {
+        def,
+        undefined: values.len() - defined.len(),
+        estimate: bootstrap_mean_ci(&defined, CONFIDENCE, BOOTSTRAP_RESAMPLES, &mut rng),
+        values,
+    }
+}

@@ -1,0 +1,231 @@
+//! The A/B summary: statistics across seeds and the shape of every output.
+
+mod common;
+
+use common::*;
+use results::definitions::{CORRELATIONS, METRICS};
+use results::summary::{RunResult, Summary};
+
+fn run(arm: &str, seed: u64, crashes: u32) -> RunResult {
+    RunResult {
+        arm: arm.to_string(),
+        seed,
+        metrics: metrics_of(&synthetic_run(seed, crashes)).expect("synthetic runs are consistent"),
+    }
+}
+
+/// Two arms over three seeds, given out of order; `binpack` crashes more.
+fn two_arms() -> Vec<RunResult> {
+    vec![
+        run("default", 3, 1),
+        run("binpack", 1, 3),
+        run("default", 1, 0),
+        run("binpack", 2, 4),
+        run("default", 2, 1),
+        run("binpack", 3, 2),
+    ]
+}
+
+fn assert_no_nan(text: &str) {
+    assert!(
+        !text.contains("NaN") && !text.contains("nan") && !text.contains("inf"),
+        "{text}"
+    );
+}
+
+#[test]
+fn arms_in_first_seen_order_runs_by_seed() {
+    let s = Summary::new("churn", two_arms(), 42);
+    let arms: Vec<&str> = s.arms().iter().map(|a| a.arm.as_str()).collect();
+    assert_eq!(arms, ["default", "binpack"]);
+    assert_eq!(s.arms()[0].seeds(), [1, 2, 3]);
+    assert_eq!(s.arms()[0].metrics.len(), METRICS.len());
+}
+
+#[test]
+fn mean_std_and_interval_over_seeds() {
+    let runs = two_arms();
+    let restarts_default: Vec<f64> = {
+        let mut v: Vec<_> = runs.iter().filter(|r| r.arm == "default").collect();
+        v.sort_by_key(|r| r.seed);
+        v.iter().map(|r| r.metrics.value("restarts").unwrap()).collect()
+    };
+    let s = Summary::new("churn", runs, 42);
+    let m = s.arm("default").unwrap().metric("restarts").unwrap();
+    let e = m.estimate.unwrap();
+    let mean = restarts_default.iter().sum::<f64>() / 3.0;
+    assert_eq!(e.n, 3);
+    assert!((e.mean - mean).abs() < 1e-12);
+    let var = restarts_default.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / 2.0;
+    assert!((e.std.unwrap() - var.sqrt()).abs() < 1e-12);
+    assert!(e.ci.contains(e.mean), "{e:?}");
+    let (lo, hi) = restarts_default
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(l, h), &v| (l.min(v), h.max(v)));
+    assert!(e.ci.low >= lo && e.ci.high <= hi);
+    assert_eq!(m.values.iter().map(|(seed, _)| *seed).collect::<Vec<_>>(), [1, 2, 3]);
+}
+
+#[test]
+fn reproducible_for_a_stats_seed() {
+    let a = Summary::new("churn", two_arms(), 7);
+    let b = Summary::new("churn", two_arms(), 7);
+    assert_eq!(a.to_json(), b.to_json());
+    assert_eq!(a.to_csv(), b.to_csv());
+    assert_eq!(a.to_markdown(), b.to_markdown());
+    // With 3 seeds a 95% percentile interval is the range of the values
+    // whatever the resamples; with 10 it depends on which were drawn.
+    let many = || {
+        (1..=10)
+            .map(|seed| run("a", seed, (seed * 7 % 5) as u32))
+            .collect::<Vec<_>>()
+    };
+    let c = Summary::new("churn", many(), 7);
+    let d = Summary::new("churn", many(), 8);
+    assert_eq!(c.to_csv(), Summary::new("churn", many(), 7).to_csv());
+    assert_ne!(c.to_csv(), d.to_csv(), "another stats seed resamples differently");
+}
+
+#[test]
+fn csv_shape() {
+    let s = Summary::new("churn", two_arms(), 1);
+    let csv = s.to_csv();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines[0], "arm,metric,unit,n,mean,ci_low,ci_high,std");
+    assert_eq!(lines.len(), 1 + 2 * METRICS.len());
+    for arm in ["default", "binpack"] {
+        for d in METRICS {
+            let row = lines
+                .iter()
+                .find(|l| l.starts_with(&format!("{arm},{},", d.key)))
+                .unwrap_or_else(|| panic!("no row for {arm} {}", d.key));
+            assert_eq!(row.split(',').count(), 8, "{row}");
+        }
+    }
+    assert_no_nan(&csv);
+}
+
+#[test]
+fn json_shape() {
+    let s = Summary::new("churn", two_arms(), 1);
+    let j = s.to_json();
+    assert_eq!(j["scenario"], "churn");
+    assert_eq!(j["arms"].as_array().unwrap().len(), 2);
+    let arm = &j["arms"][1];
+    assert_eq!(arm["arm"], "binpack");
+    assert_eq!(arm["seeds"], serde_json::json!([1, 2, 3]));
+    for d in METRICS {
+        let m = &arm["metrics"][d.key];
+        assert_eq!(m["values"].as_array().unwrap().len(), 3, "{}", d.key);
+        for field in ["n", "mean", "std", "ci_low", "ci_high", "unit", "undefined"] {
+            assert!(m.get(field).is_some(), "{} lacks {field}", d.key);
+        }
+    }
+    let corr = arm["correlations"].as_array().unwrap();
+    assert_eq!(corr.len(), 3);
+    assert!(corr[0]["n"].as_u64().unwrap() >= 4);
+    assert!(corr[0]["pearson"]["ci_low"].is_number());
+    assert!(arm["runs"][0]["sched_latency_ms_hdr_v2_base64"].is_string());
+    assert_eq!(j["definitions"]["metrics"].as_array().unwrap().len(), METRICS.len());
+    assert_no_nan(&j.to_string());
+}
+
+#[test]
+fn markdown_shape() {
+    let s = Summary::new("churn", two_arms(), 1);
+    let md = s.to_markdown();
+    assert!(md.starts_with("# Scenario `churn`"));
+    for needle in [
+        "`default`",
+        "`binpack`",
+        "| 1, 2, 3 |",
+        "## Results",
+        "## Memory request vs failures",
+    ] {
+        assert!(md.contains(needle), "missing {needle}");
+    }
+    for d in METRICS.iter().chain(CORRELATIONS) {
+        assert!(md.contains(&format!("**`{}`**", d.key)), "no definition of {}", d.key);
+        assert!(md.contains(d.definition), "definition of {} not verbatim", d.key);
+    }
+    for d in METRICS {
+        assert!(md.contains(&format!("| `{}`", d.key)), "no row for {}", d.key);
+    }
+    // binpack crashes more: its restarts row is not the bold one
+    let restarts = md.lines().find(|l| l.starts_with("| `restarts`")).unwrap();
+    let cells: Vec<&str> = restarts.split('|').map(str::trim).collect();
+    assert!(cells[3].starts_with("**") && !cells[4].starts_with("**"), "{restarts}");
+    // a metric where no direction is better is never bold
+    let created = md.lines().find(|l| l.starts_with("| `pods_created`")).unwrap();
+    assert!(!created.contains("**"), "{created}");
+    assert_no_nan(&md);
+}
+
+#[test]
+fn terminal_table_shape() {
+    let s = Summary::new("churn", two_arms(), 1);
+    let t = s.to_terminal_table();
+    for needle in ["default", "binpack", "cost_usd", "±"] {
+        assert!(t.contains(needle), "missing {needle}\n{t}");
+    }
+    for d in METRICS {
+        assert!(t.contains(d.key), "missing {}", d.key);
+    }
+    assert_no_nan(&t);
+}
+
+#[test]
+fn one_seed_says_n_1_and_undefined_says_n_a() {
+    // one run, without samples or pods: most ratios are undefined
+    let empty = results::metrics::RunMetricsBuilder::new();
+    let mut empty = empty;
+    empty.push(&node(0, 1000, 1000, 1.0));
+    empty.push(&end(0));
+    let runs = vec![
+        run("solo", 5, 1),
+        RunResult {
+            arm: "idle".into(),
+            seed: 5,
+            metrics: empty.finish().unwrap(),
+        },
+    ];
+    let s = Summary::new("tiny", runs, 3);
+    let solo = s.arm("solo").unwrap().metric("restarts").unwrap().estimate.unwrap();
+    assert_eq!((solo.n, solo.ci.low, solo.ci.high), (1, solo.mean, solo.mean));
+    assert_eq!(solo.std, None);
+    let md = s.to_markdown();
+    assert!(md.contains("(n=1)"), "{md}");
+    let cost = md.lines().find(|l| l.starts_with("| `cost_usd`")).unwrap();
+    assert!(cost.ends_with("| n/a |"), "{cost}");
+    let idle = s.arm("idle").unwrap().metric("failure_rate").unwrap();
+    assert_eq!((idle.undefined, idle.estimate), (1, None));
+    let csv = s.to_csv();
+    assert!(csv.contains("idle,failure_rate,fraction,0,,,,\n"), "{csv}");
+    let j = s.to_json();
+    assert!(j["arms"][1]["metrics"]["failure_rate"]["mean"].is_null());
+    assert!(j["arms"][1]["correlations"][0]["pearson"].is_null());
+    for text in [md, csv, j.to_string(), s.to_terminal_table()] {
+        assert_no_nan(&text);
+    }
+}
+
+#[test]
+fn partly_undefined_metric_is_counted() {
+    let mut idle = results::metrics::RunMetricsBuilder::new();
+    idle.push(&node(0, 1000, 1000, 1.0));
+    idle.push(&end(1000));
+    let runs = vec![
+        run("a", 1, 1),
+        run("a", 2, 2),
+        RunResult {
+            arm: "a".into(),
+            seed: 3,
+            metrics: idle.finish().unwrap(),
+        },
+    ];
+    let s = Summary::new("mixed", runs, 3);
+    let m = s.arm("a").unwrap().metric("failure_rate").unwrap();
+    assert_eq!((m.undefined, m.estimate.unwrap().n), (1, 2));
+    assert!(s.to_markdown().contains("(n=2)"));
+    assert!(s.to_csv().contains("a,failure_rate,fraction,2,"));
+}

@@ -1,0 +1,249 @@
+//! Fluent builders of nodes, pods and cluster views for tests:
+//!
+//! ```
+//! use scheduler::testing::*;
+//! let nodes = cluster([
+//!     node("n1").cpu("4").memory("16Gi").pods(110).requested("1", "2Gi"),
+//!     node("n2").not_ready(),
+//! ]);
+//! let spec = pod().cpu("500m").memory("1Gi").build();
+//! let (pending, view) = (pending(&spec), view(&nodes));
+//! # let _ = (pending, view);
+//! ```
+//!
+//! Quantities are Kubernetes quantity strings; an invalid one is a bug in the
+//! test and panics with the parse error.
+
+use clusters::dist::Dist;
+use clusters::node::{NodeCondition, NodeId, NodePool, NodeSpec, NodeState, Provisioning, Taint, TaintEffect};
+use clusters::pod::{Behaviour, PodId, PodSlot, PodSpec, RestartPolicy, Toleration, TolerationOperator, WorkloadId};
+use clusters::resources::{Resources, parse_cpu_milli, parse_memory_bytes};
+use clusters::time::Time;
+use clusters::view::{ClusterView, PendingPod, WorkloadHistory};
+use std::collections::BTreeMap;
+
+#[track_caller]
+fn cpu(q: &str) -> u64 {
+    parse_cpu_milli(q).unwrap_or_else(|e| panic!("test cpu quantity: {e}"))
+}
+
+#[track_caller]
+fn memory(q: &str) -> u64 {
+    parse_memory_bytes(q).unwrap_or_else(|e| panic!("test memory quantity: {e}"))
+}
+
+/// A node under construction; by default Ready, 4 cpu, 16Gi, 110 pods, empty.
+#[derive(Debug, Clone)]
+pub struct NodeBuilder {
+    name: String,
+    allocatable: Resources,
+    max_pods: u32,
+    requested: Resources,
+    pod_count: u32,
+    taints: Vec<Taint>,
+    condition: NodeCondition,
+    unschedulable: bool,
+    provisioning: Provisioning,
+}
+
+/// Starts a node called `name`.
+pub fn node(name: &str) -> NodeBuilder {
+    NodeBuilder {
+        name: name.to_string(),
+        allocatable: Resources::new(4000, 16 << 30),
+        max_pods: 110,
+        requested: Resources::ZERO,
+        pod_count: 0,
+        taints: Vec::new(),
+        condition: NodeCondition::Ready,
+        unschedulable: false,
+        provisioning: Provisioning::OnDemand,
+    }
+}
+
+impl NodeBuilder {
+    /// Allocatable (and capacity) cpu.
+    #[track_caller]
+    pub fn cpu(mut self, q: &str) -> Self {
+        self.allocatable.cpu_milli = cpu(q);
+        self
+    }
+    /// Allocatable (and capacity) memory.
+    #[track_caller]
+    pub fn memory(mut self, q: &str) -> Self {
+        self.allocatable.memory_bytes = memory(q);
+        self
+    }
+    /// The pod limit (maxPods).
+    pub fn pods(mut self, max_pods: u32) -> Self {
+        self.max_pods = max_pods;
+        self
+    }
+    /// The summed requests of the pods already bound.
+    #[track_caller]
+    pub fn requested(mut self, cpu_q: &str, memory_q: &str) -> Self {
+        self.requested = Resources::new(cpu(cpu_q), memory(memory_q));
+        self
+    }
+    /// How many pods are already bound.
+    pub fn pod_count(mut self, n: u32) -> Self {
+        self.pod_count = n;
+        self
+    }
+    pub fn tainted(mut self, taint: Taint) -> Self {
+        self.taints.push(taint);
+        self
+    }
+    pub fn cordoned(mut self) -> Self {
+        self.unschedulable = true;
+        self
+    }
+    pub fn not_ready(mut self) -> Self {
+        self.condition = NodeCondition::NotReady;
+        self
+    }
+    pub fn degraded(mut self) -> Self {
+        self.condition = NodeCondition::Degraded;
+        self
+    }
+    pub fn spot(mut self) -> Self {
+        self.provisioning = Provisioning::Spot;
+        self
+    }
+
+    /// The node with id `id`.
+    pub fn build(self, id: u32) -> NodeState {
+        let spec = NodeSpec {
+            name: self.name,
+            pool: NodePool {
+                name: "test".into(),
+                machine_type: "test".into(),
+                hourly_price: 0.1,
+                provisioning: self.provisioning,
+            },
+            capacity: self.allocatable,
+            allocatable: self.allocatable,
+            max_pods: self.max_pods,
+            labels: BTreeMap::new(),
+            taints: self.taints,
+        };
+        let mut state = NodeState::new(NodeId(id), spec, Time::ZERO);
+        state.condition = self.condition;
+        state.unschedulable = self.unschedulable;
+        state.requested = self.requested;
+        state.pod_count = self.pod_count;
+        state
+    }
+}
+
+/// Nodes with ids 0, 1, … in the order given, as a view expects them.
+pub fn cluster(nodes: impl IntoIterator<Item = NodeBuilder>) -> Vec<NodeState> {
+    nodes.into_iter().enumerate().map(|(i, b)| b.build(i as u32)).collect()
+}
+
+/// A view of `nodes` at time zero.
+pub fn view(nodes: &[NodeState]) -> ClusterView<'_> {
+    ClusterView {
+        now: Time::ZERO,
+        nodes,
+        pending_pods: 1,
+        bound_pods: nodes.iter().map(|n| n.pod_count).sum(),
+    }
+}
+
+/// A pod under construction; by default best-effort (no requests).
+#[derive(Debug, Clone, Default)]
+pub struct PodBuilder {
+    requests: Resources,
+    tolerations: Vec<Toleration>,
+    priority: i32,
+}
+
+/// Starts a pod.
+pub fn pod() -> PodBuilder {
+    PodBuilder::default()
+}
+
+impl PodBuilder {
+    #[track_caller]
+    pub fn cpu(mut self, q: &str) -> Self {
+        self.requests.cpu_milli = cpu(q);
+        self
+    }
+    #[track_caller]
+    pub fn memory(mut self, q: &str) -> Self {
+        self.requests.memory_bytes = memory(q);
+        self
+    }
+    pub fn tolerates(mut self, toleration: Toleration) -> Self {
+        self.tolerations.push(toleration);
+        self
+    }
+    pub fn priority(mut self, priority: i32) -> Self {
+        self.priority = priority;
+        self
+    }
+    pub fn build(self) -> PodSpec {
+        PodSpec {
+            requests: self.requests,
+            limits: None,
+            priority: self.priority,
+            scheduler_name: "default-scheduler".into(),
+            restart_policy: RestartPolicy::Always,
+            tolerations: self.tolerations,
+            behaviour: Behaviour {
+                cpu_usage: Dist::Const { value: 0.0 },
+                memory_usage: Dist::Const { value: 0.0 },
+                run_seconds: None,
+                crash_rate_per_hour: 0.0,
+                unstable: false,
+            },
+        }
+    }
+}
+
+/// A first scheduling attempt of a pod with `spec`.
+pub fn pending(spec: &PodSpec) -> PendingPod<'_> {
+    PendingPod {
+        id: PodId(1),
+        slot: PodSlot {
+            workload: WorkloadId(0),
+            ordinal: 0,
+        },
+        spec,
+        created: Time::ZERO,
+        attempts: 0,
+        history: WorkloadHistory::default(),
+    }
+}
+
+/// A taint; an empty `value` means none.
+pub fn taint(key: &str, value: &str, effect: TaintEffect) -> Taint {
+    Taint {
+        key: key.into(),
+        value: (!value.is_empty()).then(|| value.into()),
+        effect,
+    }
+}
+
+/// An `Equal` toleration; `effect: None` tolerates every effect.
+pub fn toleration(key: &str, value: &str, effect: Option<TaintEffect>) -> Toleration {
+    Toleration {
+        key: key.into(),
+        operator: TolerationOperator::Equal,
+        value: (!value.is_empty()).then(|| value.into()),
+        effect,
+        toleration_seconds: None,
+    }
+}
+
+/// An `Exists` toleration; an empty key tolerates every key.
+pub fn toleration_exists(key: &str, effect: Option<TaintEffect>) -> Toleration {
+    Toleration {
+        key: key.into(),
+        operator: TolerationOperator::Exists,
+        value: None,
+        effect,
+        toleration_seconds: None,
+    }
+}

@@ -1,0 +1,85 @@
+//! Properties every baseline keeps on arbitrary clusters: it binds exactly
+//! when some node is feasible, and only to a feasible node.
+
+use clusters::node::{NodeId, TaintEffect};
+use clusters::{NodeState, Placement};
+use proptest::prelude::*;
+use scheduler::filters::is_feasible;
+use scheduler::testing::{NodeBuilder, cluster, node, pending, pod, taint, toleration, view};
+use scheduler::{BASELINE_NAMES, baseline};
+
+fn arb_node() -> impl Strategy<Value = NodeBuilder> {
+    (
+        1u64..16,   // cores
+        1u64..64,   // GiB
+        0u64..=120, // requested cpu, % of allocatable (over 100: overcommitted)
+        0u64..=120, // requested memory, %
+        0u32..=12,  // pods bound (limit 10)
+        0u8..10,    // condition / cordon / taint roll
+    )
+        .prop_map(|(cores, gib, cpu_pct, mem_pct, pods, roll)| {
+            let n = node("n")
+                .cpu(&cores.to_string())
+                .memory(&format!("{gib}Gi"))
+                .pods(10)
+                .requested(
+                    &format!("{}m", cores * 10 * cpu_pct),
+                    &format!("{}Mi", gib * 1024 * mem_pct / 100),
+                )
+                .pod_count(pods);
+            match roll {
+                0 => n.cordoned(),
+                1 => n.not_ready(),
+                2 => n.degraded(),
+                3 => n.tainted(taint("spot", "true", TaintEffect::NoSchedule)),
+                4 => n.tainted(taint("soft", "", TaintEffect::PreferNoSchedule)),
+                _ => n,
+            }
+        })
+}
+
+fn arb_cluster() -> impl Strategy<Value = Vec<NodeState>> {
+    // past 100 nodes the default samples a share of them
+    prop_oneof![
+        prop::collection::vec(arb_node(), 0..20),
+        prop::collection::vec(arb_node(), 100..260)
+    ]
+    .prop_map(cluster)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn binds_iff_feasible_and_only_to_feasible_nodes(
+        nodes in arb_cluster(),
+        cpu_m in 0u64..8000,
+        mem_mi in 0u64..16384,
+        tolerates_spot in any::<bool>(),
+        seed in any::<u64>(),
+    ) {
+        let mut p = pod().cpu(&format!("{cpu_m}m")).memory(&format!("{mem_mi}Mi"));
+        if tolerates_spot {
+            p = p.tolerates(toleration("spot", "true", None));
+        }
+        let spec = p.build();
+        let any_feasible = nodes.iter().any(|n| is_feasible(&spec, n));
+        for name in BASELINE_NAMES {
+            let mut s = baseline(name, seed).unwrap();
+            for _ in 0..3 {
+                match s.schedule(&pending(&spec), &view(&nodes)) {
+                    Placement::Bind(NodeId(i)) => {
+                        prop_assert!(any_feasible);
+                        prop_assert!(is_feasible(&spec, &nodes[i as usize]), "{} bound to infeasible node {}", name, i);
+                    }
+                    Placement::Unschedulable { reason } => {
+                        prop_assert!(!any_feasible, "{}: {}", name, reason);
+                        let prefix = format!("0/{} nodes are available: ", nodes.len());
+                        prop_assert!(nodes.is_empty() || reason.starts_with(&prefix), "{}", reason);
+                    }
+                    Placement::Decline { reason } => prop_assert!(false, "{} declined: {}", name, reason),
+                }
+            }
+        }
+    }
+}

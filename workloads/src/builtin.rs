@@ -1,0 +1,34 @@
+//! The scenarios that ship with schedlab (YAML files under `scenarios/`).
+
+/// A built-in scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Builtin {
+    pub name: &'static str,
+    /// one line, for listings; the YAML's own description says more
+    pub description: &'static str,
+    pub yaml: &'static str,
+}
+
+static BUILTINS: &[Builtin] = &[
+    Builtin {
+        name: "pressure",
+        description: "cascading resource pressure: waves of ever hungrier pods push a mixed-price cluster past its capacity",
+        yaml: include_str!("../scenarios/pressure.yaml"),
+    },
+    Builtin {
+        name: "churn",
+        description: "volatile churn with fault injection: crashing pods, churn, node failures and mission-critical arrivals",
+        yaml: include_str!("../scenarios/churn.yaml"),
+    },
+];
+
+/// Every built-in scenario.
+pub fn builtins() -> &'static [Builtin] {
+    BUILTINS
+}
+
+/// The built-in of this name (also accepted as `builtin:NAME`).
+pub fn builtin(name: &str) -> Option<&'static Builtin> {
+    let name = name.strip_prefix("builtin:").unwrap_or(name);
+    BUILTINS.iter().find(|b| b.name == name)
+}

@@ -1,0 +1,192 @@
+//! Scenario errors: one line each, naming where the scenario came from, the
+//! field path, the offending value and what is wrong with it.
+
+use std::fmt;
+
+/// Where a value was written in a scenario file (1-based).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Loc {
+    pub line: u64,
+    pub column: u64,
+}
+
+impl Loc {
+    /// None for serde-saphyr's "unknown" location (line 0).
+    pub(crate) fn known(line: u64, column: u64) -> Option<Loc> {
+        (line > 0).then_some(Loc { line, column })
+    }
+}
+
+impl fmt::Display for Loc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}, column {}", self.line, self.column)
+    }
+}
+
+/// Why a scenario could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+    /// Neither a built-in name nor an existing file.
+    #[error("unknown scenario `{name}`: it is not a built-in (built-ins: {builtins}) and no file has that path")]
+    UnknownScenario { name: String, builtins: String },
+
+    /// The scenario file exists but cannot be read.
+    #[error("scenario {origin}: cannot read the file: {source}")]
+    Read {
+        origin: String,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// Not valid YAML, or YAML of the wrong shape (unknown field, missing
+    /// field, a list where a mapping belongs, ...).
+    #[error("scenario {origin}: {}", syntax_detail(path.as_deref(), message, *location))]
+    Syntax {
+        origin: String,
+        path: Option<String>,
+        message: String,
+        location: Option<Loc>,
+    },
+
+    /// Well-formed YAML with a value that is not allowed.
+    #[error("scenario {origin}: {}", invalid_detail(path, value.as_deref(), reason, *location))]
+    Invalid {
+        origin: String,
+        path: String,
+        value: Option<String>,
+        reason: String,
+        location: Option<Loc>,
+    },
+
+    /// A `--set key=value` that names no param or gives a value of the wrong type.
+    #[error("scenario {origin}: --set {arg}: {reason} (known params: {known})")]
+    Override {
+        origin: String,
+        arg: String,
+        reason: String,
+        known: String,
+    },
+}
+
+impl ScenarioError {
+    /// The scenario's origin ("builtin:NAME" or the file path), where known.
+    pub fn origin(&self) -> Option<&str> {
+        match self {
+            ScenarioError::UnknownScenario { .. } => None,
+            ScenarioError::Read { origin, .. }
+            | ScenarioError::Syntax { origin, .. }
+            | ScenarioError::Invalid { origin, .. }
+            | ScenarioError::Override { origin, .. } => Some(origin),
+        }
+    }
+
+    /// The field path the error is about (e.g. `phases[2].create.count`), where known.
+    pub fn path(&self) -> Option<&str> {
+        match self {
+            ScenarioError::Syntax { path, .. } => path.as_deref(),
+            ScenarioError::Invalid { path, .. } => Some(path),
+            _ => None,
+        }
+    }
+
+    /// Where in the file the offending value was written, where known.
+    pub fn location(&self) -> Option<Loc> {
+        match self {
+            ScenarioError::Syntax { location, .. } | ScenarioError::Invalid { location, .. } => *location,
+            _ => None,
+        }
+    }
+
+    pub(crate) fn invalid(
+        origin: &str,
+        path: impl Into<String>,
+        value: Option<String>,
+        reason: impl Into<String>,
+        location: Option<Loc>,
+    ) -> ScenarioError {
+        ScenarioError::Invalid {
+            origin: origin.to_string(),
+            path: path.into(),
+            value,
+            reason: reason.into(),
+            location,
+        }
+    }
+}
+
+fn syntax_detail(path: Option<&str>, message: &str, location: Option<Loc>) -> String {
+    let mut s = String::new();
+    if let Some(p) = path {
+        s.push_str(&one_line(p));
+        s.push_str(": ");
+    }
+    s.push_str(&one_line(message));
+    if let Some(l) = location {
+        s.push_str(&format!(" ({l})"));
+    }
+    s
+}
+
+fn invalid_detail(path: &str, value: Option<&str>, reason: &str, location: Option<Loc>) -> String {
+    let mut s = one_line(path);
+    if let Some(v) = value {
+        s.push_str(" = ");
+        s.push_str(&shown(v));
+    }
+    s.push_str(": ");
+    s.push_str(&one_line(reason));
+    if let Some(l) = location {
+        s.push_str(&format!(" ({l})"));
+    }
+    s
+}
+
+/// Keeps an error on one line whatever text it quotes.
+pub(crate) fn one_line(s: &str) -> String {
+    s.replace('\r', "\\r").replace('\n', "\\n").replace('\t', " ")
+}
+
+/// A value as shown in an error: on one line, visibly empty, and cut when long.
+pub(crate) fn shown(v: &str) -> String {
+    const MAX: usize = 80;
+    if v.is_empty() {
+        return "\"\"".to_string();
+    }
+    let v = one_line(v);
+    if v.chars().count() > MAX {
+        let cut: String = v.chars().take(MAX).collect();
+        format!("{cut}…")
+    } else {
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invalid_names_origin_path_value_and_location() {
+        let e = ScenarioError::invalid(
+            "my.yaml",
+            "phases[2].create.count",
+            Some("-3".into()),
+            "expected a non-negative integer",
+            Some(Loc { line: 7, column: 14 }),
+        );
+        assert_eq!(
+            e.to_string(),
+            "scenario my.yaml: phases[2].create.count = -3: expected a non-negative integer (line 7, column 14)"
+        );
+        assert_eq!(e.path(), Some("phases[2].create.count"));
+        assert_eq!(e.origin(), Some("my.yaml"));
+    }
+
+    #[test]
+    fn messages_stay_on_one_line() {
+        let e = ScenarioError::invalid("x", "templates.a\nb", Some("a\nb".into()), "bad\nthing", None);
+        assert!(!e.to_string().contains('\n'));
+        assert_eq!(shown(""), "\"\"");
+        assert!(shown(&"x".repeat(200)).ends_with('…'));
+    }
+}

@@ -1,0 +1,15 @@
+//! Size caps, so that a typo (`nodes: 5000000`, `every: 1ms`) fails at load
+//! instead of eating the machine.
+
+/// Nodes in one cluster.
+pub const MAX_NODES: u64 = 100_000;
+/// Pods created over a whole scenario.
+pub const MAX_PODS: u64 = 10_000_000;
+/// Actions of every kind over a whole scenario.
+pub const MAX_ACTIONS: u64 = 20_000_000;
+/// Rounds of one churn phase (`for` / `every`).
+pub const MAX_CHURN_ROUNDS: u64 = 1_000_000;
+/// Any duration: a scenario longer than a year is surely a mistake.
+pub const MAX_DURATION_SECS: f64 = 366.0 * 86_400.0;
+/// Bytes of a scenario file.
+pub const MAX_FILE_BYTES: u64 = 4 << 20;

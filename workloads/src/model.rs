@@ -1,0 +1,107 @@
+//! A scenario after params were substituted and every value checked: what
+//! `expand` turns into a timeline.
+
+use crate::error::Loc;
+use clusters::{NodePool, PodSpec, Resources, Span, Taint};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Model {
+    pub name: String,
+    pub description: String,
+    pub duration: Span,
+    pub sample_interval: Span,
+    pub pools: Vec<Pool>,
+    /// in the order of their names; a template's index is its workload id
+    pub templates: Vec<Template>,
+    pub phases: Vec<Phase>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Pool {
+    pub pool: NodePool,
+    pub count: u32,
+    pub capacity: Resources,
+    pub allocatable: Resources,
+    pub max_pods: u32,
+    pub labels: BTreeMap<String, String>,
+    pub taints: Vec<Taint>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Template {
+    pub name: String,
+    pub spec: PodSpec,
+    pub recreate: bool,
+}
+
+/// How a create phase spaces its pods.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Pacing {
+    AllAtOnce,
+    /// pods per second
+    Rate(f64),
+    /// evenly over this span
+    Over(Span),
+    /// the rate moves linearly from `from` to `to` pods per second
+    Ramp {
+        from: f64,
+        to: f64,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct NodeFault {
+    pub count: u32,
+    pub pool: Option<usize>,
+    pub recover_after: Option<Span>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum PhaseKind {
+    Create {
+        template: usize,
+        count: u32,
+        pacing: Pacing,
+    },
+    Churn {
+        template: usize,
+        fraction: f64,
+        every: Span,
+        period: Span,
+    },
+    KillPods {
+        template: usize,
+        count: u32,
+    },
+    DeletePods {
+        template: usize,
+        count: u32,
+    },
+    FailNodes(NodeFault),
+    DegradeNodes(NodeFault),
+    RecoverNodes {
+        count: Option<u32>,
+        pool: Option<usize>,
+    },
+    Wait(Span),
+}
+
+/// Where a phase was written, for the errors found while expanding it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct PhaseSource {
+    /// `phases[3].kill_pods`
+    pub path: String,
+    /// the count as written (with its expression's result), if the phase has one
+    pub count_shown: Option<String>,
+    pub count_loc: Option<Loc>,
+    pub at_loc: Option<Loc>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Phase {
+    /// absolute start; None: when the previous phase ends
+    pub at: Option<Span>,
+    pub kind: PhaseKind,
+    pub source: PhaseSource,
+}

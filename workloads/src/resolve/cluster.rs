@@ -1,0 +1,221 @@
+//! `cluster.pools`: node pools and their machines.
+
+use super::check_object_name;
+use crate::error::ScenarioError;
+use crate::limits::MAX_NODES;
+use crate::model::Pool;
+use crate::raw::{RawCluster, RawResources, RawTaint};
+use crate::scalar::Located;
+use crate::value::Resolver;
+use clusters::resources::{format_cpu_milli, format_memory_bytes};
+use clusters::{NodePool, Provisioning, Resources, Taint, TaintEffect};
+use std::collections::BTreeMap;
+
+pub(crate) const TAINT_EFFECTS: &[(&str, TaintEffect)] = &[
+    ("NoSchedule", TaintEffect::NoSchedule),
+    ("PreferNoSchedule", TaintEffect::PreferNoSchedule),
+    ("NoExecute", TaintEffect::NoExecute),
+];
+
+pub(crate) fn pools(r: &Resolver<'_>, raw: &RawCluster) -> Result<Vec<Pool>, ScenarioError> {
+    let mut pools: Vec<Pool> = Vec::with_capacity(raw.pools.len());
+    let mut total: u64 = 0;
+    for (i, p) in raw.pools.iter().enumerate() {
+        let path = format!("cluster.pools[{i}]");
+        let name = r.text(&p.name, &format!("{path}.name"))?;
+        check_object_name(&name).map_err(|e| r.error(&format!("{path}.name"), &p.name, name.clone(), e))?;
+        if pools.iter().any(|q| q.pool.name == name) {
+            return Err(r.error(&format!("{path}.name"), &p.name, name, "another pool has this name"));
+        }
+        let count = r.count(&p.count, &format!("{path}.count"))?;
+        total += count;
+        if total > MAX_NODES {
+            return Err(r.error(
+                &format!("{path}.count"),
+                &p.count,
+                r.shown(&p.count, &format!("{path}.count")),
+                format!("the cluster would have more than {MAX_NODES} nodes"),
+            ));
+        }
+        let machine_type = r.text(&p.machine_type, &format!("{path}.machine_type"))?;
+        let hourly_price = r.number_where(
+            &p.hourly_price,
+            &format!("{path}.hourly_price"),
+            |x| x >= 0.0,
+            "a price must not be negative",
+        )?;
+        let provisioning = match &p.provisioning {
+            Some(v) => r.choice(
+                v,
+                &format!("{path}.provisioning"),
+                &[("on-demand", Provisioning::OnDemand), ("spot", Provisioning::Spot)],
+            )?,
+            None => Provisioning::OnDemand,
+        };
+        let capacity = capacity(r, &p.capacity, &format!("{path}.capacity"))?;
+        let allocatable = match (&p.allocatable, &p.reserved) {
+            (Some(_), Some(_)) => {
+                return Err(ScenarioError::invalid(
+                    r.origin,
+                    format!("{path}.reserved"),
+                    None,
+                    "give either allocatable or reserved, not both",
+                    None,
+                ));
+            }
+            (Some(a), None) => allocatable(r, a, capacity, &format!("{path}.allocatable"))?,
+            (None, Some(res)) => reserved(r, res, capacity, &format!("{path}.reserved"))?,
+            (None, None) => capacity,
+        };
+        let max_pods = match &p.max_pods {
+            Some(v) => {
+                let n = r.count(v, &format!("{path}.max_pods"))?;
+                if n == 0 {
+                    return Err(r.error(&format!("{path}.max_pods"), v, "0".into(), "must be at least 1"));
+                }
+                n as u32
+            }
+            None => 110,
+        };
+        let mut labels = BTreeMap::new();
+        for (k, v) in &p.labels {
+            labels.insert(k.clone(), r.text(v, &format!("{path}.labels.{k}"))?);
+        }
+        let taints = p
+            .taints
+            .iter()
+            .enumerate()
+            .map(|(j, t)| taint(r, t, &format!("{path}.taints[{j}]")))
+            .collect::<Result<Vec<_>, _>>()?;
+        pools.push(Pool {
+            pool: NodePool {
+                name,
+                machine_type,
+                hourly_price,
+                provisioning,
+            },
+            count: count as u32,
+            capacity,
+            allocatable,
+            max_pods,
+            labels,
+            taints,
+        });
+    }
+    if total == 0 {
+        return Err(ScenarioError::invalid(
+            r.origin,
+            "cluster.pools",
+            None,
+            "the cluster is empty: give at least one pool with a count above zero",
+            None,
+        ));
+    }
+    Ok(pools)
+}
+
+fn required<'a>(r: &Resolver<'_>, v: &'a Option<Located>, path: &str) -> Result<&'a Located, ScenarioError> {
+    v.as_ref()
+        .ok_or_else(|| ScenarioError::invalid(r.origin, path, None, "required", None))
+}
+
+fn capacity(r: &Resolver<'_>, raw: &RawResources, path: &str) -> Result<Resources, ScenarioError> {
+    let cpu_v = required(r, &raw.cpu, &format!("{path}.cpu"))?;
+    let mem_v = required(r, &raw.memory, &format!("{path}.memory"))?;
+    let cpu = r.cpu_milli(cpu_v, &format!("{path}.cpu"))?;
+    let memory = r.memory_bytes(mem_v, &format!("{path}.memory"))?;
+    if cpu == 0 {
+        return Err(r.error(
+            &format!("{path}.cpu"),
+            cpu_v,
+            cpu_v.value.shown(),
+            "must be more than zero",
+        ));
+    }
+    if memory == 0 {
+        return Err(r.error(
+            &format!("{path}.memory"),
+            mem_v,
+            mem_v.value.shown(),
+            "must be more than zero",
+        ));
+    }
+    Ok(Resources::new(cpu, memory))
+}
+
+fn allocatable(r: &Resolver<'_>, raw: &RawResources, cap: Resources, path: &str) -> Result<Resources, ScenarioError> {
+    let mut out = cap;
+    if let Some(v) = &raw.cpu {
+        let p = format!("{path}.cpu");
+        out.cpu_milli = r.cpu_milli(v, &p)?;
+        if out.cpu_milli > cap.cpu_milli {
+            return Err(r.error(
+                &p,
+                v,
+                r.shown(v, &p),
+                format!("exceeds the capacity ({})", format_cpu_milli(cap.cpu_milli)),
+            ));
+        }
+    }
+    if let Some(v) = &raw.memory {
+        let p = format!("{path}.memory");
+        out.memory_bytes = r.memory_bytes(v, &p)?;
+        if out.memory_bytes > cap.memory_bytes {
+            return Err(r.error(
+                &p,
+                v,
+                r.shown(v, &p),
+                format!("exceeds the capacity ({})", format_memory_bytes(cap.memory_bytes)),
+            ));
+        }
+    }
+    Ok(out)
+}
+
+fn reserved(r: &Resolver<'_>, raw: &RawResources, cap: Resources, path: &str) -> Result<Resources, ScenarioError> {
+    let mut out = cap;
+    if let Some(v) = &raw.cpu {
+        let p = format!("{path}.cpu");
+        let res = r.cpu_milli(v, &p)?;
+        if res >= cap.cpu_milli {
+            return Err(r.error(
+                &p,
+                v,
+                r.shown(v, &p),
+                format!("leaves nothing of the capacity ({})", format_cpu_milli(cap.cpu_milli)),
+            ));
+        }
+        out.cpu_milli -= res;
+    }
+    if let Some(v) = &raw.memory {
+        let p = format!("{path}.memory");
+        let res = r.memory_bytes(v, &p)?;
+        if res >= cap.memory_bytes {
+            return Err(r.error(
+                &p,
+                v,
+                r.shown(v, &p),
+                format!(
+                    "leaves nothing of the capacity ({})",
+                    format_memory_bytes(cap.memory_bytes)
+                ),
+            ));
+        }
+        out.memory_bytes -= res;
+    }
+    Ok(out)
+}
+
+fn taint(r: &Resolver<'_>, t: &RawTaint, path: &str) -> Result<Taint, ScenarioError> {
+    let key = r.text(&t.key, &format!("{path}.key"))?;
+    if key.is_empty() {
+        return Err(r.error(&format!("{path}.key"), &t.key, key, "must not be empty"));
+    }
+    let value = t
+        .value
+        .as_ref()
+        .map(|v| r.text(v, &format!("{path}.value")))
+        .transpose()?;
+    let effect = r.choice(&t.effect, &format!("{path}.effect"), TAINT_EFFECTS)?;
+    Ok(Taint { key, value, effect })
+}

@@ -1,0 +1,107 @@
+//! Distributions of usage and run time, in the field's unit.
+
+use crate::duration::format_exact;
+use crate::error::ScenarioError;
+use crate::raw::{RawDist, RawDistKind};
+use crate::scalar::{Located, format_number};
+use crate::value::{Resolver, Unit};
+use clusters::Dist;
+use clusters::Span;
+use clusters::resources::{format_cpu_milli, format_memory_bytes};
+
+pub(crate) fn dist(r: &Resolver<'_>, raw: &RawDist, path: &str, unit: Unit) -> Result<Dist, ScenarioError> {
+    let amount = |v: &Located, field: &str| r.amount(v, &format!("{path}.{field}"), unit);
+    let (d, first) = match &raw.kind {
+        RawDistKind::Const(v) => (
+            Dist::Const {
+                value: r.amount(v, path, unit)?,
+            },
+            v,
+        ),
+        RawDistKind::Uniform { min, max } => (
+            Dist::Uniform {
+                min: amount(min, "uniform.min")?,
+                max: amount(max, "uniform.max")?,
+            },
+            min,
+        ),
+        RawDistKind::Normal { mean, std } => (
+            Dist::Normal {
+                mean: amount(mean, "normal.mean")?,
+                std: amount(std, "normal.std")?,
+            },
+            mean,
+        ),
+        RawDistKind::LogNormal { median, sigma } => (
+            Dist::LogNormal {
+                median: amount(median, "lognormal.median")?,
+                sigma: r.number_where(
+                    sigma,
+                    &format!("{path}.lognormal.sigma"),
+                    |s| s >= 0.0,
+                    "must not be negative",
+                )?,
+            },
+            median,
+        ),
+        RawDistKind::Exponential { mean } => (
+            Dist::Exponential {
+                mean: amount(mean, "exponential.mean")?,
+            },
+            mean,
+        ),
+    };
+    d.validate().map_err(|e| {
+        let base = match unit {
+            Unit::Cpu => " (in millicores)",
+            Unit::Memory => " (in bytes)",
+            Unit::Seconds => " (in seconds)",
+            Unit::Plain => "",
+        };
+        ScenarioError::invalid(r.origin, path, Some(written(&d, unit)), format!("{e}{base}"), first.loc)
+    })?;
+    Ok(d)
+}
+
+/// A value of `unit` written the way the format takes it.
+pub(crate) fn format_in(unit: Unit, v: f64) -> String {
+    match unit {
+        Unit::Cpu => format_cpu_milli(v.round() as u64),
+        Unit::Memory => format_memory_bytes(v.round() as u64),
+        Unit::Seconds => format_exact(Span::from_secs_f64(v)),
+        Unit::Plain => format_number(v),
+    }
+}
+
+/// The distribution in the scenario format's own notation.
+pub(crate) fn written(d: &Dist, unit: Unit) -> String {
+    let f = |v: f64| format_in(unit, v);
+    match *d {
+        Dist::Const { value } => f(value),
+        Dist::Uniform { min, max } => format!("{{uniform: {{min: {}, max: {}}}}}", f(min), f(max)),
+        Dist::Normal { mean, std } => format!("{{normal: {{mean: {}, std: {}}}}}", f(mean), f(std)),
+        Dist::LogNormal { median, sigma } => {
+            format!(
+                "{{lognormal: {{median: {}, sigma: {}}}}}",
+                f(median),
+                format_number(sigma)
+            )
+        }
+        Dist::Exponential { mean } => format!("{{exponential: {{mean: {}}}}}", f(mean)),
+    }
+}
+
+/// The distribution as JSON in the scenario format (a constant is a plain value).
+pub(crate) fn to_json(d: &Dist, unit: Unit) -> serde_json::Value {
+    use serde_json::json;
+    let f = |v: f64| json!(format_in(unit, v));
+    match *d {
+        Dist::Const { value } => f(value),
+        Dist::Uniform { min, max } => json!({"uniform": {"min": f(min), "max": f(max)}}),
+        Dist::Normal { mean, std } => json!({"normal": {"mean": f(mean), "std": f(std)}}),
+        Dist::LogNormal { median, sigma } => {
+            json!({"lognormal": {"median": f(median), "sigma": crate::params::number_json(sigma)}})
+        }
+        Dist::Exponential { mean } => json!({"exponential": {"mean": f(mean)}}),
+    }
+}

@@ -1,0 +1,281 @@
+//! `templates`: the pods' specs and behaviour, and whether they fit anywhere.
+
+use super::check_object_name;
+use super::cluster::TAINT_EFFECTS;
+use super::dist::dist;
+use crate::error::ScenarioError;
+use crate::model::{Pool, Template};
+use crate::raw::{RawResources, RawTemplate, RawToleration};
+use crate::value::{Resolver, Unit};
+use clusters::resources::{format_cpu_milli, format_memory_bytes};
+use clusters::{Behaviour, Dist, PodSpec, Resources, RestartPolicy, TaintEffect, Toleration, TolerationOperator};
+use std::collections::BTreeMap;
+
+/// What the harness replaces per arm on real backends.
+pub(crate) const DEFAULT_SCHEDULER: &str = "default-scheduler";
+
+pub(crate) const RESTART_POLICIES: &[(&str, RestartPolicy)] = &[
+    ("Always", RestartPolicy::Always),
+    ("OnFailure", RestartPolicy::OnFailure),
+    ("Never", RestartPolicy::Never),
+];
+
+pub(crate) fn templates(
+    r: &Resolver<'_>,
+    raw: &BTreeMap<String, RawTemplate>,
+    pools: &[Pool],
+) -> Result<Vec<Template>, ScenarioError> {
+    let mut out = Vec::with_capacity(raw.len());
+    for (name, t) in raw {
+        let path = format!("templates.{name}");
+        check_object_name(name)
+            .map_err(|e| ScenarioError::invalid(r.origin, path.clone(), Some(name.clone()), e, None))?;
+        let template = template(r, name, t, &path)?;
+        check_fits(r, &template, t, pools, &path)?;
+        out.push(template);
+    }
+    Ok(out)
+}
+
+fn resources(r: &Resolver<'_>, raw: &RawResources, path: &str) -> Result<Resources, ScenarioError> {
+    let cpu = raw
+        .cpu
+        .as_ref()
+        .map(|v| r.cpu_milli(v, &format!("{path}.cpu")))
+        .transpose()?
+        .unwrap_or(0);
+    let memory = raw
+        .memory
+        .as_ref()
+        .map(|v| r.memory_bytes(v, &format!("{path}.memory")))
+        .transpose()?
+        .unwrap_or(0);
+    Ok(Resources::new(cpu, memory))
+}
+
+fn template(r: &Resolver<'_>, name: &str, t: &RawTemplate, path: &str) -> Result<Template, ScenarioError> {
+    let requests = resources(r, &t.requests, &format!("{path}.requests"))?;
+    let limits = match &t.limits {
+        Some(raw) => {
+            let lp = format!("{path}.limits");
+            let l = resources(r, raw, &lp)?;
+            for (v, limit, request, dim, fmt) in [
+                (
+                    &raw.cpu,
+                    l.cpu_milli,
+                    requests.cpu_milli,
+                    "cpu",
+                    format_cpu_milli as fn(u64) -> String,
+                ),
+                (
+                    &raw.memory,
+                    l.memory_bytes,
+                    requests.memory_bytes,
+                    "memory",
+                    format_memory_bytes,
+                ),
+            ] {
+                if let Some(v) = v
+                    && limit > 0
+                    && limit < request
+                {
+                    let p = format!("{lp}.{dim}");
+                    return Err(r.error(&p, v, r.shown(v, &p), format!("below the request ({})", fmt(request))));
+                }
+            }
+            (!l.is_zero()).then_some(l)
+        }
+        None => None,
+    };
+    let priority = match &t.priority {
+        Some(v) => {
+            let p = format!("{path}.priority");
+            r.number_where(
+                v,
+                &p,
+                |x| x.fract() == 0.0 && x >= i32::MIN as f64 && x <= i32::MAX as f64,
+                "expected a whole number that fits in 32 bits",
+            )? as i32
+        }
+        None => 0,
+    };
+    let restart_policy = match &t.restart_policy {
+        Some(v) => r.choice(v, &format!("{path}.restart_policy"), RESTART_POLICIES)?,
+        None => RestartPolicy::Always,
+    };
+    let tolerations = t
+        .tolerations
+        .iter()
+        .enumerate()
+        .map(|(i, tol)| toleration(r, tol, &format!("{path}.tolerations[{i}]")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let cpu_usage = match &t.usage.cpu {
+        Some(d) => dist(r, d, &format!("{path}.usage.cpu"), Unit::Cpu)?,
+        None => Dist::Const {
+            value: requests.cpu_milli as f64,
+        },
+    };
+    let memory_usage = match &t.usage.memory {
+        Some(d) => dist(r, d, &format!("{path}.usage.memory"), Unit::Memory)?,
+        None => Dist::Const {
+            value: requests.memory_bytes as f64,
+        },
+    };
+    let run_seconds = t
+        .run
+        .as_ref()
+        .map(|d| dist(r, d, &format!("{path}.run"), Unit::Seconds))
+        .transpose()?;
+    let crash_rate_per_hour = match &t.crash_rate_per_hour {
+        Some(v) => r.number_where(
+            v,
+            &format!("{path}.crash_rate_per_hour"),
+            |x| x >= 0.0,
+            "a rate must not be negative",
+        )?,
+        None => 0.0,
+    };
+    let unstable = t
+        .unstable
+        .as_ref()
+        .map(|v| r.boolean(v, &format!("{path}.unstable")))
+        .transpose()?
+        .unwrap_or(false);
+    let recreate = t
+        .recreate
+        .as_ref()
+        .map(|v| r.boolean(v, &format!("{path}.recreate")))
+        .transpose()?
+        .unwrap_or(true);
+    Ok(Template {
+        name: name.to_string(),
+        spec: PodSpec {
+            requests,
+            limits,
+            priority,
+            scheduler_name: DEFAULT_SCHEDULER.to_string(),
+            restart_policy,
+            tolerations,
+            behaviour: Behaviour {
+                cpu_usage,
+                memory_usage,
+                run_seconds,
+                crash_rate_per_hour,
+                unstable,
+            },
+        },
+        recreate,
+    })
+}
+
+fn toleration(r: &Resolver<'_>, t: &RawToleration, path: &str) -> Result<Toleration, ScenarioError> {
+    let key = t
+        .key
+        .as_ref()
+        .map(|v| r.text(v, &format!("{path}.key")))
+        .transpose()?
+        .unwrap_or_default();
+    let operator = match &t.operator {
+        Some(v) => r.choice(
+            v,
+            &format!("{path}.operator"),
+            &[
+                ("Equal", TolerationOperator::Equal),
+                ("Exists", TolerationOperator::Exists),
+            ],
+        )?,
+        None => TolerationOperator::Equal,
+    };
+    let value = t
+        .value
+        .as_ref()
+        .map(|v| r.text(v, &format!("{path}.value")))
+        .transpose()?;
+    if operator == TolerationOperator::Exists
+        && let (Some(raw), Some(v)) = (&t.value, &value)
+    {
+        let p = format!("{path}.value");
+        return Err(r.error(&p, raw, v.clone(), "must be empty when operator is Exists"));
+    }
+    if key.is_empty() && operator == TolerationOperator::Equal {
+        const REASON: &str = "a toleration without a key must use operator Exists";
+        return Err(match &t.operator {
+            Some(op) => r.error(&format!("{path}.operator"), op, "Equal".into(), REASON),
+            None => ScenarioError::invalid(r.origin, format!("{path}.key"), Some(String::new()), REASON, None),
+        });
+    }
+    let effect = t
+        .effect
+        .as_ref()
+        .map(|v| r.choice(v, &format!("{path}.effect"), TAINT_EFFECTS))
+        .transpose()?;
+    let toleration_seconds = t
+        .toleration_seconds
+        .as_ref()
+        .map(|v| r.count(v, &format!("{path}.toleration_seconds")))
+        .transpose()?;
+    Ok(Toleration {
+        key,
+        operator,
+        value,
+        effect,
+        toleration_seconds,
+    })
+}
+
+/// Why the template's pods cannot go on the pool's nodes, if they cannot.
+fn misfit(spec: &PodSpec, pool: &Pool) -> Option<String> {
+    let name = &pool.pool.name;
+    if pool.count == 0 {
+        return None;
+    }
+    if !spec.requests.fits_in(&pool.allocatable) {
+        return Some(format!(
+            "pool {name} allocates only cpu {} and memory {} per node",
+            format_cpu_milli(pool.allocatable.cpu_milli),
+            format_memory_bytes(pool.allocatable.memory_bytes)
+        ));
+    }
+    let blocking = pool.taints.iter().find(|taint| {
+        matches!(taint.effect, TaintEffect::NoSchedule | TaintEffect::NoExecute)
+            && !spec.tolerations.iter().any(|t| t.tolerates(taint))
+    })?;
+    Some(format!(
+        "pool {name} has the taint {}{}:{:?}, which it does not tolerate",
+        blocking.key,
+        blocking.value.as_deref().map(|v| format!("={v}")).unwrap_or_default(),
+        blocking.effect
+    ))
+}
+
+fn check_fits(
+    r: &Resolver<'_>,
+    template: &Template,
+    raw: &RawTemplate,
+    pools: &[Pool],
+    path: &str,
+) -> Result<(), ScenarioError> {
+    let live: Vec<&Pool> = pools.iter().filter(|p| p.count > 0).collect();
+    let reasons: Vec<String> = live.iter().filter_map(|p| misfit(&template.spec, p)).collect();
+    if reasons.len() < live.len() {
+        return Ok(());
+    }
+    let requests = template.spec.requests;
+    let loc = raw
+        .requests
+        .cpu
+        .as_ref()
+        .or(raw.requests.memory.as_ref())
+        .and_then(|v| v.loc);
+    Err(ScenarioError::invalid(
+        r.origin,
+        format!("{path}.requests"),
+        Some(format!(
+            "{{cpu: {}, memory: {}}}",
+            format_cpu_milli(requests.cpu_milli),
+            format_memory_bytes(requests.memory_bytes)
+        )),
+        format!("the pod fits on no node: {}", reasons.join("; ")),
+        loc,
+    ))
+}

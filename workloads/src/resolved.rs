@@ -1,0 +1,197 @@
+//! A checked scenario back in the scenario format, as JSON, with every param
+//! substituted and every default filled in: what a run manifest records. It is
+//! itself a valid scenario (JSON is YAML) that expands to the same timelines.
+
+use crate::duration::format_exact;
+use crate::model::{Model, Pacing, PhaseKind, Pool, Template};
+use crate::params::{Params, number_json};
+use crate::resolve::dist_json;
+use crate::value::Unit;
+use clusters::resources::{format_cpu_milli, format_memory_bytes};
+use clusters::{Provisioning, Resources, TolerationOperator};
+use serde_json::{Map, Value, json};
+
+pub(crate) fn to_json(model: &Model, params: &Params) -> Value {
+    let templates: Map<String, Value> = model.templates.iter().map(|t| (t.name.clone(), template(t))).collect();
+    json!({
+        "name": model.name,
+        "description": model.description,
+        "params": params.to_json(),
+        "duration": format_exact(model.duration),
+        "sample_interval": format_exact(model.sample_interval),
+        "cluster": {"pools": model.pools.iter().map(pool).collect::<Vec<_>>()},
+        "templates": templates,
+        "phases": model.phases.iter().map(|p| {
+            let mut m = Map::new();
+            if let Some(at) = p.at {
+                m.insert("at".into(), json!(format_exact(at)));
+            }
+            let (key, body) = phase(model, &p.kind);
+            m.insert(key.into(), body);
+            Value::Object(m)
+        }).collect::<Vec<_>>(),
+    })
+}
+
+fn resources(r: Resources) -> Value {
+    json!({"cpu": format_cpu_milli(r.cpu_milli), "memory": format_memory_bytes(r.memory_bytes)})
+}
+
+fn pool(p: &Pool) -> Value {
+    json!({
+        "name": p.pool.name,
+        "count": p.count,
+        "machine_type": p.pool.machine_type,
+        "hourly_price": number_json(p.pool.hourly_price),
+        "provisioning": match p.pool.provisioning {
+            Provisioning::OnDemand => "on-demand",
+            Provisioning::Spot => "spot",
+        },
+        "capacity": resources(p.capacity),
+        "allocatable": resources(p.allocatable),
+        "max_pods": p.max_pods,
+        "labels": p.labels,
+        "taints": p.taints.iter().map(|t| {
+            let mut m = Map::new();
+            m.insert("key".into(), json!(t.key));
+            if let Some(v) = &t.value {
+                m.insert("value".into(), json!(v));
+            }
+            m.insert("effect".into(), json!(format!("{:?}", t.effect)));
+            Value::Object(m)
+        }).collect::<Vec<_>>(),
+    })
+}
+
+fn template(t: &Template) -> Value {
+    let s = &t.spec;
+    let b = &s.behaviour;
+    let mut m = Map::new();
+    m.insert("requests".into(), resources(s.requests));
+    if let Some(l) = s.limits {
+        let mut lm = Map::new();
+        if l.cpu_milli > 0 {
+            lm.insert("cpu".into(), json!(format_cpu_milli(l.cpu_milli)));
+        }
+        if l.memory_bytes > 0 {
+            lm.insert("memory".into(), json!(format_memory_bytes(l.memory_bytes)));
+        }
+        m.insert("limits".into(), Value::Object(lm));
+    }
+    m.insert("priority".into(), json!(s.priority));
+    m.insert("restart_policy".into(), json!(format!("{:?}", s.restart_policy)));
+    let tolerations: Vec<Value> = s
+        .tolerations
+        .iter()
+        .map(|t| {
+            let mut tm = Map::new();
+            if !t.key.is_empty() {
+                tm.insert("key".into(), json!(t.key));
+            }
+            let op = match t.operator {
+                TolerationOperator::Equal => "Equal",
+                TolerationOperator::Exists => "Exists",
+            };
+            tm.insert("operator".into(), json!(op));
+            if let Some(v) = &t.value {
+                tm.insert("value".into(), json!(v));
+            }
+            if let Some(e) = t.effect {
+                tm.insert("effect".into(), json!(format!("{e:?}")));
+            }
+            if let Some(secs) = t.toleration_seconds {
+                tm.insert("toleration_seconds".into(), json!(secs));
+            }
+            Value::Object(tm)
+        })
+        .collect();
+    m.insert("tolerations".into(), json!(tolerations));
+    m.insert(
+        "usage".into(),
+        json!({"cpu": dist_json(&b.cpu_usage, Unit::Cpu), "memory": dist_json(&b.memory_usage, Unit::Memory)}),
+    );
+    if let Some(run) = &b.run_seconds {
+        m.insert("run".into(), dist_json(run, Unit::Seconds));
+    }
+    m.insert("crash_rate_per_hour".into(), number_json(b.crash_rate_per_hour));
+    m.insert("unstable".into(), json!(b.unstable));
+    m.insert("recreate".into(), json!(t.recreate));
+    Value::Object(m)
+}
+
+fn phase(model: &Model, kind: &PhaseKind) -> (&'static str, Value) {
+    let tpl = |i: usize| model.templates[i].name.clone();
+    let pool = |p: Option<usize>| p.map(|i| model.pools[i].pool.name.clone());
+    let with_pool = |mut m: Map<String, Value>, p: Option<usize>| {
+        if let Some(name) = pool(p) {
+            m.insert("pool".into(), json!(name));
+        }
+        m
+    };
+    match kind {
+        PhaseKind::Create {
+            template,
+            count,
+            pacing,
+        } => {
+            let mut m = Map::new();
+            m.insert("template".into(), json!(tpl(*template)));
+            m.insert("count".into(), json!(count));
+            match pacing {
+                Pacing::AllAtOnce => {}
+                Pacing::Rate(r) => {
+                    m.insert("rate".into(), number_json(*r));
+                }
+                Pacing::Over(span) => {
+                    m.insert("over".into(), json!(format_exact(*span)));
+                }
+                Pacing::Ramp { from, to } => {
+                    m.insert(
+                        "ramp".into(),
+                        json!({"from": number_json(*from), "to": number_json(*to)}),
+                    );
+                }
+            }
+            ("create", Value::Object(m))
+        }
+        PhaseKind::Churn {
+            template,
+            fraction,
+            every,
+            period,
+        } => (
+            "churn",
+            json!({
+                "template": tpl(*template),
+                "fraction": number_json(*fraction),
+                "every": format_exact(*every),
+                "for": format_exact(*period),
+            }),
+        ),
+        PhaseKind::KillPods { template, count } => ("kill_pods", json!({"template": tpl(*template), "count": count})),
+        PhaseKind::DeletePods { template, count } => {
+            ("delete_pods", json!({"template": tpl(*template), "count": count}))
+        }
+        PhaseKind::FailNodes(f) | PhaseKind::DegradeNodes(f) => {
+            let mut m = Map::new();
+            m.insert("count".into(), json!(f.count));
+            if let Some(d) = f.recover_after {
+                m.insert("recover_after".into(), json!(format_exact(d)));
+            }
+            let key = if matches!(kind, PhaseKind::FailNodes(_)) {
+                "fail_nodes"
+            } else {
+                "degrade_nodes"
+            };
+            (key, Value::Object(with_pool(m, f.pool)))
+        }
+        PhaseKind::RecoverNodes { count, pool } => {
+            let mut m = Map::new();
+            if let Some(c) = count {
+                m.insert("count".into(), json!(c));
+            }
+            ("recover_nodes", Value::Object(with_pool(m, *pool)))
+        }
+        PhaseKind::Wait(span) => ("wait", json!(format_exact(*span))),
+    }
+}

@@ -1,0 +1,115 @@
+//! YAML text to [`RawScenario`], with YAML and shape errors turned into
+//! [`ScenarioError::Syntax`] carrying the field path and line:column.
+
+use crate::error::{Loc, ScenarioError};
+use crate::raw::RawScenario;
+use crate::scalar::EXPECTING_SCALAR;
+use serde_path_to_error::{Path, Segment};
+
+pub(crate) fn parse_raw(origin: &str, text: &str) -> Result<RawScenario, ScenarioError> {
+    let mut path = None;
+    let result = serde_saphyr::with_deserializer_from_str(text, |de| {
+        serde_path_to_error::deserialize::<_, RawScenario>(de).map_err(|e| {
+            path = field_path(e.path(), &e.inner().to_string());
+            e.into_inner()
+        })
+    });
+    result.map_err(|e| syntax_error(origin, path, &e))
+}
+
+fn syntax_error(origin: &str, path: Option<String>, e: &serde_saphyr::Error) -> ScenarioError {
+    let e = e.without_snippet();
+    let location = e.location().and_then(|l| Loc::known(l.line(), l.column()));
+    let mut message = e.to_string();
+    // serde-saphyr ends its messages with the location, which we show in our own form
+    if let Some(l) = location {
+        let suffix = format!(" at line {}, column {}", l.line, l.column);
+        if let Some(stripped) = message.strip_suffix(&suffix) {
+            message = stripped.to_string();
+        }
+    }
+    // advice meant for programs that embed serde-saphyr, not for scenario authors
+    let message = message.replace(", set DuplicateKeyPolicy in Options if acceptable", "");
+    ScenarioError::Syntax {
+        origin: origin.to_string(),
+        path,
+        message,
+        location,
+    }
+}
+
+/// `phases[2].create.count`, from serde's path; None where it says nothing.
+fn field_path(path: &Path, message: &str) -> Option<String> {
+    let mut segments: Vec<String> = Vec::new();
+    for seg in path.iter() {
+        match seg {
+            Segment::Seq { index } => segments.push(format!("[{index}]")),
+            Segment::Map { key } => segments.push(key.clone()),
+            Segment::Enum { variant } => segments.push(variant.clone()),
+            Segment::Unknown => return None,
+        }
+    }
+    // A leaf is read through serde-saphyr's `Spanned`, which adds a `value`
+    // step of its own below the field.
+    if message.contains(EXPECTING_SCALAR) && segments.last().is_some_and(|s| s == "value") {
+        segments.pop();
+    }
+    if segments.is_empty() {
+        return None;
+    }
+    let mut out = String::new();
+    for s in segments {
+        if !s.starts_with('[') && !out.is_empty() {
+            out.push('.');
+        }
+        out.push_str(&s);
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> String {
+        parse_raw("t.yaml", text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn unknown_fields_carry_path_and_location() {
+        let e = err("name: x\nduration: 1h\ncluster:\n  pools:\n    - name: a\n      cuont: 3\n");
+        assert!(
+            e.starts_with("scenario t.yaml: cluster.pools[0].cuont: unknown field `cuont`"),
+            "{e}"
+        );
+        assert!(e.contains("(line 6, column 7)"), "{e}");
+    }
+
+    #[test]
+    fn type_errors_name_the_field_not_the_wrapper() {
+        let e = err("name: [a, b]\nduration: 1h\ncluster: {pools: []}\n");
+        assert!(e.starts_with("scenario t.yaml: name: invalid type: sequence"), "{e}");
+    }
+
+    #[test]
+    fn phases_need_exactly_one_kind() {
+        let base = "name: x\nduration: 1h\ncluster: {pools: []}\nphases:\n";
+        let e = err(&format!("{base}  - wait: 5m\n    create: {{template: a, count: 1}}\n"));
+        assert!(
+            e.contains("phases[0]") && e.contains("found both `wait` and `create`"),
+            "{e}"
+        );
+        let e = err(&format!("{base}  - at: 5m\n"));
+        assert!(e.contains("phases[0]") && e.contains("a phase needs one of"), "{e}");
+        let e = err(&format!("{base}  - frobnicate: 1\n"));
+        assert!(e.contains("phases[0].frobnicate: unknown field `frobnicate`"), "{e}");
+    }
+
+    #[test]
+    fn broken_yaml_is_a_syntax_error_with_location() {
+        let e = parse_raw("t.yaml", "name: [x\n").unwrap_err();
+        assert!(matches!(e, ScenarioError::Syntax { .. }));
+        assert!(e.location().is_some(), "{e}");
+        assert!(!e.to_string().contains('\n'));
+    }
+}
