@@ -24,15 +24,15 @@ fn utilisation_over_ready_nodes() {
     // alone: 4000 m / 8000 B.
     // cpu: 0, 2500/6000, 1500/4000
     let cpu = [0.0, 2500.0 / 6000.0, 1500.0 / 4000.0];
-    close(m.cpu_util_mean, cpu.iter().sum::<f64>() / 3.0);
+    close(m.samples.cpu_util_mean, cpu.iter().sum::<f64>() / 3.0);
     // nearest rank ⌈0.95·3⌉ = 3: the largest
-    close(m.cpu_util_p95, 2500.0 / 6000.0);
+    close(m.samples.cpu_util_p95, 2500.0 / 6000.0);
     // memory: 0, 7000/12000, 3000/8000
-    close(m.mem_util_mean, (7000.0 / 12000.0 + 3000.0 / 8000.0) / 3.0);
-    close(m.mem_util_p95, 7000.0 / 12000.0);
+    close(m.samples.mem_util_mean, (7000.0 / 12000.0 + 3000.0 / 8000.0) / 3.0);
+    close(m.samples.mem_util_p95, 7000.0 / 12000.0);
     // used: 0, 1100/6000, 700/4000 and 0, 5400/12000, 2600/8000
-    close(m.cpu_used_mean, (1100.0 / 6000.0 + 700.0 / 4000.0) / 3.0);
-    close(m.mem_used_mean, (5400.0 / 12000.0 + 2600.0 / 8000.0) / 3.0);
+    close(m.samples.cpu_used_mean, (1100.0 / 6000.0 + 700.0 / 4000.0) / 3.0);
+    close(m.samples.mem_used_mean, (5400.0 / 12000.0 + 2600.0 / 8000.0) / 3.0);
 }
 
 #[test]
@@ -40,17 +40,17 @@ fn packing_over_nodes_in_use() {
     let m = hand();
     // t = 0: no node hosts a pod, left out. 20 s and 40 s: both nodes host a
     // pod (node 1 NotReady at 40 s still hosts one): 2500/6000 and 7000/12000.
-    close(m.cpu_util_in_use_mean, 2500.0 / 6000.0);
-    close(m.mem_util_in_use_mean, 7000.0 / 12000.0);
-    close(m.nodes_in_use_mean, 4.0 / 3.0);
-    assert_eq!(m.nodes_in_use_max, Some(2));
+    close(m.samples.cpu_util_in_use_mean, 2500.0 / 6000.0);
+    close(m.samples.mem_util_in_use_mean, 7000.0 / 12000.0);
+    close(m.samples.nodes_in_use_mean, 4.0 / 3.0);
+    assert_eq!(m.samples.nodes_in_use_max, Some(2));
 }
 
 #[test]
 fn cost_is_a_left_riemann_sum_to_the_end() {
     let m = hand();
     // $0/h over 0–20 s, $1.5/h over 20–40 s, $1.5/h over 40–60 s (End)
-    close(m.cost_usd, (0.0 * 20.0 + 1.5 * 20.0 + 1.5 * 20.0) / 3600.0);
+    close(m.samples.cost_usd, (0.0 * 20.0 + 1.5 * 20.0 + 1.5 * 20.0) / 3600.0);
 }
 
 #[test]

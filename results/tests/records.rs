@@ -28,7 +28,7 @@ fn sink_and_reader_round_trip() {
     // metrics from the file equal metrics from memory
     let from_file = metrics::from_file(&path).unwrap();
     let from_memory = metrics_of(&records).unwrap();
-    assert_eq!(from_file.cost_usd, from_memory.cost_usd);
+    assert_eq!(from_file.samples.cost_usd, from_memory.samples.cost_usd);
     assert_eq!(from_file.failures, from_memory.failures);
     assert_eq!(from_file.sched_latency_ms, from_memory.sched_latency_ms);
 }

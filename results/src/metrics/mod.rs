@@ -5,6 +5,8 @@ mod builder;
 mod pods;
 mod samples;
 
+pub use samples::SampleMetrics;
+
 pub use builder::RunMetricsBuilder;
 
 use crate::records::{RecordsError, for_each_numbered_record};
@@ -50,23 +52,8 @@ pub struct PodOutcome {
 pub struct RunMetrics {
     /// time of the End record
     pub end: Time,
-    /// Node records
-    pub nodes: u32,
-    pub cluster_samples: u64,
-    /// distinct times with at least one NodeSample
-    pub node_sample_times: u64,
-
-    pub cpu_util_mean: Option<f64>,
-    pub cpu_util_p95: Option<f64>,
-    pub mem_util_mean: Option<f64>,
-    pub mem_util_p95: Option<f64>,
-    pub cpu_used_mean: Option<f64>,
-    pub mem_used_mean: Option<f64>,
-    pub cpu_util_in_use_mean: Option<f64>,
-    pub mem_util_in_use_mean: Option<f64>,
-    pub nodes_in_use_mean: Option<f64>,
-    pub nodes_in_use_max: Option<u32>,
-    pub cost_usd: Option<f64>,
+    /// what the node and cluster samples yield
+    pub samples: SampleMetrics,
 
     pub pods_created: u64,
     pub pods_bound: u64,
@@ -102,17 +89,17 @@ impl RunMetrics {
     pub fn value(&self, key: &str) -> Option<f64> {
         let count = |c: u64| Some(c as f64);
         match key {
-            "cpu_util_mean" => self.cpu_util_mean,
-            "cpu_util_p95" => self.cpu_util_p95,
-            "mem_util_mean" => self.mem_util_mean,
-            "mem_util_p95" => self.mem_util_p95,
-            "cpu_used_mean" => self.cpu_used_mean,
-            "mem_used_mean" => self.mem_used_mean,
-            "cpu_util_in_use_mean" => self.cpu_util_in_use_mean,
-            "mem_util_in_use_mean" => self.mem_util_in_use_mean,
-            "nodes_in_use_mean" => self.nodes_in_use_mean,
-            "nodes_in_use_max" => self.nodes_in_use_max.map(f64::from),
-            "cost_usd" => self.cost_usd,
+            "cpu_util_mean" => self.samples.cpu_util_mean,
+            "cpu_util_p95" => self.samples.cpu_util_p95,
+            "mem_util_mean" => self.samples.mem_util_mean,
+            "mem_util_p95" => self.samples.mem_util_p95,
+            "cpu_used_mean" => self.samples.cpu_used_mean,
+            "mem_used_mean" => self.samples.mem_used_mean,
+            "cpu_util_in_use_mean" => self.samples.cpu_util_in_use_mean,
+            "mem_util_in_use_mean" => self.samples.mem_util_in_use_mean,
+            "nodes_in_use_mean" => self.samples.nodes_in_use_mean,
+            "nodes_in_use_max" => self.samples.nodes_in_use_max.map(f64::from),
+            "cost_usd" => self.samples.cost_usd,
             "pods_created" => count(self.pods_created),
             "pods_bound" => count(self.pods_bound),
             "pods_pending_end" => count(self.pods_pending_end),

@@ -32,11 +32,14 @@ pub(super) struct Samples {
     nodes_in_use_max: u32,
 }
 
-/// What the samples yield (see `crate::definitions`).
-#[derive(Debug)]
-pub(super) struct SampleMetrics {
+/// What the node and cluster samples yield (see `crate::definitions`).
+/// `None` marks a metric undefined for the run.
+#[derive(Debug, Clone)]
+pub struct SampleMetrics {
+    /// Node records
     pub nodes: u32,
     pub cluster_samples: u64,
+    /// distinct times with at least one NodeSample
     pub node_sample_times: u64,
     pub cpu_util_mean: Option<f64>,
     pub cpu_util_p95: Option<f64>,
@@ -177,15 +180,19 @@ mod tests {
         ])
         .unwrap();
         let expected = (2.0 * 30.0 + 0.0 * 10.0 + 4.0 * 20.0) / 3600.0;
-        assert!((m.cost_usd.unwrap() - expected).abs() < 1e-12, "{:?}", m.cost_usd);
-        assert_eq!(m.nodes_in_use_max, Some(3));
-        assert_eq!(m.nodes_in_use_mean, Some(4.0 / 3.0));
+        assert!(
+            (m.samples.cost_usd.unwrap() - expected).abs() < 1e-12,
+            "{:?}",
+            m.samples.cost_usd
+        );
+        assert_eq!(m.samples.nodes_in_use_max, Some(3));
+        assert_eq!(m.samples.nodes_in_use_mean, Some(4.0 / 3.0));
     }
 
     #[test]
     fn time_before_the_first_sample_is_not_billed() {
         let m = metrics_of(&[cluster_sample(50_000, 1, 36.0), end(60_000)]).unwrap();
-        assert!((m.cost_usd.unwrap() - 0.1).abs() < 1e-12);
+        assert!((m.samples.cost_usd.unwrap() - 0.1).abs() < 1e-12);
     }
 
     #[test]
@@ -209,11 +216,11 @@ mod tests {
         }
         records.push(end(20_000));
         let m = metrics_of(&records).unwrap();
-        assert_eq!(m.cpu_util_p95, Some(0.95));
+        assert_eq!(m.samples.cpu_util_p95, Some(0.95));
         // mean: (100 + ... + 2000) / 20 / 2000 = 10500 / 20 / 2000
-        assert!((m.cpu_util_mean.unwrap() - 0.525).abs() < 1e-12);
-        assert_eq!(m.mem_util_mean, Some(0.0));
-        assert_eq!(m.node_sample_times, 20);
+        assert!((m.samples.cpu_util_mean.unwrap() - 0.525).abs() < 1e-12);
+        assert_eq!(m.samples.mem_util_mean, Some(0.0));
+        assert_eq!(m.samples.node_sample_times, 20);
     }
 
     #[test]
@@ -225,8 +232,8 @@ mod tests {
             end(2000),
         ])
         .unwrap();
-        assert_eq!(m.cpu_util_mean, Some(0.25));
+        assert_eq!(m.samples.cpu_util_mean, Some(0.25));
         // packing still sees both times: the node hosts a pod at both
-        assert_eq!(m.cpu_util_in_use_mean, Some(0.375));
+        assert_eq!(m.samples.cpu_util_in_use_mean, Some(0.375));
     }
 }

@@ -81,8 +81,8 @@ impl Summary {
                         json!({
                             "seed": run.seed,
                             "end_s": run.metrics.end.as_secs_f64(),
-                            "nodes": run.metrics.nodes,
-                            "cluster_samples": run.metrics.cluster_samples,
+                            "nodes": run.metrics.samples.nodes,
+                            "cluster_samples": run.metrics.samples.cluster_samples,
                             "binds": run.metrics.binds,
                             "sched_latency_ms_hdr_v2_base64": histogram,
                         })
