@@ -20,6 +20,8 @@ pub enum Command {
     Scenario(ScenarioArgs),
     /// List the built-in scenarios.
     Scenarios,
+    /// Train the AGMARL-DKS networks (MADDPG) on simulated episodes.
+    Train(TrainArgs),
 }
 
 /// Where the cluster comes from.
@@ -47,8 +49,15 @@ pub struct ScenarioArgs {
     pub cluster: ClusterKind,
 
     /// The schedulers to compare, comma-separated; the first is the reference arm.
-    #[arg(long, value_delimiter = ',', default_value = "default,binpack,random")]
+    /// Known arms: default, binpack, random (baselines); agmarl, agmarl-nognn, agmarl-linear,
+    /// agmarl-nostress (AGMARL-DKS and its ablations, with the bundled checkpoint unless --checkpoint).
+    #[arg(long, value_delimiter = ',', default_value = "default,binpack,random,agmarl")]
     pub arms: Vec<String>,
+
+    /// An AGMARL checkpoint (`.safetensors` with its `.json` sidecar) for the agmarl arms,
+    /// instead of the bundled one.
+    #[arg(long, value_name = "FILE")]
+    pub checkpoint: Option<PathBuf>,
 
     /// How many seeds to run each arm on.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=10_000))]
@@ -69,4 +78,36 @@ pub struct ScenarioArgs {
     /// How many runs to play at once (default: the number of cores).
     #[arg(long)]
     pub jobs: Option<usize>,
+}
+
+#[derive(Debug, Args)]
+pub struct TrainArgs {
+    /// A scenario to train on (built-in name or YAML path; repeatable). Episodes take them in turn.
+    /// Default: pressure and churn.
+    #[arg(long = "scenario", value_name = "NAME")]
+    pub scenarios: Vec<String>,
+
+    /// How many episodes to play.
+    #[arg(long, default_value_t = crate::train_cmd::DEFAULT_EPISODES, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub episodes: u32,
+
+    /// The first seed (at least 1000: seeds below are kept for evaluation); episode e uses SEED+e.
+    #[arg(long, default_value_t = 1000)]
+    pub seed: u64,
+
+    /// The folder to write (must not exist or be empty). Default: runs/train-<time>.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+
+    /// Override a scenario parameter of every training scenario, e.g. `--set nodes=20` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+
+    /// Training settings as JSON (any subset of the checkpoint sidecar's `training.config`).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// How many simulated environments play at once, each with a frozen copy of the actor.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub envs: u32,
 }

@@ -13,7 +13,10 @@ pub const INPUT_ERROR: u8 = 2;
 /// The exit code for an error: 2 when any cause is the user's input.
 pub fn code_for(err: &anyhow::Error) -> ExitCode {
     let is_input = err.chain().any(|cause| {
-        cause.is::<InputError>() || cause.is::<workloads::ScenarioError>() || cause.is::<scheduler::UnknownScheduler>()
+        cause.is::<InputError>()
+            || cause.is::<workloads::ScenarioError>()
+            || cause.is::<scheduler::UnknownScheduler>()
+            || cause.is::<scheduler::ArmError>()
     });
     if is_input {
         ExitCode::from(INPUT_ERROR)

@@ -5,6 +5,7 @@ mod exit;
 mod manifest;
 mod run_folder;
 mod scenario_cmd;
+mod train_cmd;
 
 use clap::Parser;
 use std::process::ExitCode;
@@ -24,6 +25,7 @@ fn main() -> ExitCode {
             list_scenarios();
             Ok(())
         }
+        cli::Command::Train(args) => train_cmd::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -30,6 +30,9 @@ pub struct InvocationManifest {
     pub arms: Vec<String>,
     pub seeds: Vec<u64>,
     pub backend: &'static str,
+    /// the agmarl arms' checkpoint: "bundled" or a path
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<String>,
     #[serde(flatten)]
     pub build: Build,
     pub command_line: Vec<String>,

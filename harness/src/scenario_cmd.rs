@@ -25,6 +25,11 @@ struct Job {
 pub fn run(args: ScenarioArgs) -> Result<()> {
     // Everything the user gave is checked before anything is written.
     let scenario = workloads::load(&args.scenario, &args.set)?;
+    let checkpoint = args
+        .checkpoint
+        .as_deref()
+        .map(|path| scheduler::agmarl::checkpoint::load(path).map_err(|e| InputError(format!("--checkpoint: {e}"))))
+        .transpose()?;
     let arms = check_arms(&args.arms)?;
     let seeds: Vec<u64> = (0..u64::from(args.seeds)).map(|i| args.first_seed + i).collect();
     let out = args.out.clone().unwrap_or_else(|| default_out(scenario.name()));
@@ -43,6 +48,7 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         arms: arms.clone(),
         seeds: seeds.clone(),
         backend: args.cluster.name(),
+        checkpoint: checkpoint_origin(args.checkpoint.as_deref(), &arms),
         build: Build::current(),
         command_line: std::env::args().collect(),
         started_at: jiff::Timestamp::now(),
@@ -57,10 +63,12 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         .collect();
     tracing::info!(runs = jobs.len(), out = %out.display(), "playing scenario {}", scenario.name());
     let progress = progress_bar(jobs.len() as u64 * PROGRESS_STEPS);
+    let checkpoint_net = checkpoint.map(|(net, _meta)| net);
     let runner = Runner {
         scenario: &scenario,
         folder: &folder,
         cluster: args.cluster,
+        checkpoint: checkpoint_net.as_ref(),
         progress: &progress,
     };
     let records = runner.play_all(&jobs, jobs_in_parallel)?;
@@ -99,7 +107,7 @@ fn check_arms(arms: &[String]) -> Result<Vec<String>> {
         if arm.is_empty() {
             bail!(InputError("--arms: an arm name is empty".into()));
         }
-        scheduler::baseline(arm, 0)?;
+        scheduler::arm(arm, 0)?;
         if seen.iter().any(|a: &String| a == arm) {
             bail!(InputError(format!("--arms: {arm:?} is listed twice")));
         }
@@ -109,6 +117,17 @@ fn check_arms(arms: &[String]) -> Result<Vec<String>> {
         bail!(InputError("--arms: give at least one arm".into()));
     }
     Ok(seen)
+}
+
+/// Which checkpoint the agmarl arms use, for the manifest (None when no such arm runs).
+fn checkpoint_origin(path: Option<&Path>, arms: &[String]) -> Option<String> {
+    let uses_agmarl = arms
+        .iter()
+        .any(|a| scheduler::agmarl::arms::AGMARL_ARMS.contains(&a.as_str()));
+    uses_agmarl.then(|| match path {
+        Some(p) => p.display().to_string(),
+        None => "bundled".to_string(),
+    })
 }
 
 fn default_out(scenario: &str) -> PathBuf {
@@ -139,6 +158,8 @@ struct Runner<'a> {
     scenario: &'a workloads::Scenario,
     folder: &'a RunFolder,
     cluster: ClusterKind,
+    /// the network for the agmarl arms, when not the bundled one
+    checkpoint: Option<&'a scheduler::agmarl::network::AgmarlNet>,
     progress: &'a ProgressBar,
 }
 
@@ -213,7 +234,13 @@ impl Runner<'_> {
         let timeline = self.scenario.expand(job.seed);
         let mut sim = clusters::sim::Sim::new(timeline, job.seed, clusters::behaviour::ModelConfig::default())
             .context("setting up the simulator")?;
-        let mut policy = scheduler::baseline(&job.arm, job.seed)?;
+        let mut policy = match self.checkpoint {
+            Some(net) if scheduler::agmarl::arms::AGMARL_ARMS.contains(&job.arm.as_str()) => {
+                let net = net.deep_clone().context("copying the checkpoint's network")?;
+                scheduler::agmarl::arms::agmarl_arm_with(&job.arm, net, job.seed)?
+            }
+            _ => scheduler::arm(&job.arm, job.seed)?,
+        };
         let mut placer = |pod: &clusters::PendingPod<'_>, view: &clusters::ClusterView<'_>| policy.schedule(pod, view);
         let mut sink = results::records::JsonlSink::create(records)?;
         let end = sim.end();

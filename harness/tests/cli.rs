@@ -81,14 +81,19 @@ fn churn_runs_end_to_end_and_prints_the_comparison() {
         "stdout: {stdout}\nstderr: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    for arm in ["default", "binpack", "random"] {
+    for arm in ["default", "binpack", "random", "agmarl"] {
         assert!(stdout.contains(arm), "{arm} column in: {stdout}");
     }
     for metric in ["cost", "restarts", "latency", "failure"] {
         assert!(stdout.to_lowercase().contains(metric), "{metric} row in: {stdout}");
     }
     assert!(stdout.contains('±'), "mean ± CI cells: {stdout}");
-    assert_complete_run(&out_dir, &["default", "binpack", "random"], &[1, 2]);
+    assert_complete_run(&out_dir, &["default", "binpack", "random", "agmarl"], &[1, 2]);
+    let manifest = read_json(&out_dir.join("manifest.json"));
+    assert_eq!(
+        manifest["checkpoint"], "bundled",
+        "the agmarl arm used the bundled checkpoint"
+    );
 }
 
 #[test]

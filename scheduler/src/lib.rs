@@ -6,7 +6,8 @@
 //! loop, against a real API server.
 //!
 //! - [`api`]: the [`Scheduler`] trait.
-//! - [`registry`]: building a baseline by arm name ([`baseline`]).
+//! - [`registry`]: building a policy by arm name ([`arm`]; [`baseline`] for
+//!   the baselines only).
 //! - The kube-scheduler building blocks, shared by the baselines and reusable
 //!   by learned policies: [`filters`] (feasibility), [`feasible`] (which
 //!   nodes are examined: `numFeasibleNodesToFind` and the rotating start
@@ -15,7 +16,10 @@
 //!   (one scheduling cycle of a kube-scheduler profile).
 //! - The baselines: [`default`] (kube-scheduler's default profile),
 //!   [`binpack`] (its documented bin-packing configuration) and [`random`].
+//! - [`agmarl`]: AGMARL-DKS, the multi-agent learned scheduler (arms
+//!   `agmarl`, `agmarl-nognn`, `agmarl-linear`, `agmarl-nostress`).
 
+pub mod agmarl;
 pub mod api;
 pub mod binpack;
 pub mod default;
@@ -34,4 +38,4 @@ pub use api::Scheduler;
 pub use binpack::BinPackScheduler;
 pub use default::DefaultScheduler;
 pub use random::RandomScheduler;
-pub use registry::{BASELINE_NAMES, UnknownScheduler, baseline};
+pub use registry::{ARM_NAMES, ArmError, BASELINE_NAMES, UnknownScheduler, arm, baseline};

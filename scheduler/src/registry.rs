@@ -1,5 +1,8 @@
-//! Building a baseline policy from its arm name.
+//! Building a policy from its arm name: the baselines ([`baseline`]) and,
+//! through [`arm`], the AGMARL-DKS arms with the bundled checkpoint.
 
+use crate::agmarl::arms::{AGMARL_ARMS, agmarl_arm_with};
+use crate::agmarl::checkpoint::{CheckpointError, bundled};
 use crate::api::Scheduler;
 use crate::binpack::BinPackScheduler;
 use crate::default::DefaultScheduler;
@@ -7,6 +10,48 @@ use crate::random::RandomScheduler;
 
 /// The arm names [`baseline`] knows.
 pub const BASELINE_NAMES: &[&str] = &["default", "binpack", "random"];
+
+/// Every arm [`arm`] knows: the baselines, then the AGMARL arms.
+pub const ARM_NAMES: &[&str] = &[
+    "default",
+    "binpack",
+    "random",
+    "agmarl",
+    "agmarl-nognn",
+    "agmarl-linear",
+    "agmarl-nostress",
+];
+
+/// An arm that cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ArmError {
+    #[error("unknown arm {name:?}: the arms are {}", ARM_NAMES.join(", "))]
+    Unknown { name: String },
+    #[error("{name:?} is not an AGMARL arm: those are {}", AGMARL_ARMS.join(", "))]
+    NotAgmarl { name: String },
+    #[error("arm {name}: {source}")]
+    Checkpoint {
+        name: String,
+        #[source]
+        source: Box<CheckpointError>,
+    },
+}
+
+/// The arm called `name`: a baseline, or an AGMARL arm with the bundled
+/// checkpoint. Random choices (the baselines' tie-breaks) come from `seed`.
+pub fn arm(name: &str, seed: u64) -> Result<Box<dyn Scheduler>, ArmError> {
+    if let Ok(s) = baseline(name, seed) {
+        return Ok(s);
+    }
+    if !AGMARL_ARMS.contains(&name) {
+        return Err(ArmError::Unknown { name: name.to_string() });
+    }
+    let (net, _) = bundled().map_err(|source| ArmError::Checkpoint {
+        name: name.to_string(),
+        source: Box::new(source),
+    })?;
+    agmarl_arm_with(name, net, seed)
+}
 
 /// An arm name that is not a baseline.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -35,6 +80,26 @@ mod tests {
             let s = baseline(name, 1).unwrap();
             assert_eq!(s.name(), *name);
         }
+    }
+
+    #[test]
+    fn arm_names_are_the_baselines_then_the_agmarl_arms() {
+        let all: Vec<&str> = BASELINE_NAMES.iter().chain(AGMARL_ARMS).copied().collect();
+        assert_eq!(ARM_NAMES, all.as_slice());
+    }
+
+    #[test]
+    fn builds_every_arm_by_name() {
+        for name in ARM_NAMES {
+            let s = arm(name, 1).unwrap();
+            assert_eq!(s.name(), *name);
+        }
+        let err = arm("agmarl-typo", 1).err().unwrap();
+        assert_eq!(
+            err.to_string(),
+            "unknown arm \"agmarl-typo\": the arms are default, binpack, random, agmarl, agmarl-nognn, \
+             agmarl-linear, agmarl-nostress"
+        );
     }
 
     #[test]

@@ -1,0 +1,270 @@
+//! `schedlab train`: train the AGMARL-DKS networks on simulated episodes.
+//!
+//! The harness only wires scenarios, the simulator and the trainer of
+//! `scheduler::agmarl::train` together: every episode expands one training
+//! scenario (round robin) with seed `SEED + e`, plays it on the simulator
+//! with an exploring AGMARL policy (a frozen copy of the actor plus
+//! Gaussian noise), and forwards every record the simulator writes to a
+//! tracker of realised metrics. `--envs` episodes play at once, one thread
+//! each; the learner then updates between rounds.
+//!
+//! Writes `training_curve.csv`, `checkpoint.safetensors` and
+//! `checkpoint.json` (the sidecar, whose `training` object records the
+//! scenarios, seeds, episodes, every setting, the git revision and the wall
+//! time) into the output folder.
+
+use crate::cli::TrainArgs;
+use crate::exit::InputError;
+use crate::manifest::Build;
+use crate::run_folder::RunFolder;
+use anyhow::{Context, Result, bail};
+use indicatif::{ProgressBar, ProgressStyle};
+use scheduler::agmarl::checkpoint::{self, CheckpointMeta};
+use scheduler::agmarl::train::{
+    CURVE_HEADER, CurveRow, Episode, EpisodeStats, Explorer, RealisedTracker, RewardConfig, TrainConfig, Trainer,
+};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Episodes of a default run, with which the bundled checkpoint is trained
+/// (its sidecar records the wall time it took).
+pub const DEFAULT_EPISODES: u32 = 300;
+/// Seeds below this are kept for evaluation.
+pub const MIN_TRAINING_SEED: u64 = 1000;
+/// Scenarios trained on when none is given.
+pub const DEFAULT_SCENARIOS: &[&str] = &["pressure", "churn"];
+
+const CURVE_FILE: &str = "training_curve.csv";
+const CHECKPOINT_FILE: &str = "checkpoint.safetensors";
+
+pub fn run(args: TrainArgs) -> Result<()> {
+    if let Some(code) = rerun_single_threaded()? {
+        std::process::exit(code);
+    }
+    // everything the user gave is checked before anything is written
+    if args.seed < MIN_TRAINING_SEED {
+        bail!(InputError(format!(
+            "--seed {}: training seeds start at {MIN_TRAINING_SEED} (seeds below are kept for evaluation)",
+            args.seed
+        )));
+    }
+    let names: Vec<String> = if args.scenarios.is_empty() {
+        DEFAULT_SCENARIOS.iter().map(|s| s.to_string()).collect()
+    } else {
+        args.scenarios.clone()
+    };
+    let mut scenarios = Vec::with_capacity(names.len());
+    for name in &names {
+        scenarios.push(workloads::load(name, &args.set).with_context(|| format!("training scenario {name}"))?);
+    }
+    let config = match &args.config {
+        Some(path) => read_config(path)?,
+        None => TrainConfig::default(),
+    };
+    config.validate().map_err(|e| InputError(format!("--config: {e}")))?;
+    let episodes = args.episodes as usize;
+    let envs = (args.envs as usize).min(episodes).max(1);
+    let last_seed = args
+        .seed
+        .checked_add(episodes as u64 - 1)
+        .ok_or_else(|| InputError(format!("--seed {}: too large for {episodes} episodes", args.seed)))?;
+    let out = args.out.clone().unwrap_or_else(default_out);
+
+    let folder = RunFolder::create(&out)?;
+    let started = Instant::now();
+    let started_at = jiff::Timestamp::now();
+    let mut trainer = Trainer::new(config, args.seed).context("setting up the trainer")?;
+    tracing::info!(episodes, envs, out = %out.display(), "training");
+
+    let progress = progress_bar(episodes as u64);
+    let mut curve = String::from(CURVE_HEADER);
+    curve.push('\n');
+    let mut transitions = 0usize;
+    for first in (0..episodes).step_by(envs) {
+        let slots: Vec<Slot> = (first..(first + envs).min(episodes))
+            .map(|e| Slot {
+                index: e,
+                scenario: &scenarios[e % scenarios.len()],
+                seed: args.seed + e as u64,
+                sigma: trainer.noise_sigma(e, episodes),
+            })
+            .collect();
+        let played = play_round(&trainer, &slots, &progress)?;
+        let stats: Vec<EpisodeStats> = played.iter().map(|ep| ep.stats).collect();
+        for ep in played {
+            transitions += ep.transitions.len();
+            trainer.add_episode(ep);
+        }
+        let lr = trainer.learning_rate();
+        let learned = trainer
+            .learn(trainer.config().updates_per_episode * slots.len())
+            .context("learning")?;
+        for (slot, stats) in slots.iter().zip(stats) {
+            let row = CurveRow {
+                episode: slot.index,
+                scenario: slot.scenario.name().to_string(),
+                seed: slot.seed,
+                stats,
+                learn: learned,
+                lr,
+                noise: slot.sigma,
+            };
+            let _ = writeln!(curve, "{}", row.to_csv());
+            progress.set_message(format!(
+                "reward {:.3}  score MSE {:.4}  critic {:.4}",
+                stats.reward_mean, stats.score_mse, learned.critic_loss
+            ));
+        }
+        // rewritten after every round, so an interrupted run keeps its curve
+        folder.write(CURVE_FILE, &curve)?;
+    }
+    progress.finish_and_clear();
+
+    let wall = started.elapsed().as_secs_f64();
+    let build = Build::current();
+    let training = serde_json::json!({
+        "scenarios": scenarios.iter().map(|s| serde_json::json!({
+            "name": s.name(),
+            "origin": s.origin(),
+            "params": s.params(),
+        })).collect::<Vec<_>>(),
+        "set": args.set,
+        "seed": args.seed,
+        "seeds": {"first": args.seed, "last": last_seed},
+        "schedule": "episode e (from 0) plays scenarios[e mod len] with seed first + e",
+        "episodes": episodes,
+        "envs": envs,
+        "updates": trainer.learner().updates(),
+        "transitions": transitions,
+        "final_learning_rate": trainer.learning_rate(),
+        "config": trainer.config(),
+        "schedlab_version": build.schedlab_version,
+        "git_revision": build.git_revision,
+        "command_line": std::env::args().collect::<Vec<_>>(),
+        "started_at": started_at,
+        "finished_at": jiff::Timestamp::now(),
+        "wall_seconds": wall,
+    });
+    let meta = CheckpointMeta::new(trainer.actor().hyper(), training);
+    let weights = out.join(CHECKPOINT_FILE);
+    checkpoint::save(trainer.actor(), &meta, &weights).context("saving the checkpoint")?;
+    folder.mark_complete()?;
+
+    println!(
+        "Trained {episodes} episodes ({} updates, {transitions} transitions) in {wall:.1} s",
+        trainer.learner().updates()
+    );
+    println!("Curve: {}", out.join(CURVE_FILE).display());
+    println!("Checkpoint: {}", weights.display());
+    Ok(())
+}
+
+/// The thread pools of candle read `RAYON_NUM_THREADS` / `CANDLE_NUM_THREADS`;
+/// unset, every tiny matrix product is split over all cores and waits on the
+/// environments' threads. Runs this command again with both set to 1 and
+/// returns its exit code, or None when they already are.
+fn rerun_single_threaded() -> Result<Option<i32>> {
+    let single = |var: &str| std::env::var(var).is_ok_and(|v| v == "1");
+    if single("RAYON_NUM_THREADS") && single("CANDLE_NUM_THREADS") {
+        return Ok(None);
+    }
+    let exe = std::env::current_exe().context("finding the schedlab executable")?;
+    let status = std::process::Command::new(exe)
+        .args(std::env::args_os().skip(1))
+        .env("RAYON_NUM_THREADS", "1")
+        .env("CANDLE_NUM_THREADS", "1")
+        .status()
+        .context("running schedlab train single-threaded")?;
+    Ok(Some(status.code().unwrap_or(1)))
+}
+
+fn read_config(path: &Path) -> Result<TrainConfig> {
+    let text = std::fs::read_to_string(path).map_err(|e| InputError(format!("--config {}: {e}", path.display())))?;
+    serde_json::from_str(&text).map_err(|e| InputError(format!("--config {}: {e}", path.display())).into())
+}
+
+fn default_out() -> PathBuf {
+    let now = jiff::Zoned::now();
+    PathBuf::from("runs").join(format!("train-{}", now.strftime("%Y%m%d-%H%M%S")))
+}
+
+fn progress_bar(len: u64) -> ProgressBar {
+    let bar = ProgressBar::new(len);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} episodes (eta {eta}) {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar
+}
+
+/// One episode of a round.
+struct Slot<'a> {
+    index: usize,
+    scenario: &'a workloads::Scenario,
+    seed: u64,
+    sigma: f32,
+}
+
+/// Plays a round's episodes, one thread each, every one with its own frozen
+/// copy of the actor; returns them in slot order.
+fn play_round(trainer: &Trainer, slots: &[Slot<'_>], progress: &ProgressBar) -> Result<Vec<Episode>> {
+    let explorers = slots
+        .iter()
+        .map(|s| trainer.explorer(s.seed, s.sigma))
+        .collect::<Result<Vec<_>, _>>()?;
+    let reward = trainer.config().reward;
+    let outcomes: Vec<Result<Episode>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = slots
+            .iter()
+            .zip(explorers)
+            .map(|(slot, explorer)| {
+                let tracker = trainer.tracker();
+                scope.spawn(move || {
+                    let episode = play_episode(slot, explorer, tracker, &reward)
+                        .with_context(|| format!("episode on {} seed {}", slot.scenario.name(), slot.seed));
+                    progress.inc(1);
+                    episode
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("an episode thread panicked")))
+            })
+            .collect()
+    });
+    outcomes.into_iter().collect()
+}
+
+/// Forwards the simulator's records to the realised-metrics tracker.
+struct TrackerSink<'a>(&'a mut RealisedTracker);
+
+impl clusters::RecordSink for TrackerSink<'_> {
+    fn record(&mut self, record: clusters::Record) {
+        self.0.observe(&record);
+    }
+}
+
+fn play_episode(
+    slot: &Slot<'_>,
+    mut explorer: Explorer,
+    mut tracker: RealisedTracker,
+    reward: &RewardConfig,
+) -> Result<Episode> {
+    let timeline = slot.scenario.expand(slot.seed);
+    let sim = clusters::sim::Sim::new(timeline, slot.seed, clusters::behaviour::ModelConfig::default())
+        .context("setting up the simulator")?;
+    let mut placer = |pod: &clusters::PendingPod<'_>, view: &clusters::ClusterView<'_>| explorer.place(pod, view);
+    let summary = sim.finish(&mut placer, &mut TrackerSink(&mut tracker));
+    tracing::debug!(
+        scenario = slot.scenario.name(),
+        seed = slot.seed,
+        ?summary,
+        "episode played"
+    );
+    let realised = tracker.take_completed();
+    Ok(explorer.finish(&realised, reward)?)
+}

@@ -1,0 +1,208 @@
+//! End-to-end runs of `schedlab train` on tiny scenarios.
+#![allow(clippy::unwrap_used)]
+
+use assert_cmd::Command;
+use std::fs;
+use std::path::Path;
+
+fn schedlab() -> Command {
+    let mut cmd = Command::cargo_bin("schedlab").unwrap();
+    cmd.env("RUST_LOG", "warn");
+    cmd
+}
+
+fn train(out: &Path, extra: &[&str]) -> std::process::Output {
+    schedlab()
+        .args(["train", "--episodes", "2", "--set", "nodes=6", "--out"])
+        .arg(out)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn trains_a_loadable_checkpoint_and_writes_the_curve() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("train");
+    // a warm-up of one transition so the two episodes also exercise the learner
+    let config = tmp.path().join("config.json");
+    fs::write(
+        &config,
+        r#"{"warmup": 1, "updates_per_episode": 3, "maddpg": {"batch_size": 8}}"#,
+    )
+    .unwrap();
+    let out = train(&out_dir, &["--seed", "1234", "--config", config.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!out_dir.join("INCOMPLETE").exists(), "marker removed");
+
+    let curve = fs::read_to_string(out_dir.join("training_curve.csv")).unwrap();
+    let mut lines = curve.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    for column in [
+        "episode",
+        "scenario",
+        "seed",
+        "reward_mean",
+        "critic_loss",
+        "actor_loss",
+        "score_mse",
+        "lr",
+        "noise",
+    ] {
+        assert!(header.contains(&column), "{column} in {header:?}");
+    }
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 2);
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    // default scenarios in turn, seeds SEED + e
+    assert_eq!(rows[0][col("scenario")], "pressure");
+    assert_eq!(rows[1][col("scenario")], "churn");
+    assert_eq!(rows[0][col("seed")], "1234");
+    assert_eq!(rows[1][col("seed")], "1235");
+    for row in &rows {
+        assert_eq!(row.len(), header.len());
+        let reward: f64 = row[col("reward_mean")].parse().unwrap();
+        assert!(reward.is_finite() && reward > 0.0, "{row:?}");
+        let critic: f64 = row[col("critic_loss")].parse().unwrap();
+        assert!(critic.is_finite() && critic >= 0.0, "the learner ran: {row:?}");
+        let binds: u64 = row[col("binds")].parse().unwrap();
+        assert!(binds > 0, "{row:?}");
+    }
+
+    let weights = out_dir.join("checkpoint.safetensors");
+    let (net, meta) = scheduler::agmarl::checkpoint::load(&weights).unwrap();
+    assert_eq!(meta.feature_schema_version, scheduler::agmarl::FEATURE_SCHEMA_VERSION);
+    let training = &meta.training;
+    assert_eq!(training["episodes"], 2);
+    assert_eq!(training["seed"], 1234);
+    assert_eq!(training["seeds"], serde_json::json!({"first": 1234, "last": 1235}));
+    assert_eq!(training["scenarios"][0]["name"], "pressure");
+    assert_eq!(training["scenarios"][1]["params"]["nodes"], 6);
+    assert_eq!(training["config"]["updates_per_episode"], 3);
+    assert_eq!(training["updates"], 6);
+    assert!(training["git_revision"].as_str().is_some_and(|s| !s.is_empty()));
+    assert!(training["wall_seconds"].as_f64().is_some_and(|s| s > 0.0));
+    // the weights are the trained ones, not a fresh network of the same seed
+    let fresh = scheduler::agmarl::AgmarlNet::new(net.hyper(), 1234).unwrap();
+    let obs = scheduler::agmarl::Observation {
+        n: 2,
+        node_features: vec![0.5; 2 * scheduler::agmarl::NODE_FEATURES],
+        pod_features: vec![0.5; scheduler::agmarl::POD_FEATURES],
+    };
+    assert_ne!(
+        net.scores(&obs, &[0, 1], true).unwrap(),
+        fresh.scores(&obs, &[0, 1], true).unwrap()
+    );
+}
+
+#[test]
+fn the_same_seed_trains_the_same_checkpoint() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = tmp.path().join("config.json");
+    fs::write(
+        &config,
+        r#"{"warmup": 1, "updates_per_episode": 2, "maddpg": {"batch_size": 8}}"#,
+    )
+    .unwrap();
+    let mut weights = Vec::new();
+    for name in ["a", "b"] {
+        let dir = tmp.path().join(name);
+        let out = train(&dir, &["--scenario", "churn", "--config", config.to_str().unwrap()]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        weights.push(fs::read(dir.join("checkpoint.safetensors")).unwrap());
+    }
+    assert_eq!(weights[0], weights[1]);
+}
+
+#[test]
+fn evaluation_seeds_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("train");
+    let out = train(&out_dir, &["--seed", "5"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("1000"), "{}", stderr(&out));
+    assert!(!out_dir.exists(), "nothing written");
+}
+
+#[test]
+fn bad_input_exits_2_with_a_message() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cases: [(&[&str], &str); 3] = [
+        (&["--scenario", "no-such-scenario"], "no-such-scenario"),
+        (&["--set", "no_such_param=3"], "no_such_param"),
+        (&["--set", "nodes"], "nodes"),
+    ];
+    for (i, (args, needle)) in cases.iter().enumerate() {
+        let out_dir = tmp.path().join(format!("train-{i}"));
+        let out = train(&out_dir, args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(needle), "{args:?}: {}", stderr(&out));
+        assert!(!out_dir.exists(), "{args:?}: nothing written");
+    }
+    let config = tmp.path().join("bad.json");
+    fs::write(&config, r#"{"maddpg": {"gamma": 1.5}}"#).unwrap();
+    let out = train(
+        &tmp.path().join("train-config"),
+        &["--config", config.to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("gamma"), "{}", stderr(&out));
+}
+
+/// Forwards the simulator's records to a tracker.
+struct TrackerSink<'a>(&'a mut scheduler::agmarl::train::RealisedTracker);
+
+impl clusters::RecordSink for TrackerSink<'_> {
+    fn record(&mut self, record: clusters::Record) {
+        self.0.observe(&record);
+    }
+}
+
+#[test]
+fn the_tracker_accounts_nodes_exactly_as_the_simulator() {
+    for name in ["churn", "pressure"] {
+        let scenario = workloads::load(name, &["nodes=8".to_string()]).unwrap();
+        let seed = 1000;
+        let mut sim =
+            clusters::sim::Sim::new(scenario.expand(seed), seed, clusters::behaviour::ModelConfig::default()).unwrap();
+        let mut policy = scheduler::baseline("default", seed).unwrap();
+        let mut placer = |pod: &clusters::PendingPod<'_>, view: &clusters::ClusterView<'_>| policy.schedule(pod, view);
+        let mut tracker = scheduler::agmarl::train::RealisedTracker::default();
+        let end = sim.end();
+        let mut realised = Vec::new();
+        // compare along the way, not only at the end
+        for step in 1..=10u64 {
+            let until = clusters::Time(end.as_millis() * step / 10);
+            sim.run_until(until, &mut placer, &mut TrackerSink(&mut tracker));
+            for node in sim.nodes() {
+                assert_eq!(
+                    tracker.node_load(node.id),
+                    Some((node.requested, node.pod_count)),
+                    "{name}: node {} at {until}",
+                    node.id.0
+                );
+            }
+            realised.extend(tracker.take_completed());
+        }
+        let summary = sim.finish(&mut placer, &mut TrackerSink(&mut tracker));
+        realised.extend(tracker.take_completed());
+        assert_eq!(tracker.open_count(), 0, "{name}: the End record settles everything");
+        assert_eq!(realised.len() as u64, summary.binds, "{name}: one outcome per bind");
+        assert!(
+            realised
+                .iter()
+                .all(|r| r.metrics.iter().all(|m| (0.0..=1.0).contains(m))),
+            "{name}: metrics in [0, 1]"
+        );
+        let failed = realised.iter().filter(|r| r.metrics[0] == 0.0).count();
+        assert!(
+            failed > 0 && failed < realised.len(),
+            "{name}: {failed} of {} failed",
+            realised.len()
+        );
+    }
+}

@@ -1,0 +1,331 @@
+//! Checkpoints: the actor network's weights as safetensors, plus a JSON
+//! sidecar with the feature schema, the hyperparameters and how the weights
+//! were trained.
+//!
+//! `foo.safetensors` goes with `foo.json`. Tensors are f32, little-endian,
+//! named PyTorch-style (`gnn.layers.0.lin_rel.weight`, `actor.fc1.bias`, …;
+//! see [`crate::agmarl::network`]), so they load into PyTorch with
+//! `safetensors.torch.load_file` (the header's `__metadata__` says
+//! `format: pt`, as PyTorch's writer does). The versions live in the sidecar.
+//!
+//! Loading checks everything before any number is used: the format and
+//! feature schema versions, that every tensor the hyperparameters call for is
+//! present with its exact shape and dtype, and that there is no tensor left
+//! over (a sign of a checkpoint from another architecture). Every failure is
+//! a [`CheckpointError`] naming the file.
+
+use crate::agmarl::error::AgmarlError;
+use crate::agmarl::features::FEATURE_SCHEMA_VERSION;
+use crate::agmarl::network::{AgmarlNet, Hyper};
+use safetensors::{Dtype, SafeTensors};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+/// Version of the checkpoint layout itself (file pair, naming, sidecar).
+pub const FORMAT_VERSION: u32 = 1;
+
+/// The bundled checkpoint's file names, relative to `scheduler/checkpoints/`.
+const BUNDLED_WEIGHTS: &[u8] = include_bytes!("../../checkpoints/agmarl.safetensors");
+const BUNDLED_SIDECAR: &str = include_str!("../../checkpoints/agmarl.json");
+/// How the bundled checkpoint is named in errors.
+pub const BUNDLED_ORIGIN: &str = "bundled checkpoint scheduler/checkpoints/agmarl.safetensors";
+
+/// The sidecar: what the weights need to be used, and where they came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckpointMeta {
+    /// [`FORMAT_VERSION`] of the writer
+    pub format_version: u32,
+    /// [`FEATURE_SCHEMA_VERSION`] the weights were trained on
+    pub feature_schema_version: u32,
+    pub hyper: Hyper,
+    /// written by training: scenarios, seeds, episodes, hyperparameters, git
+    /// revision, wall time; free-form
+    #[serde(default)]
+    pub training: serde_json::Value,
+}
+
+impl CheckpointMeta {
+    /// Metadata for weights of `hyper` under the current versions.
+    pub fn new(hyper: &Hyper, training: serde_json::Value) -> CheckpointMeta {
+        CheckpointMeta {
+            format_version: FORMAT_VERSION,
+            feature_schema_version: FEATURE_SCHEMA_VERSION,
+            hyper: hyper.clone(),
+            training,
+        }
+    }
+}
+
+/// Saving or loading a checkpoint failed. `file` names the file at fault
+/// (or, for checkpoints loaded from memory, where the bytes came from).
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    #[error("checkpoint {file}: file not found")]
+    Missing { file: String },
+    #[error("checkpoint {file}: {source}")]
+    Io {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("checkpoint {file}: damaged safetensors file: {reason}")]
+    Damaged { file: String, reason: String },
+    #[error("checkpoint {file}: bad sidecar JSON: {reason}")]
+    Sidecar { file: String, reason: String },
+    #[error("checkpoint {file}: format version {found}, this build reads version {expected}")]
+    FormatVersion { file: String, found: u32, expected: u32 },
+    #[error(
+        "checkpoint {file}: trained on feature schema version {found}, this build computes version {expected}; \
+         retrain with `schedlab train`"
+    )]
+    SchemaVersion { file: String, found: u32, expected: u32 },
+    #[error("checkpoint {file}: tensor {name} is missing")]
+    MissingTensor { file: String, name: String },
+    #[error("checkpoint {file}: tensor {name} has shape {found:?}, expected {expected:?}")]
+    TensorShape {
+        file: String,
+        name: String,
+        found: Vec<usize>,
+        expected: Vec<usize>,
+    },
+    #[error("checkpoint {file}: tensor {name} has dtype {found}, expected F32")]
+    TensorDtype { file: String, name: String, found: String },
+    #[error("checkpoint {file}: unexpected tensor(s) {names:?} (another architecture?)")]
+    UnexpectedTensors { file: String, names: Vec<String> },
+    #[error("checkpoint {file}: {source}")]
+    Network {
+        file: String,
+        #[source]
+        source: AgmarlError,
+    },
+}
+
+/// Internal error of the build callback, given a file name afterwards.
+#[derive(Debug)]
+enum LoadFailure {
+    Checkpoint(CheckpointError),
+    Network(AgmarlError),
+}
+
+impl From<AgmarlError> for LoadFailure {
+    fn from(e: AgmarlError) -> LoadFailure {
+        LoadFailure::Network(e)
+    }
+}
+
+/// The sidecar path of a weights path: same stem, extension `json`.
+pub fn sidecar_path(weights: &Path) -> PathBuf {
+    weights.with_extension("json")
+}
+
+fn io_error(path: &Path, source: std::io::Error) -> CheckpointError {
+    let file = path.display().to_string();
+    if source.kind() == std::io::ErrorKind::NotFound {
+        CheckpointError::Missing { file }
+    } else {
+        CheckpointError::Io { file, source }
+    }
+}
+
+/// The weights of `net` in safetensors format. The bytes depend on the
+/// weights only (tensors sorted by name), so the same network always saves
+/// to the same file.
+pub fn to_bytes(net: &AgmarlNet) -> Result<Vec<u8>, CheckpointError> {
+    let file = "(in memory)".to_string();
+    let network = |source| CheckpointError::Network {
+        file: file.clone(),
+        source,
+    };
+    let vars = net
+        .varmap()
+        .data()
+        .lock()
+        .map_err(|_| network(AgmarlError::Poisoned))?
+        .clone();
+    let mut tensors = Vec::with_capacity(vars.len());
+    for (name, var) in vars {
+        let values = var
+            .as_tensor()
+            .flatten_all()
+            .and_then(|t| t.to_vec1::<f32>())
+            .map_err(|e| network(e.into()))?;
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        tensors.push((name, var.dims().to_vec(), bytes));
+    }
+    let views = tensors
+        .iter()
+        .map(|(name, shape, bytes)| {
+            safetensors::tensor::TensorView::new(Dtype::F32, shape.clone(), bytes).map(|v| (name.as_str(), v))
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| CheckpointError::Damaged {
+            file: file.clone(),
+            reason: e.to_string(),
+        })?;
+    // one key only: the header map is a HashMap, and with several keys its
+    // random iteration order would make the bytes differ from save to save
+    let header = HashMap::from([("format".to_string(), "pt".to_string())]);
+    safetensors::tensor::serialize(views, Some(header)).map_err(|e| CheckpointError::Damaged {
+        file,
+        reason: e.to_string(),
+    })
+}
+
+/// Writes `net` to `path` (safetensors) and `meta` to its sidecar
+/// ([`sidecar_path`]).
+pub fn save(net: &AgmarlNet, meta: &CheckpointMeta, path: &Path) -> Result<(), CheckpointError> {
+    let bytes = to_bytes(net)?;
+    let sidecar = sidecar_path(path);
+    let json = serde_json::to_string_pretty(meta).map_err(|e| CheckpointError::Sidecar {
+        file: sidecar.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    std::fs::write(path, bytes).map_err(|e| io_error(path, e))?;
+    std::fs::write(&sidecar, json + "\n").map_err(|e| io_error(&sidecar, e))?;
+    Ok(())
+}
+
+/// Reads the checkpoint at `path` (safetensors) and its sidecar.
+pub fn load(path: &Path) -> Result<(AgmarlNet, CheckpointMeta), CheckpointError> {
+    let sidecar = sidecar_path(path);
+    let weights = std::fs::read(path).map_err(|e| io_error(path, e))?;
+    let meta = std::fs::read_to_string(&sidecar).map_err(|e| io_error(&sidecar, e))?;
+    load_parts(
+        &weights,
+        &path.display().to_string(),
+        &meta,
+        &sidecar.display().to_string(),
+    )
+}
+
+/// A checkpoint from memory; `origin` names where the bytes came from in
+/// errors.
+pub fn load_bytes(weights: &[u8], sidecar: &str, origin: &str) -> Result<(AgmarlNet, CheckpointMeta), CheckpointError> {
+    load_parts(weights, origin, sidecar, &format!("{origin} (sidecar)"))
+}
+
+/// The checkpoint built into the binary (`scheduler/checkpoints/`).
+pub fn bundled() -> Result<(AgmarlNet, CheckpointMeta), CheckpointError> {
+    load_bytes(BUNDLED_WEIGHTS, BUNDLED_SIDECAR, BUNDLED_ORIGIN)
+}
+
+/// Parses and checks a sidecar.
+pub fn parse_meta(sidecar: &str, file: &str) -> Result<CheckpointMeta, CheckpointError> {
+    let meta: CheckpointMeta = serde_json::from_str(sidecar).map_err(|e| CheckpointError::Sidecar {
+        file: file.to_string(),
+        reason: e.to_string(),
+    })?;
+    if meta.format_version != FORMAT_VERSION {
+        return Err(CheckpointError::FormatVersion {
+            file: file.to_string(),
+            found: meta.format_version,
+            expected: FORMAT_VERSION,
+        });
+    }
+    if meta.feature_schema_version != FEATURE_SCHEMA_VERSION {
+        return Err(CheckpointError::SchemaVersion {
+            file: file.to_string(),
+            found: meta.feature_schema_version,
+            expected: FEATURE_SCHEMA_VERSION,
+        });
+    }
+    meta.hyper.validate().map_err(|source| CheckpointError::Network {
+        file: file.to_string(),
+        source,
+    })?;
+    Ok(meta)
+}
+
+fn load_parts(
+    weights: &[u8],
+    weights_file: &str,
+    sidecar: &str,
+    sidecar_file: &str,
+) -> Result<(AgmarlNet, CheckpointMeta), CheckpointError> {
+    let meta = parse_meta(sidecar, sidecar_file)?;
+    let file = weights_file.to_string();
+    let tensors = SafeTensors::deserialize(weights).map_err(|e| CheckpointError::Damaged {
+        file: file.clone(),
+        reason: e.to_string(),
+    })?;
+    let mut used = BTreeSet::new();
+    let mut init = |name: &str, shape: &[usize], _fan_in: usize| -> Result<Vec<f32>, LoadFailure> {
+        let view = tensors.tensor(name).map_err(|_| {
+            LoadFailure::Checkpoint(CheckpointError::MissingTensor {
+                file: file.clone(),
+                name: name.to_string(),
+            })
+        })?;
+        if view.dtype() != Dtype::F32 {
+            return Err(LoadFailure::Checkpoint(CheckpointError::TensorDtype {
+                file: file.clone(),
+                name: name.to_string(),
+                found: format!("{:?}", view.dtype()),
+            }));
+        }
+        if view.shape() != shape {
+            return Err(LoadFailure::Checkpoint(CheckpointError::TensorShape {
+                file: file.clone(),
+                name: name.to_string(),
+                found: view.shape().to_vec(),
+                expected: shape.to_vec(),
+            }));
+        }
+        used.insert(name.to_string());
+        let values: Vec<f32> = view
+            .data()
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+            return Err(LoadFailure::Checkpoint(CheckpointError::Damaged {
+                file: file.clone(),
+                reason: format!("tensor {name} holds a non-finite value at element {i}"),
+            }));
+        }
+        Ok(values)
+    };
+    let net = AgmarlNet::build(&meta.hyper, &mut init).map_err(|e| match e {
+        LoadFailure::Checkpoint(c) => c,
+        LoadFailure::Network(source) => CheckpointError::Network {
+            file: file.clone(),
+            source,
+        },
+    })?;
+    let extra: Vec<String> = tensors
+        .names()
+        .into_iter()
+        .filter(|n| !used.contains(*n))
+        .map(str::to_string)
+        .collect();
+    if !extra.is_empty() {
+        let mut names = extra;
+        names.sort();
+        return Err(CheckpointError::UnexpectedTensors { file, names });
+    }
+    Ok((net, meta))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bundled_checkpoint_loads() {
+        let (net, meta) = bundled().unwrap();
+        assert_eq!(meta.feature_schema_version, FEATURE_SCHEMA_VERSION);
+        assert_eq!(net.hyper(), &meta.hyper);
+    }
+
+    #[test]
+    fn header_says_pytorch_and_bytes_are_deterministic() {
+        let net = AgmarlNet::new(&Hyper::default(), 0).unwrap();
+        let bytes = to_bytes(&net).unwrap();
+        let (_, header) = SafeTensors::read_metadata(&bytes).unwrap();
+        assert_eq!(header.metadata().as_ref().unwrap()["format"], "pt");
+        for _ in 0..5 {
+            assert_eq!(to_bytes(&net.deep_clone().unwrap()).unwrap(), bytes);
+        }
+    }
+}

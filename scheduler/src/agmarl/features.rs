@@ -1,0 +1,423 @@
+//! What each node agent observes: its node's features, the pending pod's
+//! features, all normalised to about [0, 1].
+//!
+//! Every quantity is made scale-free so one trained network serves clusters
+//! of any size and machine mix: fractions of the node's own capacity, sizes
+//! relative to the largest node of the cluster, counts squashed with
+//! `1 - exp(-x / k)` (0 at none, 0.63 at `k`, saturating towards 1).
+//!
+//! Changing the meaning, order or number of any feature must bump
+//! [`FEATURE_SCHEMA_VERSION`]: checkpoints record the version they were
+//! trained on and refuse to load under another.
+
+use clusters::node::{NodeCondition, NodeState, Provisioning};
+use clusters::pod::QosClass;
+use clusters::{ClusterView, PendingPod};
+
+/// Version of the feature layout below; stored in every checkpoint.
+pub const FEATURE_SCHEMA_VERSION: u32 = 1;
+
+/// Features per node agent.
+pub const NODE_FEATURES: usize = 18;
+/// Features of the pending pod (shared by every agent).
+pub const POD_FEATURES: usize = 10;
+
+/// Column indices of [`Observation::node_features`].
+pub mod node {
+    /// requested cpu ÷ allocatable cpu (capped at 1)
+    pub const CPU_REQUESTED: usize = 0;
+    /// requested memory ÷ allocatable memory (capped at 1)
+    pub const MEMORY_REQUESTED: usize = 1;
+    /// cpu the node's containers use ÷ allocatable (capped at 1)
+    pub const CPU_USED: usize = 2;
+    /// memory the node's containers use ÷ allocatable (capped at 1): memory
+    /// pressure, where OOM kills and evictions come from
+    pub const MEMORY_USED: usize = 3;
+    /// (requested + the pod's cpu request) ÷ allocatable (capped at 1): the
+    /// node's cpu allocation right after placing the pod here, the quantity
+    /// the utilisation objective is measured by
+    pub const CPU_AFTER: usize = 4;
+    /// the same for memory
+    pub const MEMORY_AFTER: usize = 5;
+    /// allocatable cpu ÷ the largest allocatable cpu in the cluster
+    pub const CPU_ALLOCATABLE: usize = 6;
+    /// allocatable memory ÷ the largest allocatable memory in the cluster
+    pub const MEMORY_ALLOCATABLE: usize = 7;
+    /// pods bound ÷ the node's pod limit (capped at 1)
+    pub const PODS: usize = 8;
+    /// 1 when the node reports Ready (Degraded nodes do), else 0
+    pub const READY: usize = 9;
+    /// 1 when the node is Degraded (Ready, but pods crash more), else 0
+    pub const DEGRADED: usize = 10;
+    /// 1 unless the node is cordoned
+    pub const SCHEDULABLE: usize = 11;
+    /// container restarts on the node over the recent window, squashed
+    pub const RECENT_RESTARTS: usize = 12;
+    /// OOM kills on the node over the recent window, squashed
+    pub const RECENT_OOM_KILLS: usize = 13;
+    /// pod failures on the node over the recent window, squashed
+    pub const RECENT_FAILURES: usize = 14;
+    /// hourly price ÷ the highest hourly price in the cluster
+    pub const PRICE: usize = 15;
+    /// 1 for a spot node, else 0
+    pub const SPOT: usize = 16;
+    /// time since the node joined, squashed with a one-hour scale
+    pub const AGE: usize = 17;
+}
+
+/// Indices of [`Observation::pod_features`].
+pub mod pod {
+    /// cpu request ÷ the largest allocatable cpu in the cluster (capped at 1)
+    pub const CPU_REQUEST: usize = 0;
+    /// memory request ÷ the largest allocatable memory in the cluster (capped at 1)
+    pub const MEMORY_REQUEST: usize = 1;
+    /// priority on a signed log scale: 0.5 at priority 0, 1 at the
+    /// system-critical 2·10⁹, 0 at the most negative
+    pub const PRIORITY: usize = 2;
+    /// 1 for a Guaranteed pod
+    pub const GUARANTEED: usize = 3;
+    /// 1 for a BestEffort pod
+    pub const BEST_EFFORT: usize = 4;
+    /// the workload's restarts per pod created so far, squashed
+    pub const RESTART_RATE: usize = 5;
+    /// the workload's OOM kills per pod created so far, squashed
+    pub const OOM_RATE: usize = 6;
+    /// the workload's failures per pod created so far, squashed
+    pub const FAILURE_RATE: usize = 7;
+    /// how much history the rates rest on: pods created, squashed with scale 10
+    pub const HISTORY_DEPTH: usize = 8;
+    /// scheduling attempts before this one, squashed with scale 3
+    pub const ATTEMPTS: usize = 9;
+}
+
+/// Names of the node features, in column order (for reports and debugging).
+pub const NODE_FEATURE_NAMES: [&str; NODE_FEATURES] = [
+    "cpu_requested",
+    "memory_requested",
+    "cpu_used",
+    "memory_used",
+    "cpu_after",
+    "memory_after",
+    "cpu_allocatable",
+    "memory_allocatable",
+    "pods",
+    "ready",
+    "degraded",
+    "schedulable",
+    "recent_restarts",
+    "recent_oom_kills",
+    "recent_failures",
+    "price",
+    "spot",
+    "age",
+];
+
+/// Names of the pod features, in order.
+pub const POD_FEATURE_NAMES: [&str; POD_FEATURES] = [
+    "cpu_request",
+    "memory_request",
+    "priority",
+    "guaranteed",
+    "best_effort",
+    "restart_rate",
+    "oom_rate",
+    "failure_rate",
+    "history_depth",
+    "attempts",
+];
+
+/// Squashing scales, `k` in `1 - exp(-x / k)`. The node counts cover
+/// [`NodeState::RECENT_WINDOW`] (ten minutes): a few restarts are routine
+/// (crash-looping pods restart with back-off), while a single OOM kill or
+/// failure is already a signal, hence the smaller scales.
+const RECENT_RESTARTS_SCALE: f32 = 3.0;
+const RECENT_OOM_KILLS_SCALE: f32 = 2.0;
+const RECENT_FAILURES_SCALE: f32 = 2.0;
+/// Per-pod rates of the workload: one restart per pod created is already bad.
+const RATE_SCALE: f32 = 1.0;
+const HISTORY_DEPTH_SCALE: f32 = 10.0;
+const ATTEMPTS_SCALE: f32 = 3.0;
+/// Node age scale in seconds (one hour).
+const AGE_SCALE_SECS: f64 = 3600.0;
+/// `ln(1 + 2·10⁹)`: the system-critical priority maps to 1.
+const PRIORITY_LOG_MAX: f64 = 21.416_413;
+
+/// One decision's observation: a row of [`NODE_FEATURES`] per node of the
+/// view (in the view's node order) and the pod's [`POD_FEATURES`].
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Observation {
+    /// number of nodes (rows)
+    pub n: usize,
+    /// `n × NODE_FEATURES`, row-major, normalised
+    pub node_features: Vec<f32>,
+    /// `POD_FEATURES`
+    pub pod_features: Vec<f32>,
+}
+
+impl Observation {
+    /// The feature row of node `i`, if there is one.
+    pub fn node(&self, i: usize) -> Option<&[f32]> {
+        self.node_features.get(i * NODE_FEATURES..(i + 1) * NODE_FEATURES)
+    }
+}
+
+/// `1 - exp(-x / k)` for x ≥ 0.
+fn squash(x: f32, k: f32) -> f32 {
+    1.0 - (-x.max(0.0) / k).exp()
+}
+
+/// `a / b` capped to [0, 1]; 0 when `b` is 0 (nothing to be a fraction of).
+fn fraction(a: f64, b: f64) -> f32 {
+    if b > 0.0 { (a / b).clamp(0.0, 1.0) as f32 } else { 0.0 }
+}
+
+/// The cluster-wide maxima that sizes and prices are normalised by.
+#[derive(Debug, Clone, Copy)]
+struct Scale {
+    cpu: f64,
+    memory: f64,
+    price: f64,
+}
+
+impl Scale {
+    fn of(nodes: &[NodeState]) -> Scale {
+        nodes.iter().fold(
+            Scale {
+                cpu: 0.0,
+                memory: 0.0,
+                price: 0.0,
+            },
+            |s, n| Scale {
+                cpu: s.cpu.max(n.spec.allocatable.cpu_milli as f64),
+                memory: s.memory.max(n.spec.allocatable.memory_bytes as f64),
+                price: s.price.max(n.spec.pool.hourly_price),
+            },
+        )
+    }
+}
+
+/// The observation of `pod` against `view`.
+pub fn observe(pod: &PendingPod<'_>, view: &ClusterView<'_>) -> Observation {
+    let mut obs = Observation::default();
+    observe_into(pod, view, &mut obs);
+    obs
+}
+
+/// [`observe`] into `out`, reusing its buffers (no allocation once they are
+/// large enough).
+pub fn observe_into(pod: &PendingPod<'_>, view: &ClusterView<'_>, out: &mut Observation) {
+    let scale = Scale::of(view.nodes);
+    out.n = view.nodes.len();
+    out.node_features.clear();
+    out.node_features.reserve(out.n * NODE_FEATURES);
+    let request = pod.spec.requests;
+    for n in view.nodes {
+        let alloc = n.spec.allocatable;
+        let (alloc_cpu, alloc_mem) = (alloc.cpu_milli as f64, alloc.memory_bytes as f64);
+        let row: [f32; NODE_FEATURES] = [
+            fraction(n.requested.cpu_milli as f64, alloc_cpu),
+            fraction(n.requested.memory_bytes as f64, alloc_mem),
+            fraction(n.used.cpu_milli as f64, alloc_cpu),
+            fraction(n.used.memory_bytes as f64, alloc_mem),
+            fraction(n.requested.cpu_milli as f64 + request.cpu_milli as f64, alloc_cpu),
+            fraction(n.requested.memory_bytes as f64 + request.memory_bytes as f64, alloc_mem),
+            fraction(alloc_cpu, scale.cpu),
+            fraction(alloc_mem, scale.memory),
+            fraction(f64::from(n.pod_count), f64::from(n.spec.max_pods)),
+            f32::from(u8::from(n.condition.is_ready())),
+            f32::from(u8::from(n.condition == NodeCondition::Degraded)),
+            f32::from(u8::from(!n.unschedulable)),
+            squash(n.recent.restarts as f32, RECENT_RESTARTS_SCALE),
+            squash(n.recent.oom_kills as f32, RECENT_OOM_KILLS_SCALE),
+            squash(n.recent.failures as f32, RECENT_FAILURES_SCALE),
+            fraction(n.spec.pool.hourly_price, scale.price),
+            f32::from(u8::from(n.spec.pool.provisioning == Provisioning::Spot)),
+            (1.0 - (-view.now.since(n.since).as_secs_f64() / AGE_SCALE_SECS).exp()) as f32,
+        ];
+        out.node_features.extend_from_slice(&row);
+    }
+    out.pod_features.clear();
+    out.pod_features.extend_from_slice(&pod_row(pod, scale));
+}
+
+fn pod_row(pod: &PendingPod<'_>, scale: Scale) -> [f32; POD_FEATURES] {
+    let spec = pod.spec;
+    let h = pod.history;
+    let created = f64::from(h.pods.max(1));
+    let rate = |count: u32| squash((f64::from(count) / created) as f32, RATE_SCALE);
+    let qos = spec.qos_class();
+    [
+        fraction(spec.requests.cpu_milli as f64, scale.cpu),
+        fraction(spec.requests.memory_bytes as f64, scale.memory),
+        priority(spec.priority),
+        f32::from(u8::from(qos == QosClass::Guaranteed)),
+        f32::from(u8::from(qos == QosClass::BestEffort)),
+        rate(h.restarts),
+        rate(h.oom_kills),
+        rate(h.failures),
+        squash(h.pods as f32, HISTORY_DEPTH_SCALE),
+        squash(pod.attempts as f32, ATTEMPTS_SCALE),
+    ]
+}
+
+/// Priorities span from negative values through user classes (hundreds to
+/// millions) up to the system-critical 2·10⁹; a signed log keeps each of
+/// these magnitudes distinguishable.
+fn priority(p: i32) -> f32 {
+    let p = f64::from(p);
+    let signed_log = p.signum() * p.abs().ln_1p() / PRIORITY_LOG_MAX;
+    (0.5 + 0.5 * signed_log).clamp(0.0, 1.0) as f32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{cluster, node, pending, pod, view};
+    use clusters::time::Time;
+
+    fn approx(a: f32, b: f32) -> bool {
+        (a - b).abs() < 1e-5
+    }
+
+    #[test]
+    fn node_rows_are_normalised_per_node_and_per_cluster() {
+        let mut nodes = cluster([
+            node("small")
+                .cpu("2")
+                .memory("8Gi")
+                .pods(10)
+                .requested("1", "2Gi")
+                .pod_count(5),
+            node("big").cpu("8").memory("32Gi").spot().degraded().cordoned(),
+            node("down").not_ready(),
+        ]);
+        nodes[0].used = clusters::Resources::new(500, 6 << 30);
+        nodes[0].recent.restarts = 3;
+        nodes[0].recent.oom_kills = 2;
+        nodes[1].spec.pool.hourly_price = 0.4;
+        nodes[2].since = Time(3_600_000);
+        let spec = pod().cpu("1").memory("4Gi").build();
+        let mut v = view(&nodes);
+        v.now = Time(7_200_000);
+        let obs = observe(&pending(&spec), &v);
+        assert_eq!(obs.n, 3);
+        assert_eq!(obs.node_features.len(), 3 * NODE_FEATURES);
+        let small = obs.node(0).unwrap();
+        assert!(approx(small[node::CPU_REQUESTED], 0.5));
+        assert!(approx(small[node::MEMORY_REQUESTED], 0.25));
+        assert!(approx(small[node::CPU_USED], 0.25));
+        assert!(approx(small[node::MEMORY_USED], 0.75));
+        assert!(approx(small[node::CPU_AFTER], 1.0));
+        assert!(approx(small[node::MEMORY_AFTER], 0.75));
+        assert!(approx(small[node::CPU_ALLOCATABLE], 0.25));
+        assert!(approx(small[node::MEMORY_ALLOCATABLE], 0.25));
+        assert!(approx(small[node::PODS], 0.5));
+        assert_eq!(
+            (small[node::READY], small[node::DEGRADED], small[node::SCHEDULABLE]),
+            (1.0, 0.0, 1.0)
+        );
+        assert!(approx(small[node::RECENT_RESTARTS], 1.0 - (-1.0f32).exp()));
+        assert!(approx(small[node::RECENT_OOM_KILLS], 1.0 - (-1.0f32).exp()));
+        assert_eq!(small[node::RECENT_FAILURES], 0.0);
+        assert!(approx(small[node::PRICE], 0.25));
+        assert_eq!(small[node::SPOT], 0.0);
+        assert!(approx(small[node::AGE], 1.0 - (-2.0f32).exp()));
+
+        let big = obs.node(1).unwrap();
+        assert_eq!(big[node::CPU_ALLOCATABLE], 1.0);
+        assert_eq!(
+            (big[node::READY], big[node::DEGRADED], big[node::SCHEDULABLE]),
+            (1.0, 1.0, 0.0)
+        );
+        assert_eq!((big[node::PRICE], big[node::SPOT]), (1.0, 1.0));
+        let down = obs.node(2).unwrap();
+        assert_eq!((down[node::READY], down[node::DEGRADED]), (0.0, 0.0));
+        assert!(approx(down[node::AGE], 1.0 - (-1.0f32).exp()));
+        assert!(obs.node(3).is_none());
+    }
+
+    #[test]
+    fn every_feature_stays_in_the_unit_interval() {
+        // overcommitted node, zero-sized node, huge pod, extreme history
+        let mut nodes = cluster([
+            node("over")
+                .cpu("1")
+                .memory("1Gi")
+                .pods(2)
+                .requested("3", "3Gi")
+                .pod_count(5),
+            node("empty").cpu("0").memory("0").pods(0),
+        ]);
+        nodes[0].used = clusters::Resources::new(9000, 9 << 30);
+        nodes[0].recent.failures = 1000;
+        nodes[0].spec.pool.hourly_price = 0.0;
+        nodes[1].spec.pool.hourly_price = 0.0;
+        let spec = pod().cpu("64").memory("1Ti").priority(i32::MAX).build();
+        let mut p = pending(&spec);
+        p.history = clusters::WorkloadHistory {
+            pods: 1,
+            restarts: 500,
+            oom_kills: 500,
+            failures: 500,
+        };
+        p.attempts = 1000;
+        let obs = observe(&p, &view(&nodes));
+        for (i, x) in obs.node_features.iter().chain(&obs.pod_features).enumerate() {
+            assert!(x.is_finite() && (0.0..=1.0).contains(x), "feature {i} = {x}");
+        }
+        assert_eq!(obs.pod_features[pod::CPU_REQUEST], 1.0);
+        assert_eq!(obs.pod_features[pod::PRIORITY], 1.0);
+    }
+
+    #[test]
+    fn pod_features() {
+        let nodes = cluster([node("a").cpu("4").memory("16Gi")]);
+        let spec = pod().cpu("1").memory("4Gi").build();
+        let mut p = pending(&spec);
+        p.history = clusters::WorkloadHistory {
+            pods: 10,
+            restarts: 10,
+            oom_kills: 0,
+            failures: 5,
+        };
+        p.attempts = 3;
+        let f = observe(&p, &view(&nodes)).pod_features;
+        assert_eq!(f.len(), POD_FEATURES);
+        assert!(approx(f[pod::CPU_REQUEST], 0.25));
+        assert!(approx(f[pod::MEMORY_REQUEST], 0.25));
+        assert!(approx(f[pod::PRIORITY], 0.5));
+        // requests without limits: Burstable
+        assert_eq!((f[pod::GUARANTEED], f[pod::BEST_EFFORT]), (0.0, 0.0));
+        assert!(approx(f[pod::RESTART_RATE], 1.0 - (-1.0f32).exp()));
+        assert_eq!(f[pod::OOM_RATE], 0.0);
+        assert!(approx(f[pod::FAILURE_RATE], 1.0 - (-0.5f32).exp()));
+        assert!(approx(f[pod::HISTORY_DEPTH], 1.0 - (-1.0f32).exp()));
+        assert!(approx(f[pod::ATTEMPTS], 1.0 - (-1.0f32).exp()));
+        let best_effort = pod().build();
+        let f = observe(&pending(&best_effort), &view(&nodes)).pod_features;
+        assert_eq!(f[pod::BEST_EFFORT], 1.0);
+        assert_eq!(f[pod::HISTORY_DEPTH], 0.0);
+    }
+
+    #[test]
+    fn priority_is_monotone() {
+        let ps = [i32::MIN, -1000, -1, 0, 1, 100, 1_000_000, 2_000_000_000];
+        let fs: Vec<f32> = ps.iter().map(|&p| priority(p)).collect();
+        assert!(fs.windows(2).all(|w| w[0] < w[1]), "{fs:?}");
+        assert_eq!(priority(0), 0.5);
+        assert!(approx(priority(2_000_000_000), 1.0));
+        assert_eq!(priority(i32::MIN), 0.0);
+    }
+
+    #[test]
+    fn observe_into_reuses_and_overwrites() {
+        let nodes = cluster([node("a"), node("b")]);
+        let spec = pod().cpu("1").build();
+        let mut obs = observe(&pending(&spec), &view(&nodes));
+        let one = cluster([node("a").cpu("2")]);
+        observe_into(&pending(&spec), &view(&one), &mut obs);
+        assert_eq!(obs, observe(&pending(&spec), &view(&one)));
+        assert_eq!(obs.node_features.len(), NODE_FEATURES);
+        assert_eq!(NODE_FEATURE_NAMES.len(), NODE_FEATURES);
+    }
+}

@@ -1,0 +1,423 @@
+//! The AGMARL-DKS scheduler: one decision per pending pod.
+//!
+//! 1. Stress: the controller reads the cluster's stress signals and moves its
+//!    [`StressMonitor`] (hysteresis across decisions).
+//! 2. Feasibility: the default profile's filters ([`crate::filters`]) over
+//!    every node. Unlike kube-scheduler there is no `percentageOfNodesToScore`
+//!    sampling: every feasible node is an agent that gets to bid. When no
+//!    node passes, the answer is Unschedulable with exactly the baselines'
+//!    "0/N nodes are available: …" message.
+//! 3. Scores: every node's agent observes ([`observe_into`]); the GNN runs
+//!    over all nodes, the shared actor scores the feasible ones. Training may
+//!    perturb these scores (exploration noise); they are then clamped to
+//!    [0, 1].
+//! 4. Restraint: under stress, an unstable pod with no candidate safe enough
+//!    is declined ([`should_decline`]) and stays pending.
+//! 5. Selection: lexicographic by the stress level's objective order within
+//!    `delta_lex`, or the fixed weighted sum of the `agmarl-linear` ablation.
+//!
+//! The policy draws no random numbers: selection and tie-breaks are
+//! deterministic, so the same view always gets the same answer.
+
+use crate::agmarl::features::{Observation, observe_into};
+use crate::agmarl::lexicographic::{
+    Candidate, RESTRAINT_REASON, RestraintConfig, RestraintConfigError, lexicographic_select, should_decline,
+    weighted_select,
+};
+use crate::agmarl::network::AgmarlNet;
+use crate::agmarl::stress::{StressConfig, StressConfigError, StressLevel, StressMonitor, objective_order, signals};
+use crate::api::Scheduler;
+use crate::diagnosis::Diagnosis;
+use crate::filters::run_filters;
+use clusters::{ClusterView, PendingPod, Placement};
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+
+/// The arms: the full method and its three ablations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub enum Variant {
+    /// `agmarl`: the method as described.
+    #[default]
+    #[serde(rename = "agmarl", alias = "full")]
+    Full,
+    /// `agmarl-nognn`: the global embedding is zeroed, so each node's scores
+    /// depend on its own features and the pod only (same checkpoint).
+    #[serde(rename = "agmarl-nognn", alias = "nognn")]
+    NoGnn,
+    /// `agmarl-linear`: a fixed weighted sum of the three scores replaces the
+    /// stress-ordered lexicographic selection; restraint is kept, so only the
+    /// selection rule differs.
+    #[serde(rename = "agmarl-linear", alias = "linear")]
+    Linear,
+    /// `agmarl-nostress`: no stress awareness: always the Calm objective
+    /// order, and therefore no restraint (which needs stress).
+    #[serde(rename = "agmarl-nostress", alias = "nostress")]
+    NoStress,
+}
+
+impl Variant {
+    pub const ALL: [Variant; 4] = [Variant::Full, Variant::NoGnn, Variant::Linear, Variant::NoStress];
+
+    /// The harness arm name.
+    pub fn arm_name(self) -> &'static str {
+        match self {
+            Variant::Full => "agmarl",
+            Variant::NoGnn => "agmarl-nognn",
+            Variant::Linear => "agmarl-linear",
+            Variant::NoStress => "agmarl-nostress",
+        }
+    }
+
+    /// The variant of an arm name, if it is an AGMARL arm.
+    pub fn from_arm_name(name: &str) -> Option<Variant> {
+        Variant::ALL.into_iter().find(|v| v.arm_name() == name)
+    }
+
+    /// Whether the global embedding is used.
+    pub fn uses_gnn(self) -> bool {
+        self != Variant::NoGnn
+    }
+}
+
+/// Everything that steers the controller. The paper gives no numbers for
+/// these; the defaults are ours.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AgmarlConfig {
+    pub variant: Variant,
+    /// Lexicographic tolerance: at each objective, candidates within this of
+    /// the best stay in (default 0.05, i.e. five points on the [0, 1] score
+    /// scale: differences smaller than that are below what the agents'
+    /// scores resolve, so the next objective decides).
+    pub delta_lex: f32,
+    /// `agmarl-linear`'s weights of `[fault tolerance, utilisation, cost]`
+    /// (default equal thirds: no objective favoured).
+    pub linear_weights: [f32; 3],
+    pub stress: StressConfig,
+    pub restraint: RestraintConfig,
+}
+
+impl Default for AgmarlConfig {
+    fn default() -> AgmarlConfig {
+        AgmarlConfig {
+            variant: Variant::Full,
+            delta_lex: 0.05,
+            linear_weights: [1.0 / 3.0; 3],
+            stress: StressConfig::default(),
+            restraint: RestraintConfig::default(),
+        }
+    }
+}
+
+/// An [`AgmarlConfig`] that cannot work as documented.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AgmarlConfigError {
+    #[error("delta_lex must be finite and >= 0, got {0}")]
+    DeltaLex(f32),
+    #[error("linear_weights must be finite and >= 0, got {0:?}")]
+    LinearWeights([f32; 3]),
+    #[error(transparent)]
+    Stress(#[from] StressConfigError),
+    #[error(transparent)]
+    Restraint(#[from] RestraintConfigError),
+}
+
+impl AgmarlConfig {
+    /// Checks the documented constraints (the scheduler itself never panics
+    /// on a config that fails them; see the selection functions for how
+    /// out-of-range values are treated).
+    pub fn validate(&self) -> Result<(), AgmarlConfigError> {
+        if !(self.delta_lex.is_finite() && self.delta_lex >= 0.0) {
+            return Err(AgmarlConfigError::DeltaLex(self.delta_lex));
+        }
+        if !self.linear_weights.iter().all(|w| w.is_finite() && *w >= 0.0) {
+            return Err(AgmarlConfigError::LinearWeights(self.linear_weights));
+        }
+        self.stress.validate()?;
+        self.restraint.validate()?;
+        Ok(())
+    }
+
+    /// The defaults for `variant`.
+    pub fn for_variant(variant: Variant) -> AgmarlConfig {
+        AgmarlConfig {
+            variant,
+            ..AgmarlConfig::default()
+        }
+    }
+}
+
+/// One decision and everything training needs to learn from it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    pub placement: Placement,
+    /// what every agent saw (all nodes of the view)
+    pub obs: Observation,
+    /// the feasible nodes, as indices into the view's nodes (ascending)
+    pub candidates: Vec<usize>,
+    /// each candidate's scores `[ft, util, cost]`, after noise and clamping
+    pub scores: Vec<[f32; 3]>,
+    /// the chosen candidate (index into `candidates`); None when
+    /// unschedulable or declined
+    pub chosen: Option<usize>,
+    /// the stress level the decision was made under (always Calm for
+    /// [`Variant::NoStress`], which ignores stress)
+    pub level: StressLevel,
+}
+
+/// What one pass of the policy produced; the scheduler's buffers hold the rest.
+struct Outcome {
+    placement: Placement,
+    chosen: Option<usize>,
+    level: StressLevel,
+}
+
+/// Exploration noise: perturbs the candidates' score triples in place.
+pub type Noise<'a> = &'a mut dyn FnMut(&mut [[f32; 3]]);
+
+/// The AGMARL-DKS policy with its network, controller state and scratch
+/// buffers (reused across decisions).
+#[derive(Debug)]
+pub struct AgmarlScheduler {
+    net: AgmarlNet,
+    config: AgmarlConfig,
+    monitor: StressMonitor,
+    seed: u64,
+    obs: Observation,
+    candidates: Vec<usize>,
+    scores: Vec<[f32; 3]>,
+    cands: Vec<Candidate>,
+}
+
+impl AgmarlScheduler {
+    /// The policy of `config.variant` with `net`. It draws no random numbers
+    /// (see the module docs); `seed` is kept for the record.
+    pub fn new(net: AgmarlNet, config: AgmarlConfig, seed: u64) -> AgmarlScheduler {
+        let monitor = StressMonitor::new(config.stress.clone());
+        AgmarlScheduler {
+            net,
+            config,
+            monitor,
+            seed,
+            obs: Observation::default(),
+            candidates: Vec::new(),
+            scores: Vec::new(),
+            cands: Vec::new(),
+        }
+    }
+
+    pub fn net(&self) -> &AgmarlNet {
+        &self.net
+    }
+
+    /// Swaps the network (e.g. a fresher frozen copy of the learner's actor),
+    /// returning the old one. The controller's stress state is kept.
+    pub fn replace_net(&mut self, net: AgmarlNet) -> AgmarlNet {
+        std::mem::replace(&mut self.net, net)
+    }
+
+    pub fn config(&self) -> &AgmarlConfig {
+        &self.config
+    }
+
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// The controller's current stress level.
+    pub fn level(&self) -> StressLevel {
+        self.monitor.level()
+    }
+
+    /// Back to a calm controller, e.g. at the start of an episode.
+    pub fn reset(&mut self) {
+        self.monitor.reset();
+    }
+
+    /// One decision. `noise` perturbs the candidates' scores before
+    /// restraint and selection (training exploration); the scores are then
+    /// clamped to [0, 1].
+    pub fn decide(&mut self, pod: &PendingPod<'_>, view: &ClusterView<'_>, noise: Option<Noise<'_>>) -> Decision {
+        let out = self.run(pod, view, noise, true);
+        let feasible = !matches!(out.placement, Placement::Unschedulable { .. });
+        Decision {
+            placement: out.placement,
+            obs: std::mem::take(&mut self.obs),
+            candidates: if feasible { self.candidates.clone() } else { Vec::new() },
+            scores: if feasible { self.scores.clone() } else { Vec::new() },
+            chosen: out.chosen,
+            level: out.level,
+        }
+    }
+
+    fn run(
+        &mut self,
+        pod: &PendingPod<'_>,
+        view: &ClusterView<'_>,
+        noise: Option<Noise<'_>>,
+        always_observe: bool,
+    ) -> Outcome {
+        let monitored = self.monitor.update(&signals(view));
+        let level = match self.config.variant {
+            Variant::NoStress => StressLevel::Calm,
+            _ => monitored,
+        };
+        let nodes = view.nodes;
+        let mut diagnosis = Diagnosis::new();
+        self.candidates.clear();
+        for (i, node) in nodes.iter().enumerate() {
+            match run_filters(pod.spec, node) {
+                Ok(()) => self.candidates.push(i),
+                Err(failure) => diagnosis.record(failure),
+            }
+        }
+        if always_observe || !self.candidates.is_empty() {
+            observe_into(pod, view, &mut self.obs);
+        }
+        if self.candidates.is_empty() {
+            let reason = diagnosis.message(nodes.len());
+            tracing::trace!(pod = pod.id.0, %reason, "unschedulable");
+            return Outcome {
+                placement: Placement::Unschedulable { reason: reason.into() },
+                chosen: None,
+                level,
+            };
+        }
+
+        self.scores = match self
+            .net
+            .scores(&self.obs, &self.candidates, self.config.variant.uses_gnn())
+        {
+            Ok(scores) => scores,
+            Err(error) => {
+                // every candidate is feasible: a broken network must not keep
+                // pods pending, so fall back to neutral scores (the
+                // deterministic tie-break then picks the lowest node id)
+                tracing::error!(%error, "agmarl network failed; scoring every candidate 0.5");
+                vec![[0.5; 3]; self.candidates.len()]
+            }
+        };
+        if let Some(noise) = noise {
+            noise(&mut self.scores);
+            for s in self.scores.iter_mut().flatten() {
+                *s = s.clamp(0.0, 1.0);
+            }
+        }
+        self.cands.clear();
+        self.cands
+            .extend(self.candidates.iter().zip(&self.scores).map(|(&i, &scores)| Candidate {
+                node: nodes[i].id,
+                scores,
+            }));
+
+        if should_decline(level, pod, &self.cands, &self.config.restraint) {
+            tracing::trace!(pod = pod.id.0, %level, "declined");
+            return Outcome {
+                placement: Placement::Decline {
+                    reason: Cow::Borrowed(RESTRAINT_REASON),
+                },
+                chosen: None,
+                level,
+            };
+        }
+        let chosen = match self.config.variant {
+            Variant::Linear => weighted_select(&self.cands, self.config.linear_weights),
+            _ => lexicographic_select(&self.cands, &objective_order(level), self.config.delta_lex),
+        };
+        // cands is not empty, so a selection always exists
+        let chosen = chosen.unwrap_or(0);
+        let node = self.cands[chosen].node;
+        tracing::trace!(pod = pod.id.0, node = node.0, %level, candidates = self.cands.len(), "bind");
+        Outcome {
+            placement: Placement::Bind(node),
+            chosen: Some(chosen),
+            level,
+        }
+    }
+}
+
+impl Scheduler for AgmarlScheduler {
+    fn name(&self) -> &str {
+        self.config.variant.arm_name()
+    }
+
+    fn schedule(&mut self, pod: &PendingPod<'_>, cluster: &ClusterView<'_>) -> Placement {
+        self.run(pod, cluster, None, false).placement
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agmarl::network::Hyper;
+    use crate::testing::{cluster, node, pending, pod, view};
+
+    #[test]
+    fn variants_round_trip_their_arm_names() {
+        for v in Variant::ALL {
+            assert_eq!(Variant::from_arm_name(v.arm_name()), Some(v));
+        }
+        assert_eq!(Variant::from_arm_name("default"), None);
+        assert!(!Variant::NoGnn.uses_gnn() && Variant::Full.uses_gnn());
+    }
+
+    #[test]
+    fn config_reads_partial_json_with_defaults() {
+        let cfg: AgmarlConfig = serde_json::from_str(r#"{"variant": "agmarl-linear"}"#).unwrap();
+        assert_eq!(cfg.variant, Variant::Linear);
+        assert_eq!(cfg.delta_lex, AgmarlConfig::default().delta_lex);
+        assert!(serde_json::from_str::<AgmarlConfig>(r#"{"delta": 1}"#).is_err());
+        let nognn: AgmarlConfig = serde_json::from_str(r#"{"variant": "nognn"}"#).unwrap();
+        assert_eq!(nognn.variant, Variant::NoGnn);
+        assert_eq!(
+            serde_json::to_string(&Variant::NoStress).unwrap(),
+            r#""agmarl-nostress""#
+        );
+    }
+
+    #[test]
+    fn config_validation() {
+        for v in Variant::ALL {
+            AgmarlConfig::for_variant(v).validate().unwrap();
+        }
+        let bad = |f: fn(&mut AgmarlConfig)| {
+            let mut c = AgmarlConfig::default();
+            f(&mut c);
+            c.validate().unwrap_err()
+        };
+        assert!(matches!(bad(|c| c.delta_lex = -0.1), AgmarlConfigError::DeltaLex(_)));
+        assert!(matches!(
+            bad(|c| c.delta_lex = f32::NAN),
+            AgmarlConfigError::DeltaLex(_)
+        ));
+        assert!(matches!(
+            bad(|c| c.linear_weights[1] = f32::INFINITY),
+            AgmarlConfigError::LinearWeights(_)
+        ));
+        assert!(matches!(
+            bad(|c| c.stress.enter_stressed = 2.0),
+            AgmarlConfigError::Stress(_)
+        ));
+        assert!(matches!(
+            bad(|c| c.restraint.ft_threshold = 1.5),
+            AgmarlConfigError::Restraint(_)
+        ));
+    }
+
+    #[test]
+    fn noise_is_applied_then_clamped() {
+        let nodes = cluster([node("a"), node("b")]);
+        let spec = pod().cpu("1").build();
+        let net = AgmarlNet::new(&Hyper::default(), 0).unwrap();
+        let mut s = AgmarlScheduler::new(net, AgmarlConfig::default(), 0);
+        let mut noise = |scores: &mut [[f32; 3]]| {
+            scores[0] = [5.0, -5.0, 0.5];
+            scores[1] = [0.2, 0.2, 0.2];
+        };
+        let d = s.decide(&pending(&spec), &view(&nodes), Some(&mut noise));
+        assert_eq!(d.scores, vec![[1.0, 0.0, 0.5], [0.2, 0.2, 0.2]]);
+        // calm order: cost first, 0.5 beats 0.2
+        assert_eq!(d.chosen, Some(0));
+        assert_eq!(d.placement, Placement::Bind(clusters::NodeId(0)));
+    }
+}

@@ -1,0 +1,396 @@
+//! Minibatch forward passes of the actor and the critic.
+//!
+//! [`AgmarlNet::forward`] and [`Critic::q`] take one decision at a time: on
+//! graphs of a few dozen nodes every tensor operation costs far more in
+//! dispatch than in arithmetic, so a 64-decision minibatch run one decision
+//! at a time spends nearly all its time there. Here a minibatch is one set
+//! of tensors: the node rows of all its graphs stacked (`N = Σ n_b` rows),
+//! each row knowing its graph `g(i)`; per-graph sums are an `index_add` over
+//! `g` and their broadcast back an `index_select` (both O(N·d)). The same
+//! parameters (the networks' own variables, looked up by their checkpoint
+//! names) and the same formulas as in [`crate::agmarl::network`]:
+//!
+//! - GraphConv with mean over the other nodes: `m_i = (S_g(i) − h_i) /
+//!   (n_g(i) − 1)` (0 for a single node) with `S_g` the sum of graph `g`'s
+//!   rows, `h' = relu(W_root h + W_rel m + b)`;
+//! - the actor on `[node, pod of its graph, embedding]`, on every row or on
+//!   chosen rows only (the actor's update needs just the chosen agents'
+//!   scores, while the embedding still needs every node);
+//! - the critic's pooled input `[mean, max, chosen agent's embedding, pod]`:
+//!   the mean is `S_g / n_g`; the max gathers each graph's rows into a
+//!   `B × n_max × d` block padded with zero rows, which never win because
+//!   the embeddings are ReLU outputs (≥ 0).
+//!
+//! The unit tests check both passes against the one-decision versions, so
+//! a change of the architecture there cannot go unnoticed here.
+//!
+//! [`AgmarlNet::forward`]: crate::agmarl::network::AgmarlNet::forward
+//! [`Critic::q`]: crate::agmarl::network::Critic::q
+
+use crate::agmarl::features::{NODE_FEATURES, POD_FEATURES};
+use crate::agmarl::train::error::TrainError;
+use crate::agmarl::train::transition::State;
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarMap;
+
+/// A variable of `varmap` by name, as a tensor sharing its storage.
+fn param(varmap: &VarMap, name: &str) -> Result<Tensor, TrainError> {
+    let data = varmap
+        .data()
+        .lock()
+        .map_err(|_| TrainError::Config("parameter map lock poisoned".into()))?;
+    data.get(name)
+        .map(|v| v.as_tensor().clone())
+        .ok_or_else(|| TrainError::Config(format!("the network has no parameter {name}")))
+}
+
+/// `y = x Wᵀ + b`.
+#[derive(Debug, Clone)]
+struct Lin {
+    weight: Tensor,
+    bias: Option<Tensor>,
+}
+
+impl Lin {
+    fn load(varmap: &VarMap, prefix: &str, bias: bool) -> Result<Lin, TrainError> {
+        Ok(Lin {
+            weight: param(varmap, &format!("{prefix}.weight"))?,
+            bias: if bias {
+                Some(param(varmap, &format!("{prefix}.bias"))?)
+            } else {
+                None
+            },
+        })
+    }
+
+    fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
+        let y = x.matmul(&self.weight.t()?)?;
+        match &self.bias {
+            Some(b) => y.broadcast_add(b),
+            None => Ok(y),
+        }
+    }
+}
+
+/// The actor's parameters (GNN layers, then fc1, fc2, out).
+#[derive(Debug, Clone)]
+pub(crate) struct ActorParams {
+    gnn: Vec<(Lin, Lin)>,
+    fc: [Lin; 3],
+    embed_dim: usize,
+}
+
+impl ActorParams {
+    pub(crate) fn load(varmap: &VarMap, gnn_layers: usize, embed_dim: usize) -> Result<ActorParams, TrainError> {
+        let gnn = (0..gnn_layers)
+            .map(|l| {
+                Ok((
+                    Lin::load(varmap, &format!("gnn.layers.{l}.lin_root"), false)?,
+                    Lin::load(varmap, &format!("gnn.layers.{l}.lin_rel"), true)?,
+                ))
+            })
+            .collect::<Result<Vec<_>, TrainError>>()?;
+        Ok(ActorParams {
+            gnn,
+            fc: [
+                Lin::load(varmap, "actor.fc1", true)?,
+                Lin::load(varmap, "actor.fc2", true)?,
+                Lin::load(varmap, "actor.out", true)?,
+            ],
+            embed_dim,
+        })
+    }
+
+    /// The global embedding of every node (`N × embed_dim`; zeros without the GNN).
+    pub(crate) fn embed(&self, b: &Batch, use_gnn: bool) -> Result<Tensor, TrainError> {
+        if !use_gnn {
+            return Ok(Tensor::zeros((b.rows(), self.embed_dim), DType::F32, &Device::Cpu)?);
+        }
+        let mut h = b.nodes.clone();
+        for (root, rel) in &self.gnn {
+            let sums = b.graph_sums(&h)?.index_select(&b.graph_of, 0)?;
+            let messages = (sums - &h)?.broadcast_mul(&b.inv_others)?;
+            h = (root.forward(&h)? + rel.forward(&messages)?)?.relu()?;
+        }
+        Ok(h)
+    }
+
+    /// Scores of the batch rows `rows` (`len × 3`) given the embedding.
+    pub(crate) fn act(&self, b: &Batch, embedding: &Tensor, rows: &Tensor) -> Result<Tensor, TrainError> {
+        let graphs = b.graph_of.index_select(rows, 0)?;
+        let x = Tensor::cat(
+            &[
+                &b.nodes.index_select(rows, 0)?,
+                &b.pods.index_select(&graphs, 0)?,
+                &embedding.index_select(rows, 0)?,
+            ],
+            1,
+        )?;
+        self.mlp(&x)
+    }
+
+    /// Scores of every node of every graph of the batch (`N × 3`).
+    pub(crate) fn forward(&self, b: &Batch, use_gnn: bool) -> Result<Tensor, TrainError> {
+        let embedding = self.embed(b, use_gnn)?;
+        let x = Tensor::cat(&[&b.nodes, &b.pods.index_select(&b.graph_of, 0)?, &embedding], 1)?;
+        self.mlp(&x)
+    }
+
+    fn mlp(&self, x: &Tensor) -> Result<Tensor, TrainError> {
+        let [fc1, fc2, out] = &self.fc;
+        let h = fc1.forward(x)?.relu()?;
+        let h = fc2.forward(&h)?.relu()?;
+        Ok(candle_nn::ops::sigmoid(&out.forward(&h)?)?)
+    }
+}
+
+/// The critic's parameters (agent fc1, fc2; head fc1, out).
+#[derive(Debug, Clone)]
+pub(crate) struct CriticParams {
+    agent: [Lin; 2],
+    head: [Lin; 2],
+}
+
+impl CriticParams {
+    pub(crate) fn load(varmap: &VarMap) -> Result<CriticParams, TrainError> {
+        Ok(CriticParams {
+            agent: [
+                Lin::load(varmap, "critic.agent.fc1", true)?,
+                Lin::load(varmap, "critic.agent.fc2", true)?,
+            ],
+            head: [
+                Lin::load(varmap, "critic.head.fc1", true)?,
+                Lin::load(varmap, "critic.head.out", true)?,
+            ],
+        })
+    }
+
+    /// Q of each graph (`B`) for the joint actions `actions` (`N × 3`) and
+    /// the chosen agents `chosen` (their rows in the batch, `B` u32).
+    pub(crate) fn q(&self, b: &Batch, actions: &Tensor, chosen: &Tensor) -> Result<Tensor, TrainError> {
+        let x = Tensor::cat(&[&b.nodes, actions], 1)?;
+        let [a1, a2] = &self.agent;
+        let e = a2.forward(&a1.forward(&x)?.relu()?)?.relu()?;
+        let d = e.dim(1)?;
+        let mean = b.graph_sums(&e)?.broadcast_mul(&b.inv_n)?;
+        let padded = Tensor::cat(&[&e, &Tensor::zeros((1, d), DType::F32, &Device::Cpu)?], 0)?;
+        let max = padded
+            .index_select(&b.pad_index, 0)?
+            .reshape((b.graphs(), b.n_max, d))?
+            .max(1)?;
+        let own = e.index_select(chosen, 0)?;
+        let pooled = Tensor::cat(&[&mean, &max, &own, &b.pods], 1)?;
+        let [h1, out] = &self.head;
+        let q = out.forward(&h1.forward(&pooled)?.relu()?)?;
+        Ok(q.reshape(b.graphs())?)
+    }
+}
+
+/// The states of a minibatch as stacked tensors.
+#[derive(Debug, Clone)]
+pub(crate) struct Batch {
+    /// node features of every graph, stacked (`N × NODE_FEATURES`)
+    nodes: Tensor,
+    /// pod features, one row per graph (`B × POD_FEATURES`)
+    pods: Tensor,
+    /// the graph of every row (`N` u32)
+    graph_of: Tensor,
+    /// per row, `1 / (n_b − 1)` of its graph (0 for a single node) (`N × 1`)
+    inv_others: Tensor,
+    /// per graph, `1 / n_b` (`B × 1`)
+    inv_n: Tensor,
+    /// rows of each graph padded to `n_max`; padding points at row `N` (`B·n_max`)
+    pad_index: Tensor,
+    n_max: usize,
+    /// first row of each graph
+    offsets: Vec<usize>,
+    rows: usize,
+}
+
+impl Batch {
+    pub(crate) fn new(states: &[&State]) -> Result<Batch, TrainError> {
+        if states.is_empty() {
+            return Err(TrainError::Config("an empty minibatch".into()));
+        }
+        let dev = Device::Cpu;
+        let b = states.len();
+        let rows: usize = states.iter().map(|s| s.obs.n).sum();
+        let n_max = states.iter().map(|s| s.obs.n).max().unwrap_or(0);
+        if n_max == 0 {
+            return Err(TrainError::Transition("a state without nodes".into()));
+        }
+        let mut nodes = Vec::with_capacity(rows * NODE_FEATURES);
+        let mut pods = Vec::with_capacity(b * POD_FEATURES);
+        let mut graph_of = Vec::with_capacity(rows);
+        let mut inv_others = Vec::with_capacity(rows);
+        let mut inv_n = Vec::with_capacity(b);
+        let mut pad_index = Vec::with_capacity(b * n_max);
+        let mut offsets = Vec::with_capacity(b);
+        let mut offset = 0;
+        for (g, s) in states.iter().enumerate() {
+            let n = s.obs.n;
+            if n == 0 {
+                return Err(TrainError::Transition("a state without nodes".into()));
+            }
+            nodes.extend_from_slice(&s.obs.node_features);
+            pods.extend_from_slice(&s.obs.pod_features);
+            graph_of.extend(std::iter::repeat_n(g as u32, n));
+            let others = if n > 1 { 1.0 / (n - 1) as f32 } else { 0.0 };
+            inv_others.extend(std::iter::repeat_n(others, n));
+            inv_n.push(1.0 / n as f32);
+            pad_index.extend((offset..offset + n).map(|r| r as u32));
+            pad_index.extend(std::iter::repeat_n(rows as u32, n_max - n));
+            offsets.push(offset);
+            offset += n;
+        }
+        Ok(Batch {
+            nodes: Tensor::from_vec(nodes, (rows, NODE_FEATURES), &dev)?,
+            pods: Tensor::from_vec(pods, (b, POD_FEATURES), &dev)?,
+            graph_of: Tensor::from_vec(graph_of, rows, &dev)?,
+            inv_others: Tensor::from_vec(inv_others, (rows, 1), &dev)?,
+            inv_n: Tensor::from_vec(inv_n, (b, 1), &dev)?,
+            pad_index: Tensor::from_vec(pad_index, b * n_max, &dev)?,
+            n_max,
+            offsets,
+            rows,
+        })
+    }
+
+    /// Per-graph sums of the rows of `x` (`B × d`).
+    fn graph_sums(&self, x: &Tensor) -> Result<Tensor, TrainError> {
+        let zeros = Tensor::zeros((self.graphs(), x.dim(1)?), DType::F32, &Device::Cpu)?;
+        Ok(zeros.index_add(&self.graph_of, x, 0)?)
+    }
+
+    /// Node rows in all (`N`).
+    pub(crate) fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Graphs in the batch (`B`).
+    pub(crate) fn graphs(&self) -> usize {
+        self.offsets.len()
+    }
+
+    /// The batch row of node `row` of graph `g`.
+    pub(crate) fn row(&self, g: usize, row: usize) -> usize {
+        self.offsets.get(g).map_or(row, |o| o + row)
+    }
+
+    /// Rows as an index tensor.
+    pub(crate) fn index(rows: &[usize]) -> Result<Tensor, TrainError> {
+        let idx: Vec<u32> = rows.iter().map(|&r| r as u32).collect();
+        Ok(Tensor::from_vec(idx, rows.len(), &Device::Cpu)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agmarl::features::Observation;
+    use crate::agmarl::network::{AgmarlNet, Critic, Hyper};
+    use crate::agmarl::stress::StressLevel;
+    use clusters::rng::stream;
+    use rand::Rng;
+
+    fn states(sizes: &[usize]) -> Vec<State> {
+        let mut rng = stream(3, &[17]);
+        sizes
+            .iter()
+            .map(|&n| {
+                let obs = Observation {
+                    n,
+                    node_features: (0..n * NODE_FEATURES).map(|_| rng.random::<f32>()).collect(),
+                    pod_features: (0..POD_FEATURES).map(|_| rng.random::<f32>()).collect(),
+                };
+                State::new(obs, (0..n).collect(), StressLevel::Calm).unwrap()
+            })
+            .collect()
+    }
+
+    fn tensors(s: &State) -> (Tensor, Tensor) {
+        (
+            Tensor::from_slice(&s.obs.node_features, (s.obs.n, NODE_FEATURES), &Device::Cpu).unwrap(),
+            Tensor::from_slice(&s.obs.pod_features, (1, POD_FEATURES), &Device::Cpu).unwrap(),
+        )
+    }
+
+    fn close(a: &[f32], b: &[f32]) {
+        assert_eq!(a.len(), b.len());
+        for (x, y) in a.iter().zip(b) {
+            assert!((x - y).abs() < 1e-5, "{x} vs {y}");
+        }
+    }
+
+    #[test]
+    fn batched_actor_equals_the_network_one_graph_at_a_time() {
+        let h = Hyper::default();
+        let net = AgmarlNet::new(&h, 5).unwrap();
+        let params = ActorParams::load(net.varmap(), h.gnn_layers, h.embed_dim).unwrap();
+        let all = states(&[4, 1, 7, 2]);
+        let refs: Vec<&State> = all.iter().collect();
+        let batch = Batch::new(&refs).unwrap();
+        for use_gnn in [true, false] {
+            let batched = params.forward(&batch, use_gnn).unwrap().to_vec2::<f32>().unwrap();
+            for (g, s) in all.iter().enumerate() {
+                let (nodes, pod) = tensors(s);
+                let one = net.forward(&nodes, &pod, use_gnn).unwrap().to_vec2::<f32>().unwrap();
+                for (r, row) in one.iter().enumerate() {
+                    close(&batched[batch.row(g, r)], row);
+                }
+            }
+            let rows = [batch.row(2, 6), batch.row(0, 1), batch.row(1, 0)];
+            let embedding = params.embed(&batch, use_gnn).unwrap();
+            let some = params
+                .act(&batch, &embedding, &Batch::index(&rows).unwrap())
+                .unwrap()
+                .to_vec2::<f32>()
+                .unwrap();
+            for (got, &r) in some.iter().zip(&rows) {
+                close(got, &batched[r]);
+            }
+        }
+    }
+
+    #[test]
+    fn batched_critic_equals_the_network_one_graph_at_a_time() {
+        let h = Hyper::default();
+        let critic = Critic::new(&h, 6).unwrap();
+        let params = CriticParams::load(critic.varmap()).unwrap();
+        let all = states(&[3, 6, 1, 5]);
+        let refs: Vec<&State> = all.iter().collect();
+        let batch = Batch::new(&refs).unwrap();
+        let mut rng = stream(4, &[18]);
+        let actions: Vec<f32> = (0..batch.rows() * 3).map(|_| rng.random::<f32>()).collect();
+        let chosen_local = [2usize, 0, 0, 4];
+        let chosen: Vec<usize> = chosen_local.iter().enumerate().map(|(g, &r)| batch.row(g, r)).collect();
+        let q = params
+            .q(
+                &batch,
+                &Tensor::from_vec(actions.clone(), (batch.rows(), 3), &Device::Cpu).unwrap(),
+                &Batch::index(&chosen).unwrap(),
+            )
+            .unwrap()
+            .to_vec1::<f32>()
+            .unwrap();
+        for (g, s) in all.iter().enumerate() {
+            let (nodes, pod) = tensors(s);
+            let start = batch.row(g, 0) * 3;
+            let a = Tensor::from_slice(&actions[start..start + s.obs.n * 3], (s.obs.n, 3), &Device::Cpu).unwrap();
+            let one = critic
+                .q(&nodes, &pod, &a, chosen_local[g])
+                .unwrap()
+                .to_vec1::<f32>()
+                .unwrap();
+            close(&q[g..g + 1], &one);
+        }
+    }
+
+    #[test]
+    fn missing_parameters_are_errors() {
+        let empty = VarMap::new();
+        assert!(matches!(ActorParams::load(&empty, 2, 16), Err(TrainError::Config(_))));
+        assert!(matches!(CriticParams::load(&empty), Err(TrainError::Config(_))));
+        assert!(Batch::new(&[]).is_err());
+    }
+}

@@ -1,0 +1,310 @@
+//! One training episode on the policy's side: the exploring policy that
+//! logs every decision, and the assembly of the log and the realised
+//! metrics into rewards and transitions once the run is over.
+//!
+//! The backend that plays the episode (the simulator, in the harness) calls
+//! [`Explorer::place`] for every scheduling attempt and feeds every record it
+//! writes to a [`RealisedTracker`]; after the run's `End` record,
+//! [`Explorer::finish`] joins the two by pod.
+//!
+//! - A decision that bound a pod becomes a [`Transition`] whose reward
+//!   compares the scores acted on with the pod's realised metrics.
+//! - Unschedulable attempts (no feasible node: no agent acted) and declines
+//!   (no chosen agent) are counted in the episode's reward but not stored:
+//!   the critic's Q needs a chosen agent. An unschedulable attempt's reward
+//!   is 0, so leaving it out changes no return.
+//! - The next state of a transition is the next decision of the episode that
+//!   had candidates (declines included, since the target policy may bind
+//!   there); the last one is terminal.
+//! - A bind without a `PodBound` record after it (a backend that refused it)
+//!   counts as unschedulable.
+
+use crate::agmarl::network::AgmarlNet;
+use crate::agmarl::policy::{AgmarlConfig, AgmarlScheduler};
+use crate::agmarl::train::error::TrainError;
+use crate::agmarl::train::exploration::GaussianNoise;
+use crate::agmarl::train::realised::Realised;
+use crate::agmarl::train::reward::{Outcome, RewardConfig, reward};
+use crate::agmarl::train::transition::{State, Transition};
+use clusters::pod::PodId;
+use clusters::rng::{purpose, stream};
+use clusters::{ClusterView, PendingPod, Placement};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Stream key of the exploration noise (under `purpose::TRAINING`).
+const NOISE_STREAM: u64 = 0x006e_6f69_7365; // "noise"
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Bind,
+    Unschedulable,
+    Decline,
+}
+
+#[derive(Debug)]
+struct Logged {
+    pod: PodId,
+    kind: Kind,
+    /// None when there was no candidate
+    state: Option<Arc<State>>,
+    acted: Vec<[f32; 3]>,
+    /// the network's scores before noise
+    clean: Vec<[f32; 3]>,
+    chosen: Option<usize>,
+}
+
+/// What an episode taught, ready for the replay buffer, and how it went.
+#[derive(Debug)]
+pub struct Episode {
+    pub transitions: Vec<Transition>,
+    pub stats: EpisodeStats,
+}
+
+/// Summary of one episode.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct EpisodeStats {
+    /// scheduling attempts
+    pub decisions: usize,
+    pub binds: usize,
+    pub unschedulable: usize,
+    pub declines: usize,
+    /// mean reward over the attempts in which the agents acted (binds and
+    /// declines); unschedulable attempts (reward 0) are left out because
+    /// their number is mostly the backend's retry back-off at work
+    pub reward_mean: f32,
+    /// mean over binds of the network's own (noiseless) score error to the realised metrics
+    pub score_mse: f32,
+    /// the same error per objective `[ft, util, cost]`
+    pub score_mse_by_objective: [f32; 3],
+    /// share of binds that were fault tolerant
+    pub fault_tolerance: f32,
+}
+
+/// The exploring policy of one episode: an [`AgmarlScheduler`] with a frozen
+/// copy of the actor, Gaussian noise on its scores, and a log of every
+/// decision.
+#[derive(Debug)]
+pub struct Explorer {
+    scheduler: AgmarlScheduler,
+    noise: GaussianNoise,
+    log: Vec<Logged>,
+}
+
+impl Explorer {
+    /// `net` is used as is (pass a frozen copy); the noise of `sigma` comes
+    /// from the episode's `seed`.
+    pub fn new(net: AgmarlNet, policy: AgmarlConfig, seed: u64, sigma: f32) -> Explorer {
+        Explorer {
+            scheduler: AgmarlScheduler::new(net, policy, seed),
+            noise: GaussianNoise::new(stream(seed, &[purpose::TRAINING, NOISE_STREAM]), sigma),
+            log: Vec::new(),
+        }
+    }
+
+    /// Decisions so far.
+    pub fn decisions(&self) -> usize {
+        self.log.len()
+    }
+
+    /// One scheduling attempt: decides with noise, logs, answers.
+    pub fn place(&mut self, pod: &PendingPod<'_>, view: &ClusterView<'_>) -> Placement {
+        let noise = &mut self.noise;
+        let mut perturb = |scores: &mut [[f32; 3]]| noise.perturb(scores);
+        let decision = self.scheduler.decide(pod, view, Some(&mut perturb));
+        let kind = match decision.placement {
+            Placement::Bind(_) => Kind::Bind,
+            Placement::Unschedulable { .. } => Kind::Unschedulable,
+            Placement::Decline { .. } => Kind::Decline,
+        };
+        let mut logged = Logged {
+            pod: pod.id,
+            kind,
+            state: None,
+            acted: Vec::new(),
+            clean: Vec::new(),
+            chosen: decision.chosen,
+        };
+        if !decision.candidates.is_empty() {
+            let clean = self.noise.last_clean();
+            logged.clean = if clean.len() == decision.scores.len() {
+                clean.to_vec()
+            } else {
+                decision.scores.clone()
+            };
+            logged.acted = decision.scores;
+            match State::new(decision.obs, decision.candidates, decision.level) {
+                Ok(state) => logged.state = Some(Arc::new(state)),
+                Err(error) => tracing::warn!(%error, "decision not kept for training"),
+            }
+        }
+        self.log.push(logged);
+        decision.placement
+    }
+
+    /// Joins the log with the realised metrics of the run's placements.
+    pub fn finish(self, realised: &[Realised], cfg: &RewardConfig) -> Result<Episode, TrainError> {
+        assemble(self.log, realised, cfg)
+    }
+}
+
+fn assemble(log: Vec<Logged>, realised: &[Realised], cfg: &RewardConfig) -> Result<Episode, TrainError> {
+    let by_pod: HashMap<PodId, &Realised> = realised.iter().map(|r| (r.pod, r)).collect();
+    // next state with candidates after each position
+    let mut next_state: Vec<Option<Arc<State>>> = vec![None; log.len()];
+    let mut upcoming: Option<Arc<State>> = None;
+    for (i, l) in log.iter().enumerate().rev() {
+        next_state[i] = upcoming.clone();
+        if let Some(s) = &l.state {
+            upcoming = Some(s.clone());
+        }
+    }
+    let mut stats = EpisodeStats {
+        decisions: log.len(),
+        ..EpisodeStats::default()
+    };
+    let mut transitions = Vec::new();
+    let (mut reward_sum, mut ft_sum) = (0.0f64, 0.0f64);
+    let mut sq_sums = [0.0f64; 3];
+    for (l, next) in log.into_iter().zip(next_state) {
+        let bound = match (l.kind, &l.state, l.chosen, by_pod.get(&l.pod)) {
+            (Kind::Bind, Some(state), Some(chosen), Some(r)) => Some((state.clone(), chosen, r.metrics)),
+            _ => None,
+        };
+        let level = l.state.as_ref().map(|s| s.level).unwrap_or_default();
+        let Some((state, chosen, metrics)) = bound else {
+            if l.kind == Kind::Decline {
+                stats.declines += 1;
+                reward_sum += f64::from(reward(&Outcome::Declined, level, cfg));
+            } else {
+                stats.unschedulable += 1;
+            }
+            continue;
+        };
+        let (Some(&acted), Some(&clean)) = (l.acted.get(chosen), l.clean.get(chosen)) else {
+            return Err(TrainError::Transition(format!(
+                "chosen candidate {chosen} of {} scores",
+                l.acted.len()
+            )));
+        };
+        let r = reward(
+            &Outcome::Bound {
+                predicted: acted,
+                realised: metrics,
+            },
+            level,
+            cfg,
+        );
+        stats.binds += 1;
+        reward_sum += f64::from(r);
+        for ((sum, c), m) in sq_sums.iter_mut().zip(clean).zip(metrics) {
+            *sum += f64::from((c - m) * (c - m));
+        }
+        ft_sum += f64::from(metrics[0]);
+        transitions.push(Transition::new(state, l.acted, chosen, metrics, r, next)?);
+    }
+    let acted = stats.binds + stats.declines;
+    if acted > 0 {
+        stats.reward_mean = (reward_sum / acted as f64) as f32;
+    }
+    if stats.binds > 0 {
+        let binds = stats.binds as f64;
+        stats.score_mse_by_objective = sq_sums.map(|s| (s / binds) as f32);
+        stats.score_mse = (sq_sums.iter().sum::<f64>() / (3.0 * binds)) as f32;
+        stats.fault_tolerance = (ft_sum / stats.binds as f64) as f32;
+    }
+    Ok(Episode { transitions, stats })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agmarl::features::{NODE_FEATURES, Observation, POD_FEATURES};
+    use crate::agmarl::stress::StressLevel;
+    use crate::agmarl::train::realised::Settled;
+    use clusters::node::NodeId;
+    use clusters::time::Time;
+
+    fn state(n: usize) -> Arc<State> {
+        let obs = Observation {
+            n,
+            node_features: vec![0.1; n * NODE_FEATURES],
+            pod_features: vec![0.1; POD_FEATURES],
+        };
+        Arc::new(State::new(obs, (0..n).collect(), StressLevel::Stressed).unwrap())
+    }
+
+    fn logged(pod: u64, kind: Kind, with_state: bool) -> Logged {
+        let state = with_state.then(|| state(2));
+        let scores = if with_state {
+            vec![[0.5; 3], [1.0; 3]]
+        } else {
+            Vec::new()
+        };
+        Logged {
+            pod: PodId(pod),
+            kind,
+            state,
+            acted: scores.clone(),
+            clean: scores.iter().map(|s| s.map(|x| x - 0.5)).collect(),
+            chosen: (kind == Kind::Bind).then_some(1),
+        }
+    }
+
+    fn realised(pod: u64, metrics: [f32; 3]) -> Realised {
+        Realised {
+            pod: PodId(pod),
+            node: NodeId(1),
+            bound_at: Time(0),
+            metrics,
+            settled: Settled::HorizonPassed,
+        }
+    }
+
+    #[test]
+    fn binds_become_transitions_linked_to_the_next_state_with_candidates() {
+        let log = vec![
+            logged(0, Kind::Bind, true),
+            logged(1, Kind::Unschedulable, false),
+            logged(2, Kind::Decline, true),
+            logged(3, Kind::Bind, true),
+            // bound by the policy but never bound by the backend
+            logged(4, Kind::Bind, true),
+        ];
+        let third = log[2].state.clone().unwrap();
+        let fourth = log[3].state.clone().unwrap();
+        let fifth = log[4].state.clone().unwrap();
+        let cfg = RewardConfig::default();
+        let ep = assemble(log, &[realised(0, [1.0; 3]), realised(3, [0.0, 1.0, 1.0])], &cfg).unwrap();
+        assert_eq!(ep.transitions.len(), 2);
+        let (a, b) = (&ep.transitions[0], &ep.transitions[1]);
+        assert!(Arc::ptr_eq(a.next().unwrap(), &third));
+        assert!(Arc::ptr_eq(b.next().unwrap(), &fifth));
+        assert!(Arc::ptr_eq(b.state(), &fourth));
+        // acted [1,1,1] on realised [1,1,1], stressed: 1 + 0.25
+        assert!((a.reward() - 1.25).abs() < 1e-6);
+        // acted [1,1,1] on realised [0,1,1]: error 1/3, no stress bonus
+        assert!((b.reward() - (1.0 - 1.0 / 3.0)).abs() < 1e-6);
+        let s = ep.stats;
+        assert_eq!((s.decisions, s.binds, s.unschedulable, s.declines), (5, 2, 2, 1));
+        // over the binds and the decline
+        let expected_mean = (1.25 + 0.5 + (1.0 - 1.0 / 3.0)) / 3.0;
+        assert!((s.reward_mean - expected_mean).abs() < 1e-6);
+        // clean scores were 0.5 everywhere: errors 0.25 and (0.25 + 0.25 + 0.25) / 3
+        assert!((s.score_mse - 0.25).abs() < 1e-6);
+        // per objective: ft (0.5² + 0.5²) / 2, util and cost 0.5²
+        for (got, want) in s.score_mse_by_objective.iter().zip([0.25, 0.25, 0.25]) {
+            assert!((got - want).abs() < 1e-6);
+        }
+        assert!((s.fault_tolerance - 0.5).abs() < 1e-6);
+    }
+
+    #[test]
+    fn the_last_transition_is_terminal() {
+        let cfg = RewardConfig::default();
+        let ep = assemble(vec![logged(7, Kind::Bind, true)], &[realised(7, [1.0; 3])], &cfg).unwrap();
+        assert!(ep.transitions[0].next().is_none());
+        let empty = assemble(Vec::new(), &[], &cfg).unwrap();
+        assert_eq!(empty.stats, EpisodeStats::default());
+    }
+}
