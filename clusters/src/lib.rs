@@ -12,6 +12,7 @@ pub mod behaviour;
 pub mod dist;
 pub mod node;
 pub mod pod;
+pub mod provision;
 pub mod record;
 pub mod resources;
 pub mod rng;

@@ -22,6 +22,8 @@ pub enum Command {
     Scenarios,
     /// Train the AGMARL-DKS networks (MADDPG) on simulated episodes.
     Train(TrainArgs),
+    /// Provision a cluster: `cluster up|status|down --local`.
+    Cluster(crate::cluster_cmd::ClusterArgs),
 }
 
 /// Where the cluster comes from.

@@ -1,6 +1,7 @@
 //! `schedlab`: the command line of the scheduler lab.
 
 mod cli;
+mod cluster_cmd;
 mod exit;
 mod manifest;
 mod run_folder;
@@ -26,6 +27,7 @@ fn main() -> ExitCode {
             Ok(())
         }
         cli::Command::Train(args) => train_cmd::run(args),
+        cli::Command::Cluster(args) => cluster_cmd::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

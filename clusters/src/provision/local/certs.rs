@@ -1,0 +1,258 @@
+//! The PKI of the local control plane (made with openssl): a CA, the
+//! apiserver's serving certificate (SAN IP 127.0.0.1), the service-account
+//! key pair, and static bearer tokens.
+
+use super::cmd;
+use super::error::ProvisionError;
+use super::layout::StateLayout;
+use std::io::Read;
+use std::path::Path;
+use std::process::Command;
+
+/// The serving certificate's names: loopback plus the in-cluster names and
+/// the first service IP, so clients addressing it either way verify it.
+const SERVING_EXT: &str = "subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment\n";
+
+/// The token users: (user, uid, groups).
+pub const ADMIN: &str = "admin";
+pub const SCHEDULER: &str = "system:kube-scheduler";
+pub const CONTROLLER_MANAGER: &str = "system:kube-controller-manager";
+/// The identity of schedlab's own scheduler, bound to `system:kube-scheduler`.
+pub const AGMARL: &str = "agmarl";
+
+/// One line of the apiserver's `--token-auth-file`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenUser {
+    pub token: String,
+    pub user: String,
+    pub uid: String,
+    pub groups: Vec<String>,
+}
+
+/// The static tokens of one control plane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tokens {
+    pub users: Vec<TokenUser>,
+}
+
+impl Tokens {
+    /// Fresh tokens for the four users the control plane knows.
+    pub fn generate() -> Result<Self, ProvisionError> {
+        let user = |user: &str, uid: &str, groups: &[&str]| -> Result<TokenUser, ProvisionError> {
+            Ok(TokenUser {
+                token: random_hex(16)?,
+                user: user.into(),
+                uid: uid.into(),
+                groups: groups.iter().map(|g| (*g).to_owned()).collect(),
+            })
+        };
+        Ok(Self {
+            users: vec![
+                user(ADMIN, "uid-admin", &["system:masters"])?,
+                user(SCHEDULER, "uid-sched", &[])?,
+                user(CONTROLLER_MANAGER, "uid-cm", &[])?,
+                user(AGMARL, "uid-agmarl", &[])?,
+            ],
+        })
+    }
+
+    /// The token of `user`, if it has one.
+    pub fn token(&self, user: &str) -> Option<&str> {
+        self.users.iter().find(|u| u.user == user).map(|u| u.token.as_str())
+    }
+
+    /// The `--token-auth-file` text: `token,user,uid[,"group1,group2"]`.
+    pub fn to_csv(&self) -> String {
+        let mut out = String::new();
+        for u in &self.users {
+            out.push_str(&format!("{},{},{}", u.token, u.user, u.uid));
+            if !u.groups.is_empty() {
+                out.push_str(&format!(",\"{}\"", u.groups.join(",")));
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    /// Reads a file written by [`Tokens::to_csv`].
+    pub fn parse(text: &str, path: &Path) -> Result<Self, ProvisionError> {
+        let mut users = Vec::new();
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let (head, groups) = match line.split_once(",\"") {
+                Some((head, rest)) => (head, rest.trim_end_matches('"').split(',').map(str::to_owned).collect()),
+                None => (line, Vec::new()),
+            };
+            let fields: Vec<&str> = head.split(',').collect();
+            let [token, user, uid] = fields[..] else {
+                return Err(ProvisionError::Malformed {
+                    what: "token line",
+                    path: path.into(),
+                    detail: line.into(),
+                });
+            };
+            users.push(TokenUser {
+                token: token.into(),
+                user: user.into(),
+                uid: uid.into(),
+                groups,
+            });
+        }
+        Ok(Self { users })
+    }
+}
+
+/// `n` random bytes from the kernel, hex-encoded (secrets are not seeded draws).
+fn random_hex(n: usize) -> Result<String, ProvisionError> {
+    let mut bytes = vec![0u8; n];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .map_err(ProvisionError::io("cannot read", "/dev/urandom"))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Makes the PKI and tokens in `state.pki()` unless they are already there;
+/// returns the tokens.
+pub fn ensure(state: &StateLayout) -> Result<Tokens, ProvisionError> {
+    let pki = state.pki();
+    let tokens_path = state.pki_file("tokens.csv");
+    let complete = [
+        "ca.crt",
+        "apiserver.crt",
+        "apiserver.key",
+        "sa.key",
+        "sa.pub",
+        "tokens.csv",
+    ]
+    .iter()
+    .all(|f| state.pki_file(f).is_file());
+    if complete {
+        let text = std::fs::read_to_string(&tokens_path).map_err(ProvisionError::io("cannot read", &tokens_path))?;
+        return Tokens::parse(&text, &tokens_path);
+    }
+    std::fs::create_dir_all(&pki).map_err(ProvisionError::io("cannot create", &pki))?;
+    let openssl = |args: &[&str]| cmd::run(Command::new("openssl").args(args).current_dir(&pki));
+    openssl(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+        "-days",
+        "3650",
+        "-subj",
+        "/CN=schedlab-local-ca",
+    ])?;
+    openssl(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "apiserver.key",
+        "-out",
+        "apiserver.csr",
+        "-subj",
+        "/CN=kube-apiserver",
+    ])?;
+    let ext = state.pki_file("apiserver.ext");
+    std::fs::write(&ext, SERVING_EXT).map_err(ProvisionError::io("cannot write", &ext))?;
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "apiserver.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "3650",
+        "-extfile",
+        "apiserver.ext",
+        "-out",
+        "apiserver.crt",
+    ])?;
+    openssl(&["genrsa", "-out", "sa.key", "2048"])?;
+    openssl(&["rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub"])?;
+    let tokens = Tokens::generate()?;
+    write_private(&tokens_path, &tokens.to_csv())?;
+    for key in ["ca.key", "apiserver.key", "sa.key"] {
+        restrict(&state.pki_file(key))?;
+    }
+    Ok(tokens)
+}
+
+fn write_private(path: &Path, text: &str) -> Result<(), ProvisionError> {
+    std::fs::write(path, text).map_err(ProvisionError::io("cannot write", path))?;
+    restrict(path)
+}
+
+fn restrict(path: &Path) -> Result<(), ProvisionError> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+        .map_err(ProvisionError::io("cannot chmod", path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_round_trip_through_the_csv() {
+        let tokens = Tokens::generate().unwrap();
+        let csv = tokens.to_csv();
+        assert!(
+            csv.lines()
+                .next()
+                .unwrap()
+                .ends_with(",admin,uid-admin,\"system:masters\""),
+            "{csv}"
+        );
+        assert!(csv.contains(",agmarl,uid-agmarl\n"), "{csv}");
+        let back = Tokens::parse(&csv, Path::new("t.csv")).unwrap();
+        assert_eq!(back, tokens);
+        assert_eq!(back.token(AGMARL).unwrap().len(), 32);
+        assert_ne!(back.token(ADMIN), back.token(AGMARL));
+    }
+
+    #[test]
+    fn malformed_token_line_is_an_error() {
+        assert!(matches!(
+            Tokens::parse("abc,admin\n", Path::new("t")),
+            Err(ProvisionError::Malformed { .. })
+        ));
+    }
+
+    #[test]
+    fn pki_has_a_serving_cert_for_loopback() {
+        if !cmd::on_path("openssl") {
+            return;
+        }
+        let root = std::env::temp_dir().join(format!("schedlab-pki-test-{}", std::process::id()));
+        let state = StateLayout::new(&root);
+        let tokens = ensure(&state).unwrap();
+        let text = cmd::run(
+            Command::new("openssl")
+                .args(["x509", "-noout", "-text", "-in"])
+                .arg(state.pki_file("apiserver.crt")),
+        )
+        .unwrap();
+        let text = String::from_utf8_lossy(&text.stdout);
+        assert!(text.contains("IP Address:127.0.0.1"), "{text}");
+        cmd::run(
+            Command::new("openssl")
+                .args(["verify", "-CAfile"])
+                .arg(state.pki_file("ca.crt"))
+                .arg(state.pki_file("apiserver.crt")),
+        )
+        .unwrap();
+        // A second call reuses what is there.
+        assert_eq!(ensure(&state).unwrap(), tokens);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+}

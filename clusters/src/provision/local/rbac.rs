@@ -1,0 +1,98 @@
+//! The one piece of cluster configuration the control plane needs at start:
+//! schedlab's own scheduler identity (`agmarl`) bound to the roles the
+//! default scheduler has.
+
+use super::error::ProvisionError;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// (binding name, cluster role) pairs for the `agmarl` user.
+pub const AGMARL_BINDINGS: &[(&str, &str)] = &[
+    ("agmarl-kube-scheduler", "system:kube-scheduler"),
+    ("agmarl-volume-scheduler", "system:volume-scheduler"),
+];
+
+/// The ClusterRoleBinding object binding `user` to `role`.
+pub fn binding_json(name: &str, role: &str, user: &str) -> String {
+    serde_json::json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
+    })
+    .to_string()
+}
+
+/// Creates the bindings through the API (an existing one is left as it is).
+pub fn bind_agmarl(server: &str, ca_file: &Path, admin_token: &str, user: &str) -> Result<(), ProvisionError> {
+    let url = format!("{server}/apis/rbac.authorization.k8s.io/v1/clusterrolebindings");
+    for (name, role) in AGMARL_BINDINGS {
+        let body = binding_json(name, role, user);
+        let mut command = Command::new("curl");
+        command
+            .args([
+                "--silent",
+                "--show-error",
+                "--max-time",
+                "10",
+                "--output",
+                "/dev/null",
+                "--write-out",
+                "%{http_code}",
+            ])
+            .arg("--cacert")
+            .arg(ca_file)
+            .args(["-H", "Content-Type: application/json", "-H"])
+            .arg(format!("Authorization: Bearer {admin_token}"))
+            .args(["-X", "POST", "--data-binary", "@-"])
+            .arg(&url)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let described = format!("curl -X POST {url} ({name})");
+        let mut child = command.spawn().map_err(|source| ProvisionError::Spawn {
+            command: described.clone(),
+            source,
+        })?;
+        if let Some(mut stdin) = child.stdin.take() {
+            stdin
+                .write_all(body.as_bytes())
+                .map_err(|source| ProvisionError::Spawn {
+                    command: described.clone(),
+                    source,
+                })?;
+        }
+        let output = child.wait_with_output().map_err(|source| ProvisionError::Spawn {
+            command: described.clone(),
+            source,
+        })?;
+        let http = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+        // 201 created; 409 already there (a reused etcd).
+        if !(output.status.success() && (http == "201" || http == "409")) {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            return Err(ProvisionError::Command {
+                command: described,
+                code: output.status.code(),
+                tail: format!("HTTP {http} {}", stderr.trim()),
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binding_names_role_and_user() {
+        let v: serde_json::Value = serde_json::from_str(&binding_json("b", "system:kube-scheduler", "agmarl")).unwrap();
+        assert_eq!(v["kind"], "ClusterRoleBinding");
+        assert_eq!(v["roleRef"]["name"], "system:kube-scheduler");
+        assert_eq!(v["roleRef"]["kind"], "ClusterRole");
+        assert_eq!(v["subjects"][0]["kind"], "User");
+        assert_eq!(v["subjects"][0]["name"], "agmarl");
+    }
+}

@@ -1,0 +1,141 @@
+//! `schedlab cluster up|status|down --local`: a real control plane on
+//! loopback (see `clusters::provision::local`).
+
+use crate::exit::InputError;
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use clusters::provision::local::{self, LocalOptions};
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+pub struct ClusterArgs {
+    #[command(subcommand)]
+    pub action: ClusterAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ClusterAction {
+    /// Install what is missing, build Kubernetes once (cached), start the control plane and wait until ready.
+    Up(UpArgs),
+    /// Show which components run and whether the apiserver is ready.
+    Status(StateArgs),
+    /// Stop exactly the processes `up` started (by the pid files in the state folder).
+    Down(StateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct StateArgs {
+    /// The local backend: etcd + kube-apiserver + kube-scheduler on 127.0.0.1 (the only one for now).
+    #[arg(long)]
+    pub local: bool,
+    /// The state folder (PKI, kubeconfigs, logs, pid files). Default: $SCHEDLAB_CACHE/local or ~/.cache/schedlab/k8s/local.
+    #[arg(long, value_name = "DIR")]
+    pub state: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct UpArgs {
+    #[command(flatten)]
+    pub state: StateArgs,
+    /// Also run kube-controller-manager (node-lifecycle included; nodes must then renew their Leases).
+    #[arg(long)]
+    pub controller_manager: bool,
+    /// The default scheduler's client QPS; give every compared scheduler the same.
+    #[arg(long, default_value_t = local::DEFAULT_CLIENT_QPS)]
+    pub scheduler_qps: f32,
+    /// The default scheduler's client burst.
+    #[arg(long, default_value_t = local::DEFAULT_CLIENT_BURST)]
+    pub scheduler_burst: u32,
+    /// Do not install missing Debian packages (apt-get needs root).
+    #[arg(long)]
+    pub no_install: bool,
+}
+
+pub fn run(args: ClusterArgs) -> anyhow::Result<()> {
+    match args.action {
+        ClusterAction::Up(up) => run_up(up),
+        ClusterAction::Status(state) => run_status(state),
+        ClusterAction::Down(state) => run_down(state),
+    }
+}
+
+fn state_dir(args: &StateArgs) -> anyhow::Result<PathBuf> {
+    if !args.local {
+        return Err(InputError("say which cluster: only --local is supported".into()).into());
+    }
+    match &args.state {
+        Some(dir) => Ok(dir.clone()),
+        None => Ok(local::default_state_dir()?),
+    }
+}
+
+fn run_up(args: UpArgs) -> anyhow::Result<()> {
+    let state_dir = state_dir(&args.state)?;
+    if !(args.scheduler_qps > 0.0 && args.scheduler_burst > 0) {
+        return Err(InputError("--scheduler-qps and --scheduler-burst must be positive".into()).into());
+    }
+    let mut opts = LocalOptions::from_env()?;
+    opts.state_dir = state_dir;
+    opts.controller_manager = args.controller_manager;
+    opts.scheduler_qps = args.scheduler_qps;
+    opts.scheduler_burst = args.scheduler_burst;
+    opts.install_packages = !args.no_install;
+    opts.cancel = Some(local::cancel_on_interrupt()?);
+    eprintln!("bringing the local control plane up (a cold cache builds Kubernetes: several minutes)");
+    let cluster = local::up(&opts).context("local control plane")?;
+    let t = &cluster.timings;
+    eprintln!(
+        "ready in {:.1}s (packages {:.1}s, source {:.1}s, build {:.1}s, start {:.1}s)",
+        t.total.as_secs_f64(),
+        t.packages.as_secs_f64(),
+        t.source.as_secs_f64(),
+        t.build.as_secs_f64(),
+        t.start.as_secs_f64()
+    );
+    for (name, pid) in cluster.pids() {
+        println!("{name}\tpid {pid}");
+    }
+    let (qps, burst) = cluster.client_rate();
+    println!("server\t{}", cluster.server());
+    println!("scheduler client rate\tqps {qps} burst {burst}");
+    println!("agmarl kubeconfig\t{}", cluster.agmarl_kubeconfig().display());
+    println!("export KUBECONFIG={}", cluster.admin_kubeconfig().display());
+    Ok(())
+}
+
+fn run_status(args: StateArgs) -> anyhow::Result<()> {
+    let state_dir = state_dir(&args)?;
+    let st = local::status(&state_dir)?;
+    for c in &st.components {
+        let what = match (c.pid, c.running) {
+            (None, _) => "not started".to_owned(),
+            (Some(pid), true) => format!("running (pid {pid})"),
+            (Some(pid), false) => format!("exited (pid {pid} recorded)"),
+        };
+        println!("{}\t{what}", c.name);
+    }
+    match &st.record {
+        Some(r) => println!(
+            "apiserver\t{} {}",
+            r.server,
+            if st.apiserver_ready { "ready" } else { "NOT ready" }
+        ),
+        None => println!("apiserver\tno control plane recorded in {}", state_dir.display()),
+    }
+    if st.record.is_some() && !st.healthy() {
+        anyhow::bail!("the local control plane in {} is not healthy", state_dir.display());
+    }
+    Ok(())
+}
+
+fn run_down(args: StateArgs) -> anyhow::Result<()> {
+    let state_dir = state_dir(&args)?;
+    let stopped = local::down(&state_dir)?;
+    if stopped.is_empty() {
+        println!("nothing recorded in {}", state_dir.display());
+    }
+    for (name, how) in stopped {
+        println!("{name}\t{how:?}");
+    }
+    Ok(())
+}
