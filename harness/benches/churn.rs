@@ -20,30 +20,23 @@ fn churn_1000_nodes_one_hour(c: &mut Criterion) {
     group.sample_size(10).measurement_time(Duration::from_secs(20));
     group.bench_function("default_sim_records_metrics", |b| {
         b.iter(|| {
-            let timeline = scenario.expand(SEED);
-            let sim = Sim::new(timeline, SEED, ModelConfig::default()).expect("a valid timeline");
-            let mut policy = scheduler::baseline("default", SEED).expect("a known baseline");
-            let mut placer =
-                |pod: &clusters::PendingPod<'_>, view: &clusters::ClusterView<'_>| policy.schedule(pod, view);
             let mut sink = results::JsonlSink::create(&records).expect("records file");
-            let summary = sim.finish(&mut placer, &mut sink);
+            let summary = play(&scenario, &mut sink);
             sink.finish().expect("records written");
             let metrics = results::metrics::from_file(&records).expect("metrics");
             (summary, metrics.value("cost_usd"))
         })
     });
-    group.bench_function("default_sim_only", |b| {
-        b.iter(|| {
-            let timeline = scenario.expand(SEED);
-            let sim = Sim::new(timeline, SEED, ModelConfig::default()).expect("a valid timeline");
-            let mut policy = scheduler::baseline("default", SEED).expect("a known baseline");
-            let mut placer =
-                |pod: &clusters::PendingPod<'_>, view: &clusters::ClusterView<'_>| policy.schedule(pod, view);
-            let mut sink = Discard;
-            sim.finish(&mut placer, &mut sink)
-        })
-    });
+    group.bench_function("default_sim_only", |b| b.iter(|| play(&scenario, &mut Discard)));
     group.finish();
+}
+
+/// Plays one run of `scenario` (seed [`SEED`], the `default` arm) into `sink`.
+fn play(scenario: &workloads::Scenario, sink: &mut dyn clusters::RecordSink) -> clusters::sim::SimSummary {
+    let sim = Sim::new(scenario.expand(SEED), SEED, ModelConfig::default()).expect("a valid timeline");
+    let mut policy = scheduler::baseline("default", SEED).expect("a known baseline");
+    let mut placer = |pod: &clusters::PendingPod<'_>, view: &clusters::ClusterView<'_>| policy.schedule(pod, view);
+    sim.finish(&mut placer, sink)
 }
 
 struct Discard;

@@ -1,7 +1,7 @@
 //! Decision latency of the `agmarl` arm (bundled checkpoint) on one thread,
-//! on clusters of 100, 1,000 and 5,000 partly filled nodes (mixed machine
-//! sizes and prices, 20–85% requested, some spot-tainted, cordoned, NotReady
-//! or degraded, recent restarts here and there), for a mix of pod shapes.
+//! on clusters of 100, 1,000 and 5,000 partly filled nodes
+//! (`scheduler::testing::synthetic_cluster`, the same clusters as the
+//! `decisions` bench), for a mix of pod shapes.
 //!
 //! After criterion's estimates it times a loop of decisions itself and
 //! prints p50 / p99 / max per size, since a scheduler's tail latency matters
@@ -17,87 +17,14 @@
 //! cargo bench -p scheduler --bench agmarl
 //! ```
 
-use clusters::node::{NodeState, TaintEffect};
-use clusters::pod::PodSpec;
-use clusters::rng::{purpose, stream};
 use criterion::{BenchmarkId, Criterion, Throughput};
-use rand::Rng;
-use scheduler::testing::{cluster, node, pending, pod, taint, toleration, view};
+use scheduler::testing::{pending, synthetic_cluster, synthetic_pods, view};
 use scheduler::{Scheduler, arm};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 const SEED: u64 = 42;
 const SIZES: [usize; 3] = [100, 1_000, 5_000];
-
-fn nodes(n: usize) -> Vec<NodeState> {
-    let mut rng = stream(SEED, &[purpose::TIMELINE, n as u64]);
-    // (cpu millicores, memory GiB, $/h) of common machine types
-    let shapes = [
-        (1930, 6, 0.067),
-        (3920, 13, 0.134),
-        (7910, 27, 0.268),
-        (15890, 57, 0.536),
-    ];
-    let mut nodes = cluster((0..n).map(|i| {
-        let (cpu_m, mem_gi, _) = shapes[rng.random_range(0..shapes.len())];
-        let cpu_used = (cpu_m as f64 * rng.random_range(0.2..0.85)) as u64;
-        let mem_used = (mem_gi as f64 * 1024.0 * rng.random_range(0.2..0.85)) as u64;
-        let mut b = node(&format!("node-{i}"))
-            .cpu(&format!("{cpu_m}m"))
-            .memory(&format!("{mem_gi}Gi"))
-            .pods(110)
-            .requested(&format!("{cpu_used}m"), &format!("{mem_used}Mi"))
-            .pod_count(rng.random_range(5..60));
-        let roll: f64 = rng.random();
-        if roll < 0.10 {
-            b = b
-                .spot()
-                .tainted(taint("cloud.google.com/gke-spot", "true", TaintEffect::NoSchedule));
-        } else if roll < 0.12 {
-            b = b.cordoned();
-        } else if roll < 0.13 {
-            b = b.not_ready();
-        } else if roll < 0.16 {
-            b = b.degraded();
-        }
-        b
-    }));
-    for n in &mut nodes {
-        let price = shapes
-            .iter()
-            .find(|s| s.0 == n.spec.allocatable.cpu_milli)
-            .map_or(0.1, |s| s.2);
-        n.spec.pool.hourly_price = price;
-        n.used = clusters::Resources::new(
-            n.requested.cpu_milli * 7 / 10,
-            n.requested.memory_bytes * rng.random_range(6..11) / 10,
-        );
-        n.recent.restarts = if rng.random::<f64>() < 0.05 {
-            rng.random_range(1..6)
-        } else {
-            0
-        };
-        n.recent.oom_kills = u32::from(rng.random::<f64>() < 0.01);
-    }
-    nodes
-}
-
-fn pods() -> Vec<PodSpec> {
-    vec![
-        pod().cpu("100m").memory("128Mi").build(),
-        pod().cpu("250m").memory("512Mi").build(),
-        pod().cpu("500m").memory("1Gi").build(),
-        pod().cpu("1").memory("2Gi").build(),
-        pod().cpu("2").memory("4Gi").build(),
-        pod().build(),
-        pod()
-            .cpu("500m")
-            .memory("1Gi")
-            .tolerates(toleration("cloud.google.com/gke-spot", "true", None))
-            .build(),
-    ]
-}
 
 fn agmarl() -> Box<dyn Scheduler> {
     match arm("agmarl", SEED) {
@@ -107,11 +34,11 @@ fn agmarl() -> Box<dyn Scheduler> {
 }
 
 fn decisions(c: &mut Criterion) {
-    let specs = pods();
+    let specs = synthetic_pods();
     let mut group = c.benchmark_group("agmarl");
     group.throughput(Throughput::Elements(1));
     for n in SIZES {
-        let nodes = nodes(n);
+        let nodes = synthetic_cluster(n, SEED);
         let v = view(&nodes);
         group.bench_with_input(BenchmarkId::new("decision", n), &n, |b, _| {
             let mut scheduler = agmarl();
@@ -148,7 +75,7 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 
 /// Times `iterations` decisions per size one by one and prints percentiles.
 fn latency_report(quick: bool) {
-    let specs = pods();
+    let specs = synthetic_pods();
     println!("agmarl decision latency, one thread (RAYON_NUM_THREADS=1, CANDLE_NUM_THREADS=1)");
     if quick {
         println!("(test mode: a few decisions per size, not a measurement)");
@@ -159,7 +86,7 @@ fn latency_report(quick: bool) {
     );
     for n in SIZES {
         reset_peak_rss();
-        let nodes = nodes(n);
+        let nodes = synthetic_cluster(n, SEED);
         let v = view(&nodes);
         let mut scheduler = agmarl();
         let samples = if quick { 10 } else { (2_000_000 / n).clamp(1_000, 5_000) };

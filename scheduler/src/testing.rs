@@ -247,3 +247,80 @@ pub fn toleration_exists(key: &str, effect: Option<TaintEffect>) -> Toleration {
         toleration_seconds: None,
     }
 }
+
+/// A partly filled cluster of `n` nodes for benchmarks, drawn from `seed`:
+/// common machine sizes and prices, 20–85% requested, usage near the
+/// requests, recent restarts and OOM kills here and there; about 10% spot
+/// (tainted), 2% cordoned, 1% NotReady, 3% degraded and 5% with a
+/// PreferNoSchedule taint.
+pub fn synthetic_cluster(n: usize, seed: u64) -> Vec<NodeState> {
+    use clusters::rng::{purpose, stream};
+    use rand::Rng;
+    let mut rng = stream(seed, &[purpose::TIMELINE, n as u64]);
+    // (cpu millicores, memory GiB) allocatable and $/h of common machine types
+    let shapes = [
+        (1930, 6, 0.067),
+        (3920, 13, 0.134),
+        (7910, 27, 0.268),
+        (15890, 57, 0.536),
+    ];
+    let mut prices = Vec::with_capacity(n);
+    let mut nodes = cluster(
+        (0..n)
+            .map(|i| {
+                let (cpu_m, mem_gi, price) = shapes[rng.random_range(0..shapes.len())];
+                prices.push(price);
+                let cpu_used = (cpu_m as f64 * rng.random_range(0.2..0.85)) as u64;
+                let mem_used = (mem_gi as f64 * 1024.0 * rng.random_range(0.2..0.85)) as u64;
+                let b = node(&format!("node-{i}"))
+                    .cpu(&format!("{cpu_m}m"))
+                    .memory(&format!("{mem_gi}Gi"))
+                    .pods(110)
+                    .requested(&format!("{cpu_used}m"), &format!("{mem_used}Mi"))
+                    .pod_count(rng.random_range(5..60));
+                match rng.random::<f64>() {
+                    r if r < 0.10 => {
+                        b.spot()
+                            .tainted(taint("cloud.google.com/gke-spot", "true", TaintEffect::NoSchedule))
+                    }
+                    r if r < 0.12 => b.cordoned(),
+                    r if r < 0.13 => b.not_ready(),
+                    r if r < 0.16 => b.degraded(),
+                    r if r < 0.21 => b.tainted(taint("maintenance", "", TaintEffect::PreferNoSchedule)),
+                    _ => b,
+                }
+            })
+            .collect::<Vec<_>>(),
+    );
+    for (node, price) in nodes.iter_mut().zip(prices) {
+        node.spec.pool.hourly_price = price;
+        node.used = Resources::new(
+            node.requested.cpu_milli * 7 / 10,
+            node.requested.memory_bytes * rng.random_range(6..11) / 10,
+        );
+        node.recent.restarts = if rng.random::<f64>() < 0.05 {
+            rng.random_range(1..6)
+        } else {
+            0
+        };
+        node.recent.oom_kills = u32::from(rng.random::<f64>() < 0.01);
+    }
+    nodes
+}
+
+/// A mix of pod shapes for benchmarks, one of them tolerating spot nodes.
+pub fn synthetic_pods() -> Vec<PodSpec> {
+    vec![
+        pod().cpu("100m").memory("128Mi").build(),
+        pod().cpu("250m").memory("512Mi").build(),
+        pod().cpu("500m").memory("1Gi").build(),
+        pod().cpu("1").memory("2Gi").build(),
+        pod().cpu("2").memory("4Gi").build(),
+        pod().build(),
+        pod()
+            .cpu("500m")
+            .memory("1Gi")
+            .tolerates(toleration("cloud.google.com/gke-spot", "true", None))
+            .build(),
+    ]
+}
