@@ -166,9 +166,9 @@ impl<E: From<AgmarlError>> Builder<'_, '_, E> {
 /// `y = x Wᵀ + b`. Holds the variables' tensors directly (they share storage
 /// with the [`VarMap`]), so a forward pass never looks names up.
 #[derive(Debug, Clone)]
-struct Linear {
-    weight: Tensor,
-    bias: Option<Tensor>,
+pub(crate) struct Linear {
+    pub(crate) weight: Tensor,
+    pub(crate) bias: Option<Tensor>,
 }
 
 impl Linear {
@@ -179,7 +179,7 @@ impl Linear {
         }
     }
 
-    fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
+    pub(crate) fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
         let y = x.matmul(&self.weight.t()?)?;
         match &self.bias {
             Some(b) => y.broadcast_add(b),

@@ -174,12 +174,17 @@ pub fn signals(view: &ClusterView<'_>) -> StressSignals {
     let restarts: u64 = view.nodes.iter().map(|n| u64::from(n.recent.restarts)).sum();
     let oom_kills: u64 = view.nodes.iter().map(|n| u64::from(n.recent.oom_kills)).sum();
 
-    let ready: Vec<&NodeState> = view.nodes.iter().filter(|n| n.condition.is_ready()).collect();
-    let pressured = ready.iter().filter(|n| under_memory_pressure(n)).count();
-    let memory_pressure = if ready.is_empty() {
+    let (ready, pressured) = view
+        .nodes
+        .iter()
+        .filter(|n| n.condition.is_ready())
+        .fold((0usize, 0usize), |(ready, pressured), n| {
+            (ready + 1, pressured + usize::from(under_memory_pressure(n)))
+        });
+    let memory_pressure = if ready == 0 {
         0.0
     } else {
-        pressured as f64 / ready.len() as f64
+        pressured as f64 / ready as f64
     };
 
     StressSignals {

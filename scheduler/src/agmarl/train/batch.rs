@@ -28,6 +28,7 @@
 //! [`Critic::q`]: crate::agmarl::network::Critic::q
 
 use crate::agmarl::features::{NODE_FEATURES, POD_FEATURES};
+use crate::agmarl::network::Linear;
 use crate::agmarl::train::error::TrainError;
 use crate::agmarl::train::transition::State;
 use candle_core::{DType, Device, Tensor};
@@ -44,39 +45,24 @@ fn param(varmap: &VarMap, name: &str) -> Result<Tensor, TrainError> {
         .ok_or_else(|| TrainError::Config(format!("the network has no parameter {name}")))
 }
 
-/// `y = x Wᵀ + b`.
-#[derive(Debug, Clone)]
-struct Lin {
-    weight: Tensor,
-    bias: Option<Tensor>,
-}
-
-impl Lin {
-    fn load(varmap: &VarMap, prefix: &str, bias: bool) -> Result<Lin, TrainError> {
-        Ok(Lin {
-            weight: param(varmap, &format!("{prefix}.weight"))?,
-            bias: if bias {
-                Some(param(varmap, &format!("{prefix}.bias"))?)
-            } else {
-                None
-            },
-        })
-    }
-
-    fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
-        let y = x.matmul(&self.weight.t()?)?;
-        match &self.bias {
-            Some(b) => y.broadcast_add(b),
-            None => Ok(y),
-        }
-    }
+/// The linear layer `prefix` of `varmap` (`{prefix}.weight`, and
+/// `{prefix}.bias` when `bias`), as the network's own [`Linear`].
+fn linear(varmap: &VarMap, prefix: &str, bias: bool) -> Result<Linear, TrainError> {
+    Ok(Linear {
+        weight: param(varmap, &format!("{prefix}.weight"))?,
+        bias: if bias {
+            Some(param(varmap, &format!("{prefix}.bias"))?)
+        } else {
+            None
+        },
+    })
 }
 
 /// The actor's parameters (GNN layers, then fc1, fc2, out).
 #[derive(Debug, Clone)]
 pub(crate) struct ActorParams {
-    gnn: Vec<(Lin, Lin)>,
-    fc: [Lin; 3],
+    gnn: Vec<(Linear, Linear)>,
+    fc: [Linear; 3],
     embed_dim: usize,
 }
 
@@ -85,17 +71,17 @@ impl ActorParams {
         let gnn = (0..gnn_layers)
             .map(|l| {
                 Ok((
-                    Lin::load(varmap, &format!("gnn.layers.{l}.lin_root"), false)?,
-                    Lin::load(varmap, &format!("gnn.layers.{l}.lin_rel"), true)?,
+                    linear(varmap, &format!("gnn.layers.{l}.lin_root"), false)?,
+                    linear(varmap, &format!("gnn.layers.{l}.lin_rel"), true)?,
                 ))
             })
             .collect::<Result<Vec<_>, TrainError>>()?;
         Ok(ActorParams {
             gnn,
             fc: [
-                Lin::load(varmap, "actor.fc1", true)?,
-                Lin::load(varmap, "actor.fc2", true)?,
-                Lin::load(varmap, "actor.out", true)?,
+                linear(varmap, "actor.fc1", true)?,
+                linear(varmap, "actor.fc2", true)?,
+                linear(varmap, "actor.out", true)?,
             ],
             embed_dim,
         })
@@ -147,20 +133,20 @@ impl ActorParams {
 /// The critic's parameters (agent fc1, fc2; head fc1, out).
 #[derive(Debug, Clone)]
 pub(crate) struct CriticParams {
-    agent: [Lin; 2],
-    head: [Lin; 2],
+    agent: [Linear; 2],
+    head: [Linear; 2],
 }
 
 impl CriticParams {
     pub(crate) fn load(varmap: &VarMap) -> Result<CriticParams, TrainError> {
         Ok(CriticParams {
             agent: [
-                Lin::load(varmap, "critic.agent.fc1", true)?,
-                Lin::load(varmap, "critic.agent.fc2", true)?,
+                linear(varmap, "critic.agent.fc1", true)?,
+                linear(varmap, "critic.agent.fc2", true)?,
             ],
             head: [
-                Lin::load(varmap, "critic.head.fc1", true)?,
-                Lin::load(varmap, "critic.head.out", true)?,
+                linear(varmap, "critic.head.fc1", true)?,
+                linear(varmap, "critic.head.out", true)?,
             ],
         })
     }
