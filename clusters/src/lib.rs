@@ -6,19 +6,26 @@
 //! - [`record`]: what a backend writes (events and samples).
 //! - [`behaviour`]: the pod-behaviour model, one pure state machine shared by
 //!   every backend.
+//! - [`sample`]: node and cluster samples, as every backend writes them.
+//! - [`trouble`]: recent trouble per node and per workload, as schedulers see it.
 //! - [`sim`]: the in-process discrete-event backend.
+//! - [`kube`]: the backend over a real API server, the node emulator and the
+//!   watch-and-bind loop.
 
 pub mod behaviour;
 pub mod dist;
+pub mod kube;
 pub mod node;
 pub mod pod;
 pub mod provision;
 pub mod record;
 pub mod resources;
 pub mod rng;
+pub mod sample;
 pub mod sim;
 pub mod time;
 pub mod timeline;
+pub mod trouble;
 pub mod view;
 
 pub use dist::Dist;

@@ -17,7 +17,6 @@ mod pods;
 mod sample;
 mod schedule;
 mod summary;
-mod trouble;
 mod validate;
 
 pub use error::SimError;
@@ -29,12 +28,12 @@ use crate::pod::{PodId, PodSlot};
 use crate::record::{Record, RecordSink};
 use crate::time::Time;
 use crate::timeline::Timeline;
+use crate::trouble::TroubleWindow;
 use crate::view::{ClusterView, PendingPod, Placement, WorkloadHistory};
 use active::ActiveQueue;
 use events::{EventQueue, Queued};
 use pods::{PodEntry, SlotState};
 use std::collections::BTreeMap;
-use trouble::TroubleWindow;
 
 /// What a run asks of its scheduler for each pending pod.
 pub type Placer<'p> = dyn FnMut(&PendingPod<'_>, &ClusterView<'_>) -> Placement + 'p;

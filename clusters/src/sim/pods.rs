@@ -3,12 +3,12 @@
 
 use super::Sim;
 use super::events::Queued;
-use super::trouble::Trouble;
 use crate::behaviour::{Input, NodeHealth, PodContext, PodEnd, PodIdent, PodLifecycle, owner_recreates};
 use crate::node::NodeId;
 use crate::pod::{PodId, PodSlot};
 use crate::record::{DeleteCause, Event, EventKind, Record, RecordSink};
 use crate::resources::Resources;
+use crate::trouble::Trouble;
 
 /// The scheduler's last answer for a pending pod, to record only changes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -20,6 +20,7 @@ pub mod layout;
 pub mod packages;
 pub mod process;
 pub mod rbac;
+pub mod scoped;
 pub mod source;
 
 pub use error::ProvisionError;
@@ -27,6 +28,7 @@ pub use flags::{DEFAULT_CLIENT_BURST, DEFAULT_CLIENT_QPS, Ports};
 pub use interrupt::cancel_on_interrupt;
 pub use layout::{CACHE_ENV, CacheLayout, StateLayout, default_cache_dir, default_state_dir};
 pub use process::Stopped;
+pub use scoped::ScopedCluster;
 
 use process::{Probe, Started};
 use std::path::{Path, PathBuf};

@@ -14,14 +14,14 @@ use std::collections::VecDeque;
 /// Failures follow the `results` crate's definition: containers that exited
 /// with an error or were OOM-killed, evictions, and pods failed for good.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Trouble {
+pub enum Trouble {
     Restart,
     OomKill,
     Failure,
 }
 
 impl Trouble {
-    pub(crate) fn of(event: &EventKind) -> Option<Trouble> {
+    pub fn of(event: &EventKind) -> Option<Trouble> {
         match event {
             EventKind::ContainerStarted { restart_count, .. } if *restart_count > 0 => Some(Trouble::Restart),
             EventKind::ContainerExited {
@@ -50,7 +50,7 @@ impl Trouble {
         }
     }
 
-    pub(crate) fn add_to_history(self, h: &mut WorkloadHistory) {
+    pub fn add_to_history(self, h: &mut WorkloadHistory) {
         match self {
             Trouble::Restart => h.restarts = h.restarts.saturating_add(1),
             Trouble::OomKill => {
@@ -63,12 +63,12 @@ impl Trouble {
 }
 
 #[derive(Debug, Default)]
-pub(crate) struct TroubleWindow {
+pub struct TroubleWindow {
     noted: VecDeque<(Time, NodeId, Trouble)>,
 }
 
 impl TroubleWindow {
-    pub(crate) fn note(&mut self, now: Time, node: NodeId, trouble: Trouble, nodes: &mut [NodeState]) {
+    pub fn note(&mut self, now: Time, node: NodeId, trouble: Trouble, nodes: &mut [NodeState]) {
         if let Some(n) = nodes.get_mut(node.index()) {
             trouble.apply(&mut n.recent, true);
             self.noted.push_back((now, node, trouble));
@@ -76,7 +76,7 @@ impl TroubleWindow {
     }
 
     /// Forgets trouble at least [`NodeState::RECENT_WINDOW`] old.
-    pub(crate) fn expire(&mut self, now: Time, nodes: &mut [NodeState]) {
+    pub fn expire(&mut self, now: Time, nodes: &mut [NodeState]) {
         while let Some(&(at, node, trouble)) = self.noted.front() {
             if at + NodeState::RECENT_WINDOW > now {
                 break;

@@ -1,0 +1,29 @@
+//! The backend over a real API server (any kubeconfig: `local`, kind, GKE),
+//! the node emulator that plays kubelet for nodes that are API objects only,
+//! and the watch-and-bind loop that runs schedlab's own policies there.
+//!
+//! - [`client`]: connecting through a kubeconfig and context, with client-side
+//!   QPS and burst as client-go has them.
+//! - [`labels`]: the labels, annotations and condition types schedlab writes.
+//! - [`objects`]: cluster-model types to and from core/v1 objects.
+//! - [`clock`]: scenario time on the wall clock, optionally compressed.
+//! - [`run`]: plays a timeline against an API server and records what happens.
+//! - [`emulator`]: the node emulator.
+//! - [`bind`]: the watch-and-bind loop.
+//!
+//! Everything here keeps to the core/v1 Pods, Nodes, Bindings and Events,
+//! coordination/v1 Leases and scheduling/v1 PriorityClasses, which are
+//! wire-compatible from Kubernetes 1.20 (the `local` control plane) to today.
+
+pub mod bind;
+pub mod client;
+pub mod clock;
+pub mod emulator;
+pub mod error;
+pub mod labels;
+pub mod objects;
+pub mod run;
+
+pub use client::{ApiClient, ClientOptions};
+pub use clock::ScenarioClock;
+pub use error::KubeError;
