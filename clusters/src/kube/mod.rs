@@ -7,6 +7,8 @@
 //! - [`labels`]: the labels, annotations and condition types schedlab writes.
 //! - [`objects`]: cluster-model types to and from core/v1 objects.
 //! - [`clock`]: scenario time on the wall clock, optionally compressed.
+//! - [`observe`]: what changed in a pod, as the simulator's events.
+//! - [`cache`]: the cluster as watches show it (samples, the scheduler's view).
 //! - [`run`]: plays a timeline against an API server and records what happens.
 //! - [`emulator`]: the node emulator.
 //! - [`bind`]: the watch-and-bind loop.
@@ -16,12 +18,14 @@
 //! wire-compatible from Kubernetes 1.20 (the `local` control plane) to today.
 
 pub mod bind;
+pub mod cache;
 pub mod client;
 pub mod clock;
 pub mod emulator;
 pub mod error;
 pub mod labels;
 pub mod objects;
+pub mod observe;
 pub mod run;
 
 pub use client::{ApiClient, ClientOptions};
