@@ -110,6 +110,13 @@ pub struct NodeState {
     pub unschedulable: bool,
     /// sum of the requests of pods bound to the node
     pub requested: Resources,
+    /// kube-scheduler's `NonZeroRequested`: the same sum with each pod's
+    /// missing cpu or memory request counted as 100m or 200Mi, which is what
+    /// its NodeResourcesFit scores with. Every backend keeps it (the
+    /// simulator and the kube cache); a hand-built state may leave it zero,
+    /// so readers take the larger of it and `requested` per resource.
+    #[serde(default)]
+    pub non_zero_requested: Resources,
     /// sum of the actual usage of the node's running containers
     pub used: Resources,
     /// pods bound to the node (running, restarting or waiting to start)
@@ -132,6 +139,7 @@ impl NodeState {
             condition: NodeCondition::Ready,
             unschedulable: false,
             requested: Resources::ZERO,
+            non_zero_requested: Resources::ZERO,
             used: Resources::ZERO,
             pod_count: 0,
             since,

@@ -14,7 +14,33 @@ pub struct Resources {
     pub memory_bytes: u64,
 }
 
+/// What a missing cpu request counts as when kube-scheduler scores nodes
+/// (`schedutil.DefaultMilliCPURequest`).
+pub const DEFAULT_MILLI_CPU_REQUEST: u64 = 100;
+/// What a missing memory request counts as when scoring (`schedutil.DefaultMemoryRequest`, 200Mi).
+pub const DEFAULT_MEMORY_REQUEST: u64 = 200 * 1024 * 1024;
+
 impl Resources {
+    /// These requests with a zero cpu or memory request replaced by the
+    /// scoring default (`schedutil.GetNonzeroRequests`): what a bound pod adds
+    /// to its node's [`crate::NodeState::non_zero_requested`]. Upstream
+    /// replaces only a *missing* request; the model cannot tell a missing
+    /// request from an explicit zero and treats both as missing.
+    pub fn non_zero_for_scoring(self) -> Resources {
+        Resources {
+            cpu_milli: if self.cpu_milli == 0 {
+                DEFAULT_MILLI_CPU_REQUEST
+            } else {
+                self.cpu_milli
+            },
+            memory_bytes: if self.memory_bytes == 0 {
+                DEFAULT_MEMORY_REQUEST
+            } else {
+                self.memory_bytes
+            },
+        }
+    }
+
     pub const ZERO: Resources = Resources {
         cpu_milli: 0,
         memory_bytes: 0,
@@ -201,6 +227,17 @@ mod tests {
         assert_eq!(format_cpu_milli(2000), "2");
         assert_eq!(format_memory_bytes(512 << 20), "512Mi");
         assert_eq!(parse_memory_bytes(&format_memory_bytes(3 << 30)).unwrap(), 3 << 30);
+    }
+
+    #[test]
+    fn missing_requests_count_as_the_scoring_defaults() {
+        assert_eq!(Resources::ZERO.non_zero_for_scoring(), Resources::new(100, 200 << 20));
+        assert_eq!(Resources::new(0, 5).non_zero_for_scoring(), Resources::new(100, 5));
+        assert_eq!(
+            Resources::new(7, 0).non_zero_for_scoring(),
+            Resources::new(7, 200 << 20)
+        );
+        assert_eq!(Resources::new(7, 5).non_zero_for_scoring(), Resources::new(7, 5));
     }
 
     #[test]

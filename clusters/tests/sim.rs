@@ -596,3 +596,31 @@ fn bad_timelines_are_refused() {
         Err(SimError::Model(_))
     ));
 }
+
+#[test]
+fn nodes_track_kube_schedulers_non_zero_requests() {
+    // a best-effort pod (no requests) and a cpu-only pod on one node; one is deleted later
+    let timeline = TimelineBuilder::new(60.0)
+        .nodes(1, 4000, 8 << 30)
+        .workload("be", pod(0, 0), false)
+        .workload("cpu", pod(500, 0), false)
+        .create(0.0, 0, 0, 1)
+        .create(0.0, 1, 0, 1)
+        .at(
+            30.0,
+            Action::DeletePod {
+                slot: slot(0, 0),
+                recreate: false,
+            },
+        )
+        .build();
+    let mut sim = Sim::new(timeline, 1, ModelConfig::default()).unwrap();
+    let mut records = Vec::new();
+    sim.run_until(secs(10.0), &mut first_feasible, &mut records);
+    let n = &sim.nodes()[0];
+    assert_eq!(n.requested, Resources::new(500, 0));
+    assert_eq!(n.non_zero_requested, Resources::new(100 + 500, 2 * (200 << 20)));
+    sim.run_until(secs(40.0), &mut first_feasible, &mut records);
+    let n = &sim.nodes()[0];
+    assert_eq!(n.non_zero_requested, Resources::new(500, 200 << 20));
+}

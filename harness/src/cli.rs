@@ -31,14 +31,30 @@ pub enum Command {
 pub enum ClusterKind {
     /// The in-process discrete-event simulator (virtual time, never sleeps).
     Sim,
+    /// A real control plane on loopback (etcd, kube-apiserver, kube-scheduler) with emulated nodes:
+    /// the one `schedlab cluster up --local` runs, else one brought up for this invocation.
+    Local,
+    /// Any cluster through a kubeconfig (`--kubeconfig`, else KUBECONFIG, else ~/.kube/config; `--context`).
+    Kube,
 }
 
 impl ClusterKind {
     pub fn name(self) -> &'static str {
         match self {
             ClusterKind::Sim => "sim",
+            ClusterKind::Local => "local",
+            ClusterKind::Kube => "kube",
         }
     }
+}
+
+/// Where a real cluster's nodes come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum NodesFrom {
+    /// Node objects made from the scenario, played by schedlab's node emulator.
+    Emulated,
+    /// The cluster's own nodes (those matching --node-selector).
+    Existing,
 }
 
 #[derive(Debug, Args)]
@@ -77,9 +93,42 @@ pub struct ScenarioArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
 
-    /// How many runs to play at once (default: the number of cores).
+    /// How many runs to play at once (default: the number of cores; always 1 on a real cluster).
     #[arg(long)]
     pub jobs: Option<usize>,
+
+    /// --cluster local: use the running control plane of this state folder (see `schedlab cluster up --local
+    /// --state`). Default: the default state folder's when it runs, else one brought up for this invocation.
+    #[arg(long, value_name = "DIR")]
+    pub local_state: Option<PathBuf>,
+
+    /// Real clusters: scenario seconds per wall second (60 plays a scenario hour in a wall minute).
+    #[arg(long, default_value_t = 1.0)]
+    pub time_scale: f64,
+
+    /// --cluster kube: the kubeconfig file (default: KUBECONFIG, else ~/.kube/config).
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// --cluster kube: the kubeconfig context (default: the current one).
+    #[arg(long)]
+    pub context: Option<String>,
+
+    /// --cluster kube: emulated nodes made from the scenario, or the cluster's existing nodes.
+    #[arg(long, value_enum, default_value_t = NodesFrom::Emulated)]
+    pub nodes: NodesFrom,
+
+    /// --nodes existing: a label selector of the nodes to use.
+    #[arg(long, value_name = "SELECTOR")]
+    pub node_selector: Option<String>,
+
+    /// Real clusters: client QPS of schedlab's scheduler and emulator (default: the local kube-scheduler's, else 50).
+    #[arg(long)]
+    pub qps: Option<f32>,
+
+    /// Real clusters: client burst (default: the local kube-scheduler's, else 100).
+    #[arg(long)]
+    pub burst: Option<u32>,
 }
 
 #[derive(Debug, Args)]

@@ -17,6 +17,10 @@ pub fn code_for(err: &anyhow::Error) -> ExitCode {
             || cause.is::<workloads::ScenarioError>()
             || cause.is::<scheduler::UnknownScheduler>()
             || cause.is::<scheduler::ArmError>()
+            || cause
+                .downcast_ref::<clusters::kube::KubeError>()
+                .is_some_and(|e| e.is_input_error())
+            || cause.is::<clusters::kube::clock::BadTimeScale>()
     });
     if is_input {
         ExitCode::from(INPUT_ERROR)

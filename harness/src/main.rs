@@ -3,6 +3,7 @@
 mod cli;
 mod cluster_cmd;
 mod exit;
+mod kube_play;
 mod manifest;
 mod run_folder;
 mod scenario_cmd;

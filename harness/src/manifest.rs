@@ -30,6 +30,9 @@ pub struct InvocationManifest {
     pub arms: Vec<String>,
     pub seeds: Vec<u64>,
     pub backend: &'static str,
+    /// the real cluster's server, time scale and client rate limits (absent on the simulator)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<crate::kube_play::ClusterFacts>,
     /// the agmarl arms' checkpoint: "bundled" or a path
     #[serde(skip_serializing_if = "Option::is_none")]
     pub checkpoint: Option<String>,
@@ -57,4 +60,7 @@ pub struct RunManifest {
     pub records: &'static str,
     pub wall_seconds: f64,
     pub simulated_seconds: f64,
+    /// on a real cluster: the run's id (its namespace and label), scheduler name and what each part did
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster_run: Option<crate::kube_play::KubeRunFacts>,
 }

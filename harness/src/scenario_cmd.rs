@@ -39,6 +39,16 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
 
+    let real = match args.cluster {
+        ClusterKind::Sim => None,
+        ClusterKind::Local | ClusterKind::Kube => Some(crate::kube_play::connect(&args)?),
+    };
+    // Runs on one real cluster would see each other's pods and nodes: one at a time.
+    let jobs_in_parallel = if real.is_some() { 1 } else { jobs_in_parallel };
+    if let Some(target) = &real {
+        crate::kube_play::cancel_on_ctrl_c(target);
+    }
+
     let folder = RunFolder::create(&out)?;
     let mut manifest = InvocationManifest {
         scenario: scenario.name().to_string(),
@@ -48,6 +58,7 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         arms: arms.clone(),
         seeds: seeds.clone(),
         backend: args.cluster.name(),
+        cluster: real.as_ref().map(|t| t.facts.clone()),
         checkpoint: checkpoint_origin(args.checkpoint.as_deref(), &arms),
         build: Build::current(),
         command_line: std::env::args().collect(),
@@ -70,6 +81,7 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         cluster: args.cluster,
         checkpoint: checkpoint_net.as_ref(),
         progress: &progress,
+        real: real.as_ref(),
     };
     let records = runner.play_all(&jobs, jobs_in_parallel)?;
     progress.finish_and_clear();
@@ -161,6 +173,8 @@ struct Runner<'a> {
     /// the network for the agmarl arms, when not the bundled one
     checkpoint: Option<&'a scheduler::agmarl::network::AgmarlNet>,
     progress: &'a ProgressBar,
+    /// the connected cluster, for every backend but the simulator
+    real: Option<&'a crate::kube_play::KubeTarget>,
 }
 
 impl Runner<'_> {
@@ -209,8 +223,10 @@ impl Runner<'_> {
         let dir = self.folder.run_dir(&job.arm, job.seed)?;
         let records = dir.join(RECORDS_FILE);
         let started = Instant::now();
-        let simulated = match self.cluster {
-            ClusterKind::Sim => self.play_sim(job, &records)?,
+        let (simulated, cluster_run) = match (self.cluster, self.real) {
+            (ClusterKind::Sim, _) => (self.play_sim(job, &records)?, None),
+            (_, Some(target)) => self.play_real(target, job, &records)?,
+            (_, None) => bail!("no cluster connected for the {} backend", self.cluster.name()),
         };
         let manifest = RunManifest {
             scenario: self.scenario.name().to_string(),
@@ -224,9 +240,48 @@ impl Runner<'_> {
             records: RECORDS_FILE,
             wall_seconds: started.elapsed().as_secs_f64(),
             simulated_seconds: simulated,
+            cluster_run,
         };
         write_file(&dir.join("manifest.json"), &to_pretty_json(&manifest)?)?;
         Ok(records)
+    }
+
+    /// The arm's policy, with the checkpoint given for the agmarl arms.
+    fn policy(&self, job: &Job) -> Result<Box<dyn scheduler::Scheduler>> {
+        Ok(match self.checkpoint {
+            Some(net) if scheduler::agmarl::arms::AGMARL_ARMS.contains(&job.arm.as_str()) => {
+                let net = net.deep_clone().context("copying the checkpoint's network")?;
+                scheduler::agmarl::arms::agmarl_arm_with(&job.arm, net, job.seed)?
+            }
+            _ => scheduler::arm(&job.arm, job.seed)?,
+        })
+    }
+
+    /// Plays one run on a real cluster; returns the scenario seconds and what the run did there.
+    fn play_real(
+        &self,
+        target: &crate::kube_play::KubeTarget,
+        job: &Job,
+        records: &Path,
+    ) -> Result<(f64, Option<crate::kube_play::KubeRunFacts>)> {
+        let timeline = self.scenario.expand(job.seed);
+        let end = timeline.end;
+        // `default` is the cluster's own kube-scheduler; every other arm runs in schedlab's bind loop.
+        let policy = if job.arm == "default" {
+            None
+        } else {
+            Some(self.policy(job)?)
+        };
+        let facts = target.play(crate::kube_play::RunRequest {
+            timeline,
+            arm: &job.arm,
+            seed: job.seed,
+            policy,
+            records,
+            progress: self.progress,
+            progress_steps: PROGRESS_STEPS,
+        })?;
+        Ok((end.as_secs_f64(), Some(facts)))
     }
 
     /// Plays one run on the simulator; returns the simulated seconds.
@@ -234,13 +289,7 @@ impl Runner<'_> {
         let timeline = self.scenario.expand(job.seed);
         let mut sim = clusters::sim::Sim::new(timeline, job.seed, clusters::behaviour::ModelConfig::default())
             .context("setting up the simulator")?;
-        let mut policy = match self.checkpoint {
-            Some(net) if scheduler::agmarl::arms::AGMARL_ARMS.contains(&job.arm.as_str()) => {
-                let net = net.deep_clone().context("copying the checkpoint's network")?;
-                scheduler::agmarl::arms::agmarl_arm_with(&job.arm, net, job.seed)?
-            }
-            _ => scheduler::arm(&job.arm, job.seed)?,
-        };
+        let mut policy = self.policy(job)?;
         let mut placer = |pod: &clusters::PendingPod<'_>, view: &clusters::ClusterView<'_>| policy.schedule(pod, view);
         let mut sink = results::records::JsonlSink::create(records)?;
         let end = sim.end();

@@ -211,3 +211,81 @@ fn refuses_to_write_into_a_folder_that_holds_files() {
     assert_eq!(fs::read_to_string(tmp.path().join("notes.txt")).unwrap(), "keep me");
     assert!(!tmp.path().join("INCOMPLETE").exists());
 }
+
+#[test]
+fn an_unusable_kubeconfig_is_bad_input_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("out");
+    let missing = tmp.path().join("no-such-kubeconfig");
+    let out = schedlab()
+        .args(["scenario", "churn", "--cluster", "kube", "--kubeconfig"])
+        .arg(&missing)
+        .arg("--out")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("no-such-kubeconfig"), "{err}");
+    assert!(!out_dir.exists(), "nothing written");
+
+    // A kubeconfig pointing at a port nothing listens on: exit 2 within the client timeout.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let config = tmp.path().join("kubeconfig");
+    fs::write(
+        &config,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:{port}\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: t\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\ncurrent-context: x\n"
+        ),
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let out = schedlab()
+        .args(["scenario", "churn", "--cluster", "kube", "--kubeconfig"])
+        .arg(&config)
+        .arg("--out")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("unreachable") || err.contains("did not answer"), "{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    assert!(!out_dir.exists(), "nothing written");
+
+    let out = schedlab()
+        .args([
+            "scenario",
+            "churn",
+            "--cluster",
+            "kube",
+            "--context",
+            "nope",
+            "--kubeconfig",
+        ])
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8(out.stderr).unwrap().contains("nope"));
+
+    let out = schedlab()
+        .args([
+            "scenario",
+            "churn",
+            "--cluster",
+            "kube",
+            "--time-scale",
+            "0",
+            "--kubeconfig",
+        ])
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8(out.stderr).unwrap().contains("--time-scale"));
+}

@@ -3,8 +3,9 @@
 //! the default profile with NodeResourcesFit's `scoringStrategy` set to
 //! `MostAllocated` over cpu and memory with weights 1 and 1
 //! (`pkg/scheduler/framework/plugins/noderesources/most_allocated.go`).
-//! Everything else is the default profile (see [`crate::default`]): the same
-//! filters, node sampling and rotation, BalancedAllocation (weight 1),
+//! Everything else is v1.33's default profile (see [`crate::default`] and
+//! [`crate::release`]; this configuration is documented from v1.22 on): the
+//! same filters, node sampling and rotation, BalancedAllocation (weight 1),
 //! TaintToleration scoring (weight 3) and seeded tie-breaks.
 
 use crate::api::Scheduler;

@@ -9,6 +9,7 @@
 //! message never carries upstream's trailing "preemption: ..." part.
 
 use crate::filters::FilterFailure;
+use crate::release::Release;
 use clusters::node::Taint;
 
 /// Reason strings exactly as upstream writes them.
@@ -21,6 +22,14 @@ pub mod reason {
     pub const INSUFFICIENT_MEMORY: &str = "Insufficient memory";
     /// schedule_one.go `ErrNoNodesAvailable`
     pub const NO_NODES_AVAILABLE: &str = "no nodes available to schedule pods";
+}
+
+/// TaintToleration's reason for a node with the untolerated taint `key: value`.
+fn untolerated_taint(release: Release, key: &str, value: &str) -> String {
+    match release {
+        Release::V1_20 => format!("node(s) had taint {{{key}: {value}}}, that the pod didn't tolerate"),
+        Release::V1_33 => format!("node(s) had untolerated taint {{{key}: {value}}}"),
+    }
 }
 
 /// Counts of filter rejections by reason, for one scheduling attempt.
@@ -81,6 +90,10 @@ impl<'a> Diagnosis<'a> {
     }
 
     fn histogram(&self) -> Vec<(u32, String)> {
+        self.histogram_as(Release::V1_33)
+    }
+
+    fn histogram_as(&self, release: Release) -> Vec<(u32, String)> {
         let fixed = [
             (self.unschedulable, reason::UNSCHEDULABLE),
             (self.too_many_pods, reason::TOO_MANY_PODS),
@@ -94,7 +107,7 @@ impl<'a> Diagnosis<'a> {
             .chain(
                 self.taints
                     .iter()
-                    .map(|(k, v, n)| (*n, format!("node(s) had untolerated taint {{{k}: {v}}}"))),
+                    .map(|(k, v, n)| (*n, untolerated_taint(release, k, v))),
             )
             .collect()
     }
@@ -103,10 +116,19 @@ impl<'a> Diagnosis<'a> {
     /// reason as "COUNT REASON", sorted as strings (as upstream's
     /// `sortReasonsHistogram`, so "10 ..." sorts before "2 ...").
     pub fn message(&self, num_all_nodes: usize) -> String {
+        self.message_as(Release::V1_33, num_all_nodes)
+    }
+
+    /// [`Diagnosis::message`] in the words of `release`.
+    pub fn message_as(&self, release: Release, num_all_nodes: usize) -> String {
         if num_all_nodes == 0 {
             return reason::NO_NODES_AVAILABLE.to_string();
         }
-        let mut reasons: Vec<String> = self.histogram().into_iter().map(|(n, r)| format!("{n} {r}")).collect();
+        let mut reasons: Vec<String> = self
+            .histogram_as(release)
+            .into_iter()
+            .map(|(n, r)| format!("{n} {r}"))
+            .collect();
         reasons.sort();
         format!("0/{num_all_nodes} nodes are available: {}.", reasons.join(", "))
     }
@@ -158,6 +180,20 @@ mod tests {
         assert_eq!(d.count(reason::INSUFFICIENT_MEMORY), 10);
         assert_eq!(d.count(reason::INSUFFICIENT_CPU), 1);
         assert_eq!(d.count("Insufficient gpu"), 0);
+    }
+
+    #[test]
+    fn v1_20_words_the_taint_reason_differently() {
+        let spot = taint("spot", Some("true"), TaintEffect::NoSchedule);
+        let mut d = Diagnosis::new();
+        d.record(FilterFailure::UntoleratedTaint(&spot));
+        d.record(FilterFailure::Unschedulable);
+        assert_eq!(
+            d.message_as(Release::V1_20, 2),
+            "0/2 nodes are available: 1 node(s) had taint {spot: true}, that the pod didn't tolerate, \
+             1 node(s) were unschedulable."
+        );
+        assert_eq!(d.message(2), d.message_as(Release::V1_33, 2));
     }
 
     #[test]

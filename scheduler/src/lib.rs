@@ -12,8 +12,10 @@
 //!   by learned policies: [`filters`] (feasibility), [`feasible`] (which
 //!   nodes are examined: `numFeasibleNodesToFind` and the rotating start
 //!   index), [`scores`] (score plugins), [`select`] (`selectHost`),
-//!   [`diagnosis`] (the "0/N nodes are available" message) and [`profile`]
-//!   (one scheduling cycle of a kube-scheduler profile).
+//!   [`diagnosis`] (the "0/N nodes are available" message), [`profile`]
+//!   (one scheduling cycle of a kube-scheduler profile, and
+//!   [`profile::Evaluation`], what an attempt sees, for diagnostics) and
+//!   [`release`] (the kube-scheduler release whose rules a profile follows).
 //! - The baselines: [`default`] (kube-scheduler's default profile),
 //!   [`binpack`] (its documented bin-packing configuration) and [`random`].
 //! - [`agmarl`]: AGMARL-DKS, the multi-agent learned scheduler (arms
@@ -29,6 +31,7 @@ pub mod filters;
 pub mod profile;
 pub mod random;
 pub mod registry;
+pub mod release;
 pub mod scores;
 pub mod select;
 #[cfg(any(test, feature = "testing"))]

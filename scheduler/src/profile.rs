@@ -7,14 +7,21 @@
 //! The score plugins are those of the default profile that the model has
 //! data for, with their default weights: NodeResourcesFit (1, with the
 //! profile's [`FitStrategy`]), NodeResourcesBalancedAllocation (1) and
-//! TaintToleration (3). Preemption (the DefaultPreemption PostFilter) is not
-//! modelled: an unschedulable pod stays pending and nothing is evicted for it.
+//! TaintToleration (3 as of v1.33, 1 in v1.20), each as the profile's
+//! [`Release`] computes it. Preemption (the DefaultPreemption PostFilter) is
+//! not modelled: an unschedulable pod stays pending and nothing is evicted
+//! for it.
+//!
+//! [`KubeProfile::evaluate`] answers what an attempt would see without
+//! making it (the feasible nodes, their scores, the top-score set), for
+//! diagnostics such as the twin test against a real kube-scheduler.
 
 use crate::diagnosis::Diagnosis;
 use crate::feasible::{NodeScan, num_feasible_nodes_to_find};
+use crate::release::Release;
 use crate::scores::{
-    FitStrategy, MAX_NODE_SCORE, balanced_allocation, default_normalize_score_by, intolerable_prefer_no_schedule,
-    node_resources_fit, weight,
+    FitStrategy, MAX_NODE_SCORE, balanced_allocation_as, default_normalize_score_by, intolerable_prefer_no_schedule,
+    node_resources_fit_as, weight,
 };
 use crate::select::select_host;
 use clusters::node::NodeState;
@@ -37,8 +44,45 @@ pub struct NodeScores {
     pub total: i64,
 }
 
-/// `prioritizeNodes` for the profile's plugins: scores every node of
-/// `feasible` (indices into `nodes`) into `out` (cleared first), in order.
+/// How a profile scores: the release whose rules it follows and its
+/// NodeResourcesFit strategy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Scoring {
+    pub release: Release,
+    pub strategy: FitStrategy,
+}
+
+impl Scoring {
+    pub fn new(release: Release, strategy: FitStrategy) -> Scoring {
+        Scoring { release, strategy }
+    }
+
+    /// `prioritizeNodes` for the profile's plugins: scores every node of
+    /// `feasible` (indices into `nodes`) into `out` (cleared first), in order.
+    pub fn prioritize(self, pod: &PodSpec, nodes: &[NodeState], feasible: &[usize], out: &mut Vec<NodeScores>) {
+        out.clear();
+        out.extend(feasible.iter().map(|&i| {
+            let node = &nodes[i];
+            NodeScores {
+                node: i,
+                node_resources_fit: node_resources_fit_as(self.release, self.strategy, node, pod),
+                balanced_allocation: balanced_allocation_as(self.release, node, pod),
+                taint_toleration: intolerable_prefer_no_schedule(&node.spec.taints, &pod.tolerations),
+                total: 0,
+            }
+        }));
+        // TaintToleration's NormalizeScore: reversed, relative to the worst node
+        default_normalize_score_by(MAX_NODE_SCORE, true, out, |s| &mut s.taint_toleration);
+        let taint_weight = self.release.taint_toleration_weight();
+        for s in out.iter_mut() {
+            s.total = weight::NODE_RESOURCES_FIT * s.node_resources_fit
+                + weight::BALANCED_ALLOCATION * s.balanced_allocation
+                + taint_weight * s.taint_toleration;
+        }
+    }
+}
+
+/// `prioritizeNodes` with v1.33's rules (see [`Scoring::prioritize`]).
 pub fn prioritize_nodes(
     strategy: FitStrategy,
     pod: &PodSpec,
@@ -46,32 +90,67 @@ pub fn prioritize_nodes(
     feasible: &[usize],
     out: &mut Vec<NodeScores>,
 ) {
-    out.clear();
-    out.extend(feasible.iter().map(|&i| {
-        let node = &nodes[i];
-        NodeScores {
-            node: i,
-            node_resources_fit: node_resources_fit(strategy, node, pod),
-            balanced_allocation: balanced_allocation(node, pod),
-            taint_toleration: intolerable_prefer_no_schedule(&node.spec.taints, &pod.tolerations),
-            total: 0,
+    Scoring::new(Release::V1_33, strategy).prioritize(pod, nodes, feasible, out);
+}
+
+/// What one scheduling attempt finds before it picks a host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Evaluation {
+    /// indices of the feasible nodes found, in scan order
+    pub feasible: Vec<usize>,
+    /// the scores of `feasible`, in the same order; empty when fewer than two
+    /// are feasible, since upstream binds a lone feasible node unscored
+    pub scores: Vec<NodeScores>,
+    /// the failure message when no node is feasible
+    pub unschedulable: Option<String>,
+}
+
+impl Evaluation {
+    /// The nodes (indices into the view's node list) the attempt may bind:
+    /// the lone feasible node, or every scored node with the top total, in
+    /// scan order; empty when the pod is unschedulable.
+    pub fn top_score_set(&self) -> Vec<usize> {
+        if let [only] = self.feasible.as_slice() {
+            return vec![*only];
         }
-    }));
-    // TaintToleration's NormalizeScore: reversed, relative to the worst node
-    default_normalize_score_by(MAX_NODE_SCORE, true, out, |s| &mut s.taint_toleration);
-    for s in out.iter_mut() {
-        s.total = weight::NODE_RESOURCES_FIT * s.node_resources_fit
-            + weight::BALANCED_ALLOCATION * s.balanced_allocation
-            + weight::TAINT_TOLERATION * s.taint_toleration;
+        let Some(top) = self.scores.iter().map(|s| s.total).max() else {
+            return Vec::new();
+        };
+        self.scores.iter().filter(|s| s.total == top).map(|s| s.node).collect()
+    }
+
+    /// The scores of node `node` (an index), if it was scored.
+    pub fn scores_of(&self, node: usize) -> Option<&NodeScores> {
+        self.scores.iter().find(|s| s.node == node)
     }
 }
 
-/// A kube-scheduler profile: its NodeResourcesFit strategy, the rotating
-/// start index and the tie-break stream, plus scratch buffers reused across
-/// decisions.
+/// The part of an attempt before `selectHost`: filters from the scan's start
+/// until `numFeasibleNodesToFind` nodes fit, then scores them when more than
+/// one does. The diagnosis holds the rejections.
+fn filter_and_score<'a>(
+    scoring: Scoring,
+    scan: &mut NodeScan,
+    pod: &PodSpec,
+    nodes: &'a [NodeState],
+    feasible: &mut Vec<usize>,
+    scores: &mut Vec<NodeScores>,
+) -> Diagnosis<'a> {
+    let mut diagnosis = Diagnosis::new();
+    let limit = num_feasible_nodes_to_find(nodes.len());
+    scan.find(pod, nodes, limit, feasible, &mut diagnosis);
+    scores.clear();
+    if feasible.len() > 1 {
+        scoring.prioritize(pod, nodes, feasible, scores);
+    }
+    diagnosis
+}
+
+/// A kube-scheduler profile: how it scores, the rotating start index and
+/// the tie-break stream, plus scratch buffers reused across decisions.
 #[derive(Debug, Clone)]
 pub struct KubeProfile {
-    strategy: FitStrategy,
+    scoring: Scoring,
     scan: NodeScan,
     rng: SimRng,
     feasible: Vec<usize>,
@@ -79,10 +158,15 @@ pub struct KubeProfile {
 }
 
 impl KubeProfile {
-    /// A profile drawing its tie-breaks from the run's `seed`.
+    /// A profile with v1.33's rules drawing its tie-breaks from the run's `seed`.
     pub fn new(strategy: FitStrategy, seed: u64) -> KubeProfile {
+        KubeProfile::with_scoring(Scoring::new(Release::V1_33, strategy), seed)
+    }
+
+    /// A profile scoring as `scoring` says, drawing its tie-breaks from the run's `seed`.
+    pub fn with_scoring(scoring: Scoring, seed: u64) -> KubeProfile {
         KubeProfile {
-            strategy,
+            scoring,
             scan: NodeScan::new(),
             rng: stream(seed, &[purpose::SCHEDULER]),
             feasible: Vec::new(),
@@ -91,7 +175,11 @@ impl KubeProfile {
     }
 
     pub fn strategy(&self) -> FitStrategy {
-        self.strategy
+        self.scoring.strategy
+    }
+
+    pub fn scoring(&self) -> Scoring {
+        self.scoring
     }
 
     /// `nextStartNodeIndex` of the next attempt.
@@ -99,24 +187,42 @@ impl KubeProfile {
         self.scan.next_start_node_index()
     }
 
+    /// What the next attempt for `pod` would find on `cluster`, without
+    /// making it: the start index and the tie-break stream stay as they are.
+    pub fn evaluate(&self, pod: &PodSpec, cluster: &ClusterView<'_>) -> Evaluation {
+        let mut scan = self.scan.clone();
+        let (mut feasible, mut scores) = (Vec::new(), Vec::new());
+        let diagnosis = filter_and_score(self.scoring, &mut scan, pod, cluster.nodes, &mut feasible, &mut scores);
+        let unschedulable = feasible
+            .is_empty()
+            .then(|| diagnosis.message_as(self.scoring.release, cluster.nodes.len()));
+        Evaluation {
+            feasible,
+            scores,
+            unschedulable,
+        }
+    }
+
     /// One scheduling attempt for `pod`.
     pub fn schedule(&mut self, pod: &PendingPod<'_>, cluster: &ClusterView<'_>) -> Placement {
         let nodes = cluster.nodes;
-        let spec = pod.spec;
-        let mut diagnosis = Diagnosis::new();
-        let limit = num_feasible_nodes_to_find(nodes.len());
-        self.scan.find(spec, nodes, limit, &mut self.feasible, &mut diagnosis);
-
+        let diagnosis = filter_and_score(
+            self.scoring,
+            &mut self.scan,
+            pod.spec,
+            nodes,
+            &mut self.feasible,
+            &mut self.scores,
+        );
         let chosen = match self.feasible.as_slice() {
             [] => {
-                let reason = diagnosis.message(nodes.len());
+                let reason = diagnosis.message_as(self.scoring.release, nodes.len());
                 tracing::trace!(pod = pod.id.0, %reason, "unschedulable");
                 return Placement::Unschedulable { reason: reason.into() };
             }
             // "When only one node after predicate, just use it."
             [only] => *only,
             many => {
-                prioritize_nodes(self.strategy, spec, nodes, many, &mut self.scores);
                 let totals = self.scores.iter().map(|s| (s.node, s.total));
                 // `many` is never empty, so the fallback is never taken
                 select_host(totals, &mut self.rng).unwrap_or(many[0])
@@ -125,5 +231,96 @@ impl KubeProfile {
         let node = nodes[chosen].id;
         tracing::trace!(pod = pod.id.0, node = node.0, feasible = self.feasible.len(), "bind");
         Placement::Bind(node)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{cluster, node, pending, pod, taint, view};
+    use clusters::node::{NodeId, TaintEffect};
+
+    #[test]
+    fn evaluate_sees_what_schedule_picks_from_and_changes_nothing() {
+        // a, b and d are alike and emptier than c: a three-way tie
+        let nodes = cluster([
+            node("a").cpu("4").memory("16Gi"),
+            node("b").cpu("4").memory("16Gi"),
+            node("c").cpu("4").memory("16Gi").requested("2", "8Gi"),
+            node("d").cpu("4").memory("16Gi"),
+        ]);
+        let spec = pod().cpu("500m").memory("1Gi").build();
+        let mut profile = KubeProfile::with_scoring(Scoring::new(Release::V1_20, FitStrategy::LeastAllocated), 4);
+        let before = profile.clone();
+        let eval = profile.evaluate(&spec, &view(&nodes));
+        assert_eq!(eval.feasible, vec![0, 1, 2, 3]);
+        assert_eq!(eval.top_score_set(), vec![0, 1, 3]);
+        assert_eq!(eval.unschedulable, None);
+        assert!(
+            eval.scores_of(2)
+                .is_some_and(|s| s.total < eval.scores_of(0).map_or(0, |t| t.total))
+        );
+        // evaluating neither rotated the scan nor drew a tie-break
+        assert_eq!(profile.next_start_node_index(), before.next_start_node_index());
+        assert_eq!(profile.rng, before.rng);
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..60 {
+            match profile.schedule(&pending(&spec), &view(&nodes)) {
+                Placement::Bind(NodeId(i)) => seen.insert(i as usize),
+                other => panic!("{other:?}"),
+            };
+        }
+        assert_eq!(seen.into_iter().collect::<Vec<_>>(), eval.top_score_set());
+    }
+
+    #[test]
+    fn lone_feasible_node_and_no_node() {
+        let nodes = cluster([
+            node("cordoned").cordoned(),
+            node("spot").tainted(taint("spot", "true", TaintEffect::NoSchedule)),
+            node("free"),
+        ]);
+        let profile = KubeProfile::with_scoring(Scoring::new(Release::V1_20, FitStrategy::LeastAllocated), 1);
+        let eval = profile.evaluate(&pod().cpu("1").build(), &view(&nodes));
+        // bound without scoring, as upstream does
+        assert_eq!(
+            (eval.feasible.as_slice(), eval.scores.as_slice()),
+            ([2usize].as_slice(), [].as_slice())
+        );
+        assert_eq!(eval.top_score_set(), vec![2]);
+
+        let eval = profile.evaluate(&pod().cpu("64").build(), &view(&nodes));
+        assert!(eval.top_score_set().is_empty());
+        assert_eq!(
+            eval.unschedulable.as_deref(),
+            Some(
+                "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) had taint {spot: true}, \
+                 that the pod didn't tolerate, 1 node(s) were unschedulable."
+            )
+        );
+    }
+
+    #[test]
+    fn taint_toleration_weight_follows_the_release() {
+        let nodes = cluster([
+            node("plain").cpu("4").memory("16Gi").requested("3", "12Gi"),
+            node("soft")
+                .cpu("4")
+                .memory("16Gi")
+                .tainted(taint("maintenance", "", TaintEffect::PreferNoSchedule)),
+        ]);
+        let spec = pod().cpu("100m").memory("256Mi").build();
+        let mut scores = Vec::new();
+        let totals = |release, scores: &mut Vec<NodeScores>| {
+            Scoring::new(release, FitStrategy::LeastAllocated).prioritize(&spec, &nodes, &[0, 1], scores);
+            scores.iter().map(|s| (s.taint_toleration, s.total)).collect::<Vec<_>>()
+        };
+        // plain: fit cpu (4000 - 3100) * 100 / 4000 = 22, mem (16384 - 12544) * 100 / 16384 = 23 -> 22
+        //   v1.20 balanced: 0.775 vs 0.765625 -> 99; v1.33: std 0.0047 -> 99
+        // soft: fit cpu 97, mem 98 -> 97; v1.20 balanced 0.025 vs 0.015625 -> 99; v1.33 -> 99
+        // v1.20: plain 22 + 99 + 100 = 221 beats soft 97 + 99 + 0 = 196
+        assert_eq!(totals(Release::V1_20, &mut scores), vec![(100, 221), (0, 196)]);
+        // v1.33: plain 22 + 99 + 300 = 421, soft 196
+        assert_eq!(totals(Release::V1_33, &mut scores), vec![(100, 421), (0, 196)]);
     }
 }

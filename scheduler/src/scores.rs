@@ -14,27 +14,29 @@
 //! (`useRequested: true`) and skips best-effort pods (kubernetes#130260,
 //! v1.33); filtering always uses the real requests.
 //!
-//! Limitation: the cluster view carries only the real sum of a node's
-//! requests ([`NodeState::requested`]), not upstream's `NonZeroRequested`, in
-//! which each existing pod's missing cpu or memory request counts as 100m or
-//! 200Mi. NodeResourcesFit therefore sees nodes with best-effort pods as
-//! emptier than kube-scheduler does. Closing this needs the backend to
-//! provide the non-zero total per node; nothing here invents it.
+//! The plain functions follow v1.33; the `_as` variants take the
+//! [`Release`] (v1.20 scores BalancedAllocation differently, see
+//! [`crate::release`]).
+//!
+//! Upstream's `NonZeroRequested` node total, in which each bound pod's
+//! missing cpu or memory request counts as 100m or 200Mi, comes from the
+//! backend ([`NodeState::non_zero_requested`], see [`node_non_zero_requested`]).
+//! A backend that does not track it leaves it zero, and the real sum stands
+//! in: NodeResourcesFit then sees nodes with best-effort pods as emptier than
+//! kube-scheduler does, which the twin test shows decides many close calls.
 
+use crate::release::Release;
 use clusters::node::{NodeState, Taint, TaintEffect};
 use clusters::pod::{PodSpec, Toleration};
 use clusters::resources::Resources;
 
 /// `framework.MaxNodeScore`.
 pub const MAX_NODE_SCORE: i64 = 100;
-/// `schedutil.DefaultMilliCPURequest`: what a missing cpu request counts as
-/// when scoring.
-pub const DEFAULT_MILLI_CPU_REQUEST: u64 = 100;
-/// `schedutil.DefaultMemoryRequest` (200Mi).
-pub const DEFAULT_MEMORY_REQUEST: u64 = 200 * 1024 * 1024;
+pub use clusters::resources::{DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST};
 
-/// Plugin weights of the default profile
-/// (`pkg/scheduler/apis/config/v1/default_plugins.go`).
+/// Plugin weights of the default profile as of v1.33
+/// (`pkg/scheduler/apis/config/v1/default_plugins.go`); v1.20 weighs
+/// TaintToleration 1 ([`Release::taint_toleration_weight`]).
 pub mod weight {
     pub const NODE_RESOURCES_FIT: i64 = 1;
     pub const BALANCED_ALLOCATION: i64 = 1;
@@ -46,17 +48,17 @@ pub mod weight {
 /// a *missing* request; the model cannot tell a missing request from an
 /// explicit zero and treats both as missing.
 pub fn non_zero_requests(requests: Resources) -> Resources {
+    requests.non_zero_for_scoring()
+}
+
+/// The node's `NonZeroRequested` as far as the backend tracks it: per
+/// resource, the larger of [`NodeState::non_zero_requested`] and the real
+/// sum (the non-zero total is never below the real one, and a backend that
+/// does not track it leaves it zero).
+pub fn node_non_zero_requested(node: &NodeState) -> Resources {
     Resources {
-        cpu_milli: if requests.cpu_milli == 0 {
-            DEFAULT_MILLI_CPU_REQUEST
-        } else {
-            requests.cpu_milli
-        },
-        memory_bytes: if requests.memory_bytes == 0 {
-            DEFAULT_MEMORY_REQUEST
-        } else {
-            requests.memory_bytes
-        },
+        cpu_milli: node.non_zero_requested.cpu_milli.max(node.requested.cpu_milli),
+        memory_bytes: node.non_zero_requested.memory_bytes.max(node.requested.memory_bytes),
     }
 }
 
@@ -93,22 +95,39 @@ fn scaled(part: u64, whole: u64) -> i64 {
     v as i64 // part <= whole, so v <= 100
 }
 
+/// v1.20's `mostRequestedScore`: a resource requested beyond capacity scores
+/// 0 (later releases cap the request at capacity instead).
+fn most_requested_score_v1_20(requested: u64, capacity: u64) -> i64 {
+    if capacity == 0 || requested > capacity {
+        return 0;
+    }
+    scaled(requested, capacity)
+}
+
 impl FitStrategy {
     /// The scorer over cpu and memory with resource weights 1 and 1
-    /// (`leastResourceScorer`/`mostResourceScorer`): the weighted mean of the
-    /// per-resource scores, int64 division, skipping resources the node has
-    /// none of.
+    /// (`leastResourceScorer`/`mostResourceScorer`) as of v1.33: the weighted
+    /// mean of the per-resource scores, int64 division, skipping resources the
+    /// node has none of.
     pub fn score(self, requested: Resources, allocatable: Resources) -> i64 {
-        let per_resource = match self {
-            FitStrategy::LeastAllocated => least_requested_score,
-            FitStrategy::MostAllocated => most_requested_score,
+        self.score_as(Release::V1_33, requested, allocatable)
+    }
+
+    /// The scorer as `release` has it. v1.20 keeps the weight of a resource
+    /// the node has none of (it scores 0 there) and scores a MostAllocated
+    /// resource requested beyond capacity 0.
+    pub fn score_as(self, release: Release, requested: Resources, allocatable: Resources) -> i64 {
+        let per_resource = match (self, release) {
+            (FitStrategy::LeastAllocated, _) => least_requested_score,
+            (FitStrategy::MostAllocated, Release::V1_20) => most_requested_score_v1_20,
+            (FitStrategy::MostAllocated, Release::V1_33) => most_requested_score,
         };
         let (mut node_score, mut weight_sum) = (0i64, 0i64);
         for (req, alloc) in [
             (requested.cpu_milli, allocatable.cpu_milli),
             (requested.memory_bytes, allocatable.memory_bytes),
         ] {
-            if alloc == 0 {
+            if alloc == 0 && release == Release::V1_33 {
                 continue;
             }
             node_score += per_resource(req, alloc);
@@ -118,10 +137,20 @@ impl FitStrategy {
     }
 }
 
-/// NodeResourcesFit's score of `node` for `pod`: the node's requested total
-/// (see the module's limitation note) plus the pod's non-zero requests.
+/// NodeResourcesFit's score of `node` for `pod`: the node's non-zero
+/// requested total ([`node_non_zero_requested`]) plus the pod's non-zero
+/// requests.
 pub fn node_resources_fit(strategy: FitStrategy, node: &NodeState, pod: &PodSpec) -> i64 {
-    strategy.score(node.requested + non_zero_requests(pod.requests), node.spec.allocatable)
+    node_resources_fit_as(Release::V1_33, strategy, node, pod)
+}
+
+/// [`node_resources_fit`] as `release` scores it.
+pub fn node_resources_fit_as(release: Release, strategy: FitStrategy, node: &NodeState, pod: &PodSpec) -> i64 {
+    strategy.score_as(
+        release,
+        node_non_zero_requested(node) + non_zero_requests(pod.requests),
+        node.spec.allocatable,
+    )
 }
 
 /// `balancedResourceScorer` for cpu and memory: `(1 - std) * 100` truncated,
@@ -157,6 +186,35 @@ pub fn balanced_allocation(node: &NodeState, pod: &PodSpec) -> i64 {
         return 0;
     }
     balanced_resource_score(node.requested + pod.requests, node.spec.allocatable)
+}
+
+/// v1.20's `balancedResourceScorer` (no volumes): with the fractions
+/// requested/allocatable of cpu and memory (1 for a resource the node has
+/// none of), 0 once either reaches 1, else `(1 - abs(cpu - memory)) * 100`
+/// truncated. Twice as steep as v1.33's `(1 - std) * 100`.
+pub fn balanced_resource_score_v1_20(requested: Resources, allocatable: Resources) -> i64 {
+    let fraction = |req: u64, alloc: u64| {
+        if alloc == 0 { 1.0 } else { req as f64 / alloc as f64 }
+    };
+    let cpu = fraction(requested.cpu_milli, allocatable.cpu_milli);
+    let memory = fraction(requested.memory_bytes, allocatable.memory_bytes);
+    if cpu >= 1.0 || memory >= 1.0 {
+        return 0;
+    }
+    ((1.0 - (cpu - memory).abs()) * MAX_NODE_SCORE as f64) as i64
+}
+
+/// NodeResourcesBalancedAllocation's score of `node` for `pod` as `release`
+/// scores it: v1.33 is [`balanced_allocation`]; v1.20 scores every pod, with
+/// the non-zero requests NodeResourcesFit also uses (`calculateResourceAllocatableRequest`).
+pub fn balanced_allocation_as(release: Release, node: &NodeState, pod: &PodSpec) -> i64 {
+    match release {
+        Release::V1_20 => balanced_resource_score_v1_20(
+            node_non_zero_requested(node) + non_zero_requests(pod.requests),
+            node.spec.allocatable,
+        ),
+        Release::V1_33 => balanced_allocation(node, pod),
+    }
 }
 
 /// TaintToleration's raw score (`countIntolerableTaintsPreferNoSchedule`):
@@ -347,6 +405,100 @@ mod tests {
             let (n, p) = (n.build(0), p.build());
             assert_eq!(balanced_allocation(&n, &p), want, "{name}");
         }
+    }
+
+    #[test]
+    fn balanced_allocation_v1_20_table() {
+        let cases = [
+            (
+                "equal fractions",
+                node("n").cpu("4").memory("16Gi"),
+                pod().cpu("1").memory("4Gi"),
+                100,
+            ),
+            (
+                "twice as steep as v1.33",
+                node("n").cpu("4").memory("16Gi").requested("1", "2Gi"),
+                pod().cpu("1").memory("2Gi"),
+                // cpu 0.5, mem 0.25; (1 - 0.25) * 100 = 75 (v1.33: 87)
+                75,
+            ),
+            (
+                "best-effort pod scored with its defaults",
+                node("n").cpu("4").memory("16Gi"),
+                pod(),
+                // cpu 100/4000 = 0.025, mem 200Mi/16Gi = 0.0122; (1 - 0.0128) * 100 -> 98
+                98,
+            ),
+            (
+                "memory-only pod: cpu counts as 100m",
+                node("n").cpu("1").memory("1Gi"),
+                pod().memory("512Mi"),
+                // cpu 0.1, mem 0.5; (1 - 0.4) * 100 = 60
+                60,
+            ),
+            (
+                "a fraction reaching 1 scores 0",
+                node("n").cpu("2").memory("16Gi").requested("1", "0"),
+                pod().cpu("1").memory("4Gi"),
+                0,
+            ),
+        ];
+        for (name, n, p, want) in cases {
+            let (n, p) = (n.build(0), p.build());
+            assert_eq!(balanced_allocation_as(Release::V1_20, &n, &p), want, "{name}");
+        }
+        let (n, p) = (node("n").cpu("4").memory("16Gi").build(0), pod().build());
+        assert_eq!(
+            balanced_allocation_as(Release::V1_33, &n, &p),
+            balanced_allocation(&n, &p)
+        );
+    }
+
+    #[test]
+    fn non_zero_requested_of_bound_pods_counts_in_v1_20_scores() {
+        // two best-effort pods bound: requested 0, NonZeroRequested 200m / 400Mi
+        let mut n = node("n").cpu("1").memory("1000Mi").pod_count(2).build(0);
+        let p = pod().cpu("100m").memory("100Mi").build();
+        // fit: cpu (1000 - 100) * 100 / 1000 = 90, mem (1000 - 100) * 100 / 1000 = 90
+        assert_eq!(node_resources_fit(FitStrategy::LeastAllocated, &n, &p), 90);
+        n.non_zero_requested = Resources::new(200, 400 * MI);
+        assert_eq!(node_non_zero_requested(&n), Resources::new(200, 400 * MI));
+        // cpu (1000 - 300) * 100 / 1000 = 70, mem (1000 - 500) * 100 / 1000 = 50; (70 + 50) / 2
+        for release in [Release::V1_20, Release::V1_33] {
+            assert_eq!(
+                node_resources_fit_as(release, FitStrategy::LeastAllocated, &n, &p),
+                60,
+                "{release}"
+            );
+        }
+        // v1.20 balances the non-zero totals (0.3 vs 0.5), v1.33 the real ones (0.1 vs 0.1)
+        assert_eq!(balanced_allocation_as(Release::V1_20, &n, &p), 80);
+        assert_eq!(balanced_allocation_as(Release::V1_33, &n, &p), 100);
+        // a backend that does not track it: the real sum stands in, per resource
+        n.non_zero_requested = Resources::ZERO;
+        n.requested = Resources::new(300, 0);
+        assert_eq!(node_non_zero_requested(&n), Resources::new(300, 0));
+    }
+
+    #[test]
+    fn fit_scorers_of_v1_20() {
+        let alloc = Resources::new(0, 10 * GI);
+        // a resource the node has none of keeps its weight: (0 + 50) / 2
+        assert_eq!(
+            FitStrategy::LeastAllocated.score_as(Release::V1_20, Resources::new(500, 5 * GI), alloc),
+            25
+        );
+        assert_eq!(
+            FitStrategy::LeastAllocated.score_as(Release::V1_33, Resources::new(500, 5 * GI), alloc),
+            50
+        );
+        // MostAllocated over capacity scores 0 in v1.20 and is capped later:
+        // v1.20 (0 + 25) / 2 = 12, v1.33 (100 + 25) / 2 = 62
+        let (req, alloc) = (Resources::new(3000, GI), Resources::new(2000, 4 * GI));
+        assert_eq!(FitStrategy::MostAllocated.score_as(Release::V1_20, req, alloc), 12);
+        assert_eq!(FitStrategy::MostAllocated.score_as(Release::V1_33, req, alloc), 62);
+        assert_eq!(FitStrategy::MostAllocated.score(req, alloc), 62);
     }
 
     #[test]

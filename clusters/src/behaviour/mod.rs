@@ -27,5 +27,5 @@ pub use draw::{ContainerDraw, draw_container};
 pub use eviction::unreachable_eviction_delay;
 pub use health::{NodeHealth, under_memory_pressure};
 pub use lifecycle::{Effects, Input, PodContext, PodEnd, PodIdent, PodLifecycle, PodPhase, TimerKind, TimerRequest};
-pub use oom::{OomCandidate, badness, oom_score_adj, select_oom_victims};
+pub use oom::{OomCandidate, badness, oom_score_adj, oom_victim_pods, select_oom_victims};
 pub use owner::owner_recreates;

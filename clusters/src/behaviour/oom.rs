@@ -7,7 +7,7 @@
 //! thousandths of the machine plus that adjustment and kills the highest score
 //! first, again and again while memory stays short.
 
-use crate::pod::QosClass;
+use crate::pod::{PodId, QosClass};
 
 /// `guaranteedOOMScoreAdj` in `pkg/kubelet/qos/policy.go`.
 pub const GUARANTEED_OOM_SCORE_ADJ: i64 = -997;
@@ -82,6 +82,24 @@ pub fn select_oom_victims(candidates: &[OomCandidate], memory_capacity: u64) -> 
     victims
 }
 
+/// The pods whose containers the OOM killer kills on a node with
+/// `memory_capacity` bytes, in kill order. `running` lists the node's running
+/// containers with their pods, in any order: equal badness kills the older
+/// pod (the smaller id) first, so every driver (the simulator, the node
+/// emulator) breaks ties the same way whatever its node lists look like.
+pub fn oom_victim_pods(running: &mut [(PodId, OomCandidate)], memory_capacity: u64) -> Vec<PodId> {
+    let total: u128 = running.iter().map(|(_, c)| u128::from(c.usage)).sum();
+    if total <= u128::from(memory_capacity) {
+        return Vec::new();
+    }
+    running.sort_by_key(|(pod, _)| *pod);
+    let candidates: Vec<OomCandidate> = running.iter().map(|(_, c)| *c).collect();
+    select_oom_victims(&candidates, memory_capacity)
+        .into_iter()
+        .map(|i| running[i].0)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,6 +158,18 @@ mod tests {
         let containers = [c(QosClass::BestEffort, 0, 4), c(QosClass::Burstable, 1, 4)];
         assert!(select_oom_victims(&containers, 8 * GI).is_empty());
         assert!(select_oom_victims(&[], 0).is_empty());
+    }
+
+    #[test]
+    fn victim_pods_break_ties_by_pod_id() {
+        let cap = 4 * GI;
+        let mut running = [
+            (PodId(9), c(QosClass::BestEffort, 0, 3)),
+            (PodId(2), c(QosClass::BestEffort, 0, 3)),
+        ];
+        assert_eq!(oom_victim_pods(&mut running, cap), vec![PodId(2)]);
+        let mut fits = [(PodId(1), c(QosClass::BestEffort, 0, 3))];
+        assert!(oom_victim_pods(&mut fits, cap).is_empty());
     }
 
     #[test]

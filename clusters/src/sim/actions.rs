@@ -3,7 +3,7 @@
 
 use super::Sim;
 use super::pods::PodState;
-use crate::behaviour::{Input, OomCandidate, select_oom_victims, under_memory_pressure};
+use crate::behaviour::{Input, OomCandidate, oom_victim_pods, under_memory_pressure};
 use crate::node::{NodeCondition, NodeId};
 use crate::pod::PodId;
 use crate::record::{DeleteCause, EventKind, RecordSink};
@@ -120,11 +120,8 @@ impl Sim {
                 ))
             })
             .collect();
-        // ties go to the older pod, whatever the order of the node's list
-        running.sort_by_key(|(pod, _)| *pod);
-        let candidates: Vec<OomCandidate> = running.iter().map(|(_, c)| *c).collect();
-        for i in select_oom_victims(&candidates, capacity) {
-            self.step_pod(running[i].0, Input::OomKill, sink);
+        for pod in oom_victim_pods(&mut running, capacity) {
+            self.step_pod(pod, Input::OomKill, sink);
         }
     }
 }

@@ -162,6 +162,7 @@ impl Sim {
         };
         let n = &mut self.nodes[node.index()];
         n.requested += spec.requests;
+        n.non_zero_requested += spec.requests.non_zero_for_scoring();
         n.pod_count += 1;
         self.pending_count = self.pending_count.saturating_sub(1);
         self.bound_count += 1;
@@ -253,6 +254,7 @@ impl Sim {
         let requests = self.timeline.workloads[slot.workload.0 as usize].spec.requests;
         let n = &mut self.nodes[node.index()];
         n.requested -= requests;
+        n.non_zero_requested -= requests.non_zero_for_scoring();
         n.pod_count = n.pod_count.saturating_sub(1);
         self.bound_count = self.bound_count.saturating_sub(1);
         self.pod_gone(pod, slot, end, sink);

@@ -13,6 +13,11 @@ pub struct Ports {
     pub apiserver: u16,
     pub scheduler: u16,
     pub controller_manager: u16,
+    /// kube-scheduler's plain-HTTP healthz/metrics listener on 127.0.0.1. 1.20
+    /// turns an empty address into 0.0.0.0:10251, so two control planes
+    /// would clash on it: every plane gets a free port of its own.
+    #[serde(default)]
+    pub scheduler_insecure: u16,
 }
 
 /// The client rate limits of the default scheduler. Kubernetes 1.20 defaults
@@ -190,12 +195,13 @@ pub fn controller_manager(state: &StateLayout, ports: &Ports) -> Vec<OsString> {
 }
 
 /// The `kubescheduler.config.k8s.io/v1beta1` file: client rate limits (only
-/// settable here once `--config` is used), no leader election, no insecure
-/// health or metrics listeners (health is served on the secure port).
-pub fn scheduler_config(kubeconfig: &Path, qps: f32, burst: u32) -> String {
+/// settable here once `--config` is used), no leader election, and the plain
+/// health/metrics listener on loopback at this plane's own port (1.20 allows
+/// neither turning it off nor port 0 here).
+pub fn scheduler_config(kubeconfig: &Path, qps: f32, burst: u32, insecure_port: u16) -> String {
     let path = serde_json::Value::String(kubeconfig.to_string_lossy().into_owned()).to_string();
     format!(
-        "apiVersion: kubescheduler.config.k8s.io/v1beta1\nkind: KubeSchedulerConfiguration\nclientConnection:\n  kubeconfig: {path}\n  qps: {qps}\n  burst: {burst}\nleaderElection:\n  leaderElect: false\nhealthzBindAddress: \"\"\nmetricsBindAddress: \"\"\n"
+        "apiVersion: kubescheduler.config.k8s.io/v1beta1\nkind: KubeSchedulerConfiguration\nclientConnection:\n  kubeconfig: {path}\n  qps: {qps}\n  burst: {burst}\nleaderElection:\n  leaderElect: false\nhealthzBindAddress: \"127.0.0.1:{insecure_port}\"\nmetricsBindAddress: \"127.0.0.1:{insecure_port}\"\n"
     )
 }
 
@@ -210,6 +216,7 @@ mod tests {
             apiserver: 2003,
             scheduler: 2004,
             controller_manager: 2005,
+            scheduler_insecure: 2006,
         }
     }
 
@@ -279,6 +286,7 @@ mod tests {
             Path::new("/st/scheduler.kubeconfig"),
             DEFAULT_CLIENT_QPS,
             DEFAULT_CLIENT_BURST,
+            2006,
         );
         assert!(
             text.starts_with("apiVersion: kubescheduler.config.k8s.io/v1beta1\nkind: KubeSchedulerConfiguration\n")
@@ -288,9 +296,12 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("leaderElect: false"));
-        let slow = scheduler_config(Path::new("/k"), 50.0, 100);
+        // never the fixed 0.0.0.0:10251 two planes would clash on
+        assert!(text.contains("healthzBindAddress: \"127.0.0.1:2006\""), "{text}");
+        assert!(text.contains("metricsBindAddress: \"127.0.0.1:2006\""), "{text}");
+        let slow = scheduler_config(Path::new("/k"), 50.0, 100, 40001);
         assert!(slow.contains("qps: 50\n  burst: 100\n"), "{slow}");
-        let frac = scheduler_config(Path::new("/k"), 12.5, 20);
+        let frac = scheduler_config(Path::new("/k"), 12.5, 20, 40001);
         assert!(frac.contains("qps: 12.5\n"), "{frac}");
     }
 }

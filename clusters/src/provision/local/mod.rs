@@ -20,6 +20,7 @@ pub mod layout;
 pub mod packages;
 pub mod process;
 pub mod rbac;
+mod restart;
 pub mod scoped;
 pub mod source;
 
@@ -238,13 +239,21 @@ fn up_inner(opts: &LocalOptions) -> Result<LocalCluster, ProvisionError> {
     down(&state.root)?;
     std::fs::create_dir_all(&state.root).map_err(error::ProvisionError::io("cannot create", &state.root))?;
     let tokens = certs::ensure(&state)?;
-    let [etcd_client, etcd_peer, apiserver, scheduler, controller_manager] = free_ports()?;
+    let [
+        etcd_client,
+        etcd_peer,
+        apiserver,
+        scheduler,
+        controller_manager,
+        scheduler_insecure,
+    ] = free_ports()?;
     let ports = Ports {
         etcd_client,
         etcd_peer,
         apiserver,
         scheduler,
         controller_manager,
+        scheduler_insecure,
     };
     let server = format!("https://127.0.0.1:{}", ports.apiserver);
     let ca_file = state.pki_file("ca.crt");
@@ -270,7 +279,12 @@ fn up_inner(opts: &LocalOptions) -> Result<LocalCluster, ProvisionError> {
     let config = state.scheduler_config();
     std::fs::write(
         &config,
-        flags::scheduler_config(&state.kubeconfig("scheduler"), opts.scheduler_qps, opts.scheduler_burst),
+        flags::scheduler_config(
+            &state.kubeconfig("scheduler"),
+            opts.scheduler_qps,
+            opts.scheduler_burst,
+            ports.scheduler_insecure,
+        ),
     )
     .map_err(ProvisionError::io("cannot write", &config))?;
     // A fresh cluster every time: old objects would leak between runs.

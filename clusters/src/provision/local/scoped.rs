@@ -16,11 +16,23 @@ impl ScopedCluster {
     /// Brings a control plane up (see [`super::up`]).
     pub fn up(opts: &LocalOptions) -> Result<ScopedCluster, ProvisionError> {
         let private = opts.state_dir.parent() == Some(std::env::temp_dir().as_path())
-            && opts.state_dir.file_name().is_some_and(|n| n.to_string_lossy().starts_with("schedlab-"));
-        Ok(ScopedCluster {
-            cluster: Some(super::up(opts)?),
-            remove_state: private.then(|| opts.state_dir.clone()),
-        })
+            && opts
+                .state_dir
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("schedlab-"));
+        match super::up(opts) {
+            Ok(cluster) => Ok(ScopedCluster {
+                cluster: Some(cluster),
+                remove_state: private.then(|| opts.state_dir.clone()),
+            }),
+            Err(err) => {
+                // `up` stopped what it started; a private folder is nobody else's to keep
+                if private {
+                    let _ = std::fs::remove_dir_all(&opts.state_dir);
+                }
+                Err(err)
+            }
+        }
     }
 
     /// Takes the control plane down now, reporting what went wrong.
@@ -40,12 +52,23 @@ impl ScopedCluster {
     }
 }
 
+impl std::ops::DerefMut for ScopedCluster {
+    #[allow(clippy::expect_used)]
+    fn deref_mut(&mut self) -> &mut LocalCluster {
+        self.cluster
+            .as_mut()
+            .expect("a scoped cluster holds its cluster until dropped")
+    }
+}
+
 impl std::ops::Deref for ScopedCluster {
     type Target = LocalCluster;
     #[allow(clippy::expect_used)]
     fn deref(&self) -> &LocalCluster {
         // Only `down` and `drop` take the cluster, and both consume self.
-        self.cluster.as_ref().expect("a scoped cluster holds its cluster until dropped")
+        self.cluster
+            .as_ref()
+            .expect("a scoped cluster holds its cluster until dropped")
     }
 }
 

@@ -1,0 +1,159 @@
+//! End-to-end runs of `schedlab scenario --cluster local` against a real
+//! control plane (etcd, kube-apiserver, kube-scheduler) with emulated nodes:
+//! a complete run, and a run interrupted half-way that must leave no API
+//! object behind and its folder marked incomplete.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use assert_cmd::Command;
+use clusters::kube::{ApiClient, ClientOptions, labels};
+use clusters::provision::local::{LocalOptions, ScopedCluster};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
+use k8s_openapi::api::scheduling::v1::PriorityClass;
+use kube::api::{Api, ListParams};
+use std::fs;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Objects of any schedlab run still in the cluster.
+fn leftovers(kubeconfig: &Path) -> Vec<String> {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let api = ApiClient::connect(&ClientOptions {
+            kubeconfig: Some(kubeconfig.to_path_buf()),
+            ..ClientOptions::default()
+        })
+        .await
+        .unwrap();
+        let lp = ListParams::default().labels(labels::RUN);
+        let mut left = Vec::new();
+        let c = api.client();
+        for n in Api::<Node>::all(c.clone()).list(&lp).await.unwrap() {
+            left.push(format!("node {}", n.metadata.name.unwrap_or_default()));
+        }
+        for p in Api::<Pod>::all(c.clone()).list(&lp).await.unwrap() {
+            left.push(format!("pod {}", p.metadata.name.unwrap_or_default()));
+        }
+        for n in Api::<Namespace>::all(c.clone()).list(&lp).await.unwrap() {
+            left.push(format!("namespace {}", n.metadata.name.unwrap_or_default()));
+        }
+        for p in Api::<PriorityClass>::all(c.clone()).list(&lp).await.unwrap() {
+            left.push(format!("priorityclass {}", p.metadata.name.unwrap_or_default()));
+        }
+        left
+    })
+}
+
+#[test]
+fn scenarios_run_on_a_real_api_server_and_leave_nothing_behind() {
+    let opts = LocalOptions::private("cli-local").unwrap();
+    let plane = ScopedCluster::up(&opts).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+
+    // A complete run: the real kube-scheduler and schedlab's bind loop, same client limits.
+    let out_dir = tmp.path().join("complete");
+    let started = Instant::now();
+    let out = Command::cargo_bin("schedlab")
+        .unwrap()
+        .args(["scenario", "churn", "--cluster", "local", "--time-scale", "120"])
+        .args(["--arms", "default,binpack", "--seeds", "1", "--set", "nodes=8"])
+        .arg("--local-state")
+        .arg(&opts.state_dir)
+        .arg("--out")
+        .arg(&out_dir)
+        .timeout(Duration::from_secs(240))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    eprintln!("complete run: {:.1}s", started.elapsed().as_secs_f64());
+    assert!(!out_dir.join("INCOMPLETE").exists());
+    let manifest = read_json(&out_dir.join("manifest.json"));
+    assert_eq!(manifest["backend"], "local");
+    assert_eq!(manifest["complete"], true);
+    let cluster = &manifest["cluster"];
+    assert_eq!(cluster["time_scale"], 120.0);
+    // compared at equal client rate limits, and the manifest says which
+    assert_eq!(cluster["default_scheduler_client"], cluster["project_scheduler_client"]);
+    assert!(cluster["project_scheduler_client"]["qps"].as_f64().unwrap() > 0.0);
+    for arm in ["default", "binpack"] {
+        let dir = out_dir.join("runs").join(arm).join("seed-1");
+        let run = read_json(&dir.join("manifest.json"));
+        let scheduler_name = run["cluster_run"]["scheduler_name"].as_str().unwrap();
+        assert_eq!(scheduler_name, if arm == "default" { "default-scheduler" } else { arm });
+        let records = fs::read_to_string(dir.join("records.jsonl")).unwrap();
+        let count = |needle: &str| records.lines().filter(|l| l.contains(needle)).count();
+        let created = count("\"event\":\"pod_created\"");
+        let bound = count("\"event\":\"pod_bound\"");
+        assert!(created > 50, "{arm}: {created} pods created");
+        assert!(bound * 10 >= created * 9, "{arm}: {bound} of {created} bound");
+        assert!(
+            count("\"event\":\"container_started\"") >= bound / 2,
+            "{arm}: containers run"
+        );
+        assert!(count("\"event\":\"pod_deleted\"") > 0, "{arm}: churn deletes pods");
+        assert!(
+            count("\"event\":\"node_failed\"") > 0,
+            "{arm}: node faults reach the nodes"
+        );
+        assert!(
+            records.lines().last().unwrap().contains("\"end\""),
+            "{arm}: ends with End"
+        );
+    }
+    let summary = fs::read_to_string(out_dir.join("summary.csv")).unwrap();
+    assert!(summary.contains("binpack"));
+    assert_eq!(leftovers(plane.admin_kubeconfig()), Vec::<String>::new());
+
+    // Interrupted half-way: the run is torn down and the folder stays incomplete.
+    let out_dir = tmp.path().join("interrupted");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("schedlab"))
+        .args(["scenario", "churn", "--cluster", "local", "--time-scale", "30"])
+        .args(["--arms", "binpack", "--seeds", "1", "--set", "nodes=8"])
+        .arg("--local-state")
+        .arg(&opts.state_dir)
+        .arg("--out")
+        .arg(&out_dir)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the run has pods in the cluster, then Ctrl-C.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !out_dir.join("runs/binpack/seed-1/records.jsonl").exists()
+        || fs::metadata(out_dir.join("runs/binpack/seed-1/records.jsonl"))
+            .unwrap()
+            .len()
+            < 2000
+    {
+        assert!(Instant::now() < deadline, "the run never started");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let waited = Instant::now();
+    let exit = loop {
+        if let Some(exit) = child.try_wait().unwrap() {
+            break exit;
+        }
+        assert!(
+            waited.elapsed() < Duration::from_secs(60),
+            "schedlab did not stop after Ctrl-C"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert!(!exit.success(), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert!(out_dir.join("INCOMPLETE").exists(), "the folder is marked incomplete");
+    assert_eq!(read_json(&out_dir.join("manifest.json"))["complete"], false);
+    assert_eq!(leftovers(plane.admin_kubeconfig()), Vec::<String>::new());
+    plane.down().unwrap();
+}
