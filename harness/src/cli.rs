@@ -24,6 +24,10 @@ pub enum Command {
     Train(TrainArgs),
     /// Provision a cluster: `cluster up|status|down --local`.
     Cluster(crate::cluster_cmd::ClusterArgs),
+    /// Rebuild every table and plot of run folders from their raw records (report.html and more).
+    Report(crate::report_cmd::ReportArgs),
+    /// The regression gate: exit 1 when NEW is significantly worse than BASE on a gated metric.
+    Compare(crate::compare_cmd::CompareArgs),
 }
 
 /// Where the cluster comes from.

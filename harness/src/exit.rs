@@ -21,6 +21,9 @@ pub fn code_for(err: &anyhow::Error) -> ExitCode {
                 .downcast_ref::<clusters::kube::KubeError>()
                 .is_some_and(|e| e.is_input_error())
             || cause.is::<clusters::kube::clock::BadTimeScale>()
+            || cause
+                .downcast_ref::<results::report::ReportError>()
+                .is_some_and(|e| e.is_input_error())
     });
     if is_input {
         ExitCode::from(INPUT_ERROR)

@@ -2,9 +2,11 @@
 
 mod cli;
 mod cluster_cmd;
+mod compare_cmd;
 mod exit;
 mod kube_play;
 mod manifest;
+mod report_cmd;
 mod run_folder;
 mod scenario_cmd;
 mod train_cmd;
@@ -29,6 +31,8 @@ fn main() -> ExitCode {
         }
         cli::Command::Train(args) => train_cmd::run(args),
         cli::Command::Cluster(args) => cluster_cmd::run(args),
+        cli::Command::Report(args) => report_cmd::run(args),
+        cli::Command::Compare(args) => compare_cmd::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

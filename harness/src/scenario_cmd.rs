@@ -12,6 +12,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 const RECORDS_FILE: &str = "records.jsonl";
+/// Where the report of a scenario run goes, inside its run folder.
+const REPORT_DIR: &str = "report";
 /// Progress is reported this many times per run.
 const PROGRESS_STEPS: u64 = 200;
 
@@ -108,6 +110,14 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
     folder.mark_complete()?;
 
     println!("{}", summary.to_terminal_table());
+    // Tables, plots and the HTML page, rebuilt from the raw records as `schedlab report` does.
+    match crate::report_cmd::write_report(&out, &out.join(REPORT_DIR)) {
+        Ok(()) => println!("Report: {}", out.join(REPORT_DIR).join("report.html").display()),
+        Err(err) => eprintln!(
+            "warning: the report could not be built ({err:#}); the run folder is complete: try `schedlab report {}`",
+            out.display()
+        ),
+    }
     println!("Run folder: {}", out.display());
     Ok(())
 }

@@ -6,7 +6,12 @@
 //! - [`definitions`]: what each metric means, word for word as reports print it.
 //! - [`stats`]: quantiles, seeded bootstrap intervals, correlations.
 //! - [`summary`]: the A/B comparison of arms over seeds, as CSV, JSON,
-//!   Markdown and a terminal table.
+//!   Markdown, LaTeX and a terminal table.
+//! - [`pareto`]: the Pareto front of the arms over cost, failure rate and restarts.
+//! - [`series`]: a run's time series, for plots.
+//! - [`plots`]: SVG and PNG plots with a bundled font.
+//! - [`report`]: loading run folders and the self-contained HTML report.
+//! - [`compare`]: the regression gate between two run folders.
 //!
 //! Nothing else in schedlab computes a metric.
 
@@ -15,9 +20,14 @@
 #[cfg(test)]
 extern crate self as results;
 
+pub mod compare;
 pub mod definitions;
 pub mod metrics;
+pub mod pareto;
+pub mod plots;
 pub mod records;
+pub mod report;
+pub mod series;
 pub mod stats;
 pub mod summary;
 

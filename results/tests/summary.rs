@@ -91,7 +91,13 @@ fn csv_shape() {
     let s = Summary::new("churn", two_arms(), 1);
     let csv = s.to_csv();
     let lines: Vec<&str> = csv.lines().collect();
-    assert_eq!(lines[0], "arm,metric,unit,n,mean,ci_low,ci_high,std");
+    assert!(
+        lines[0].starts_with("arm,metric,unit,n,mean,ci_low,ci_high,std,"),
+        "{}",
+        lines[0]
+    );
+    assert_eq!(lines[0], results::summary::CSV_HEADER);
+    let columns = lines[0].split(',').count();
     assert_eq!(lines.len(), 1 + 2 * METRICS.len());
     for arm in ["default", "binpack"] {
         for d in METRICS {
@@ -99,7 +105,7 @@ fn csv_shape() {
                 .iter()
                 .find(|l| l.starts_with(&format!("{arm},{},", d.key)))
                 .unwrap_or_else(|| panic!("no row for {arm} {}", d.key));
-            assert_eq!(row.split(',').count(), 8, "{row}");
+            assert_eq!(row.split(',').count(), columns, "{row}");
         }
     }
     assert_no_nan(&csv);
@@ -200,7 +206,8 @@ fn one_seed_says_n_1_and_undefined_says_n_a() {
     let idle = s.arm("idle").unwrap().metric("failure_rate").unwrap();
     assert_eq!((idle.undefined, idle.estimate), (1, None));
     let csv = s.to_csv();
-    assert!(csv.contains("idle,failure_rate,fraction,0,,,,\n"), "{csv}");
+    // reference solo: no run of idle defines failure_rate, so no test either
+    assert!(csv.contains("idle,failure_rate,fraction,0,,,,,,solo,,,,,,,\n"), "{csv}");
     let j = s.to_json();
     assert!(j["arms"][1]["metrics"]["failure_rate"]["mean"].is_null());
     assert!(j["arms"][1]["correlations"][0]["pearson"].is_null());
@@ -228,4 +235,174 @@ fn partly_undefined_metric_is_counted() {
     assert_eq!((m.undefined, m.estimate.unwrap().n), (1, 2));
     assert!(s.to_markdown().contains("(n=2)"));
     assert!(s.to_csv().contains("a,failure_rate,fraction,2,"));
+}
+
+/// `default` against `worse` over five seeds: `worse` crashes more on every
+/// seed, so restarts separate completely. Restarts are crashes times the pods
+/// on node 0 (3, 3, 2, 3, 3 for seeds 1..=5): default 0, 3, 4, 9, 12 and
+/// worse 18, 21, 16, 27, 30, no value tied.
+fn separated() -> Vec<RunResult> {
+    (1..=5)
+        .flat_map(|seed| {
+            [
+                run("worse", seed, seed as u32 + 5),
+                run("default", seed, seed as u32 - 1),
+            ]
+        })
+        .collect()
+}
+
+#[test]
+fn reference_is_default_even_when_not_first() {
+    let s = Summary::new("churn", separated(), 1);
+    assert_eq!(s.arms()[0].arm, "worse");
+    assert_eq!(s.reference(), Some("default"));
+    let d = s.arm("default").unwrap();
+    assert!(d.metrics.iter().all(|m| m.vs_reference.is_none()));
+    // without a `default` the first arm is the reference
+    let s = Summary::new(
+        "churn",
+        two_arms().into_iter().filter(|r| r.arm == "binpack").collect(),
+        1,
+    );
+    assert_eq!(s.reference(), Some("binpack"));
+}
+
+#[test]
+fn complete_separation_is_exact_and_holm_adjusted() {
+    let s = Summary::new("churn", separated(), 1);
+    let worse = s.arm("worse").unwrap();
+    let restarts = worse.metric("restarts").unwrap();
+    let c = restarts.vs_reference.expect("both arms define restarts");
+    // 5 vs 5, every worse run above every default run, no ties: 2/C(10,5)
+    assert_eq!(c.test.method, results::stats::PMethod::Exact);
+    assert!((c.test.p - 2.0 / 252.0).abs() < 1e-12, "{c:?}");
+    assert_eq!((c.cliffs_delta, c.a12), (1.0, 1.0));
+    assert_eq!(c.test.u, 25.0);
+    // Holm: the family is every metric with a test; this p is among the smallest
+    let family: Vec<f64> = worse
+        .metrics
+        .iter()
+        .filter_map(|m| m.vs_reference)
+        .map(|c| c.test.p)
+        .collect();
+    let smaller = family.iter().filter(|&&p| p < c.test.p).count();
+    assert!(c.p_holm >= c.test.p * (family.len() - smaller) as f64 - 1e-12);
+    assert_eq!(c.significant, c.p_holm < 0.05);
+    assert_eq!(restarts.defined_values(), [18.0, 21.0, 16.0, 27.0, 30.0]);
+    assert_eq!(restarts.median, Some(21.0));
+    assert_eq!(s.arm("default").unwrap().metric("restarts").unwrap().median, Some(4.0));
+}
+
+#[test]
+fn three_seeds_cannot_be_significant() {
+    let s = Summary::new("churn", two_arms(), 1);
+    for m in &s.arm("binpack").unwrap().metrics {
+        if let Some(c) = m.vs_reference {
+            assert!((0.0..=1.0).contains(&c.test.p) && c.p_holm >= c.test.p, "{}", m.def.key);
+            assert!(!c.significant, "{} with 3 vs 3 seeds", m.def.key);
+        }
+    }
+    let restarts = s
+        .arm("binpack")
+        .unwrap()
+        .metric("restarts")
+        .unwrap()
+        .vs_reference
+        .unwrap();
+    assert_eq!(restarts.cliffs_delta, 1.0, "binpack crashes more on every seed");
+    assert!((restarts.test.p - 0.1).abs() < 1e-12);
+}
+
+#[test]
+fn pareto_over_arm_means() {
+    let s = Summary::new("churn", separated(), 1);
+    let p = s.pareto();
+    assert_eq!(p.len(), 2);
+    let worse = p.iter().find(|e| e.point.arm == "worse").unwrap();
+    let default = p.iter().find(|e| e.point.arm == "default").unwrap();
+    let mean = |arm: &str, key: &str| s.arm(arm).unwrap().metric(key).unwrap().estimate.map(|e| e.mean);
+    assert_eq!(worse.point.restarts, mean("worse", "restarts"));
+    assert_eq!(default.point.cost_usd, mean("default", "cost_usd"));
+    // same cost (same placement), default has fewer failures and restarts
+    assert!(default.on_front());
+    assert_eq!(
+        worse.status,
+        results::pareto::ParetoStatus::Dominated {
+            by: vec!["default".into()]
+        }
+    );
+    let md = s.to_markdown();
+    assert!(
+        md.contains("| `worse` |") && md.contains("dominated by `default`"),
+        "{md}"
+    );
+    assert_eq!(s.to_json()["pareto"]["arms"][0]["status"], "dominated");
+}
+
+#[test]
+fn new_statistics_in_every_output() {
+    let s = Summary::new("churn", separated(), 1);
+    let j = s.to_json();
+    assert_eq!(j["reference"], "default");
+    let vs = &j["arms"][0]["metrics"]["restarts"]["vs_reference"];
+    assert_eq!(vs["p_method"], "exact");
+    assert_eq!(vs["a12"], 1.0);
+    assert!(vs["p_holm"].is_number() && vs["significant"].is_boolean());
+    assert!(j["arms"][1]["metrics"]["restarts"]["vs_reference"].is_null());
+    assert!(j["arms"][0]["metrics"]["restarts"]["median"].is_number());
+    assert_eq!(
+        j["arms"][0]["metrics"]["restarts"]["values"].as_array().unwrap().len(),
+        5
+    );
+    let csv = s.to_csv();
+    let row = csv.lines().find(|l| l.starts_with("worse,restarts,")).unwrap();
+    assert!(row.contains(",default,25,") && row.contains(",exact,"), "{row}");
+    let md = s.to_markdown();
+    assert!(md.contains("## Against the reference arm `default`"));
+    let line = md.lines().find(|l| l.starts_with("| `worse` | `restarts` |")).unwrap();
+    assert!(line.contains("| 1.00 | 1.00 | 0.00794 (exact) |"), "{line}");
+    let t = s.to_terminal_table();
+    assert!(t.contains("default (ref)") && t.contains("Pareto"), "{t}");
+    for text in [md, csv, j.to_string(), t, s.to_latex()] {
+        assert_no_nan(&text);
+    }
+}
+
+#[test]
+fn latex_shape() {
+    let s = Summary::new("churn_100%", separated(), 1);
+    let tex = s.to_latex();
+    for needle in [
+        r"\toprule",
+        r"\midrule",
+        r"\bottomrule",
+        r"\begin{tabular}{llrr}",
+        r"\texttt{churn\_100\%}",
+        "seeds 1, 2, 3, 4, 5",
+        "percentile-bootstrap",
+        r"\texttt{cost\_usd} $\downarrow$ & USD",
+        r"$\pm$",
+    ] {
+        assert!(tex.contains(needle), "missing {needle}\n{tex}");
+    }
+    assert!(!tex.contains('±'), "{tex}");
+    // default restarts less: its restarts cell is bold, worse's is not
+    let restarts = tex.lines().find(|l| l.starts_with(r"\texttt{restarts}")).unwrap();
+    let cells: Vec<&str> = restarts.trim_end_matches(r" \\").split(" & ").collect();
+    assert_eq!(cells.len(), 4, "{restarts}");
+    assert!(
+        !cells[2].contains(r"\textbf") && cells[3].starts_with(r"\textbf{"),
+        "{restarts}"
+    );
+    // never bold where no direction is better
+    let created = tex.lines().find(|l| l.starts_with(r"\texttt{pods\_created}")).unwrap();
+    assert!(!created.contains(r"\textbf"), "{created}");
+    for d in METRICS {
+        assert!(
+            tex.contains(&format!(r"\texttt{{{}}}", d.key.replace('_', r"\_"))),
+            "{}",
+            d.key
+        );
+    }
 }

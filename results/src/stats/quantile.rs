@@ -18,6 +18,22 @@ pub fn sample_std(values: &[f64]) -> Option<f64> {
     Some((ss / (values.len() - 1) as f64).sqrt())
 }
 
+/// The median: the middle value of the sorted sample, or the mean of the two
+/// middle values for an even count. `None` for an empty or non-finite sample.
+pub fn median(values: &[f64]) -> Option<f64> {
+    if values.is_empty() || values.iter().any(|v| !v.is_finite()) {
+        return None;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    Some(if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+    })
+}
+
 /// The nearest-rank quantile of an ascending sample: the smallest value with
 /// at least a fraction `q` of the sample at or below it (rank ⌈q·n⌉, at least
 /// 1). It is always an observed value, and it is the rule HdrHistogram's
@@ -45,6 +61,15 @@ mod tests {
         assert_eq!(mean(&[]), None);
         assert_eq!(sample_std(&[5.0]), None);
         assert_eq!(mean(&[1.0, f64::NAN]), None);
+    }
+
+    #[test]
+    fn median_by_hand() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
+        assert_eq!(median(&[7.0]), Some(7.0));
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[1.0, f64::NAN]), None);
     }
 
     #[test]

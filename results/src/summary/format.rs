@@ -92,6 +92,49 @@ pub fn csv_number(x: Option<f64>) -> String {
     x.filter(|v| v.is_finite()).map(|v| v.to_string()).unwrap_or_default()
 }
 
+/// A p-value: 3 significant digits, "< 0.0001" below that, never in
+/// scientific notation.
+pub fn p_value(p: f64) -> String {
+    if !p.is_finite() {
+        return NA.to_string();
+    }
+    if p < 1e-4 {
+        return "< 0.0001".to_string();
+    }
+    fixed(p, decimals_for(p, 3).max(2))
+}
+
+/// A statistic in [−1, 1] or [0, 1] (effect sizes): 2 decimals.
+pub fn effect(x: f64) -> String {
+    fixed(x, 2)
+}
+
+/// A median: as a table's means, to 4 significant digits, whole numbers
+/// without decimals.
+pub fn plain(x: f64) -> String {
+    let d = if x.fract() == 0.0 { 0 } else { decimals_for(x, 4) };
+    fixed(x, d)
+}
+
+/// Text for LaTeX outside math mode: the ten special characters escaped.
+pub fn latex_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\textbackslash{}"),
+            '~' => out.push_str("\\textasciitilde{}"),
+            '^' => out.push_str("\\textasciicircum{}"),
+            '_' | '%' | '&' | '#' | '$' | '{' | '}' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' | '\r' => out.push(' '),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 /// Text for a Markdown table cell.
 pub fn md_escape(s: &str) -> String {
     s.replace('\\', "\\\\").replace('|', "\\|").replace(['\n', '\r'], " ")
@@ -112,6 +155,12 @@ mod tests {
         assert_eq!(fixed(-0.0001, 2), "0.00");
         assert_eq!(fixed(-1.5, 1), "-1.5");
         assert_eq!(fixed(f64::NAN, 2), NA);
+        assert_eq!(p_value(0.1), "0.100");
+        assert_eq!(p_value(1.0), "1.00");
+        assert_eq!(p_value(0.0079365), "0.00794");
+        assert_eq!(p_value(1e-7), "< 0.0001");
+        assert_eq!(plain(3.0), "3");
+        assert_eq!(plain(0.123456), "0.1235");
     }
 
     #[test]
@@ -120,6 +169,10 @@ mod tests {
         assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
         assert_eq!(csv_field("plain"), "plain");
         assert_eq!(md_escape("a|b"), "a\\|b");
+        assert_eq!(
+            latex_escape(r"a_b 5% R&D #1 $x {y} ~z ^w \v"),
+            r"a\_b 5\% R\&D \#1 \$x \{y\} \textasciitilde{}z \textasciicircum{}w \textbackslash{}v"
+        );
         assert_eq!(csv_number(Some(f64::NAN)), "");
         assert_eq!(csv_number(Some(0.25)), "0.25");
     }

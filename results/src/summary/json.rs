@@ -1,13 +1,31 @@
 //! summary.json: every statistic and every per-seed value behind the tables.
 
-use super::Summary;
+use super::{Summary, VS_REFERENCE, VsReference};
 use crate::definitions::{ACROSS_SEEDS, CORRELATIONS, METRICS};
-use crate::stats::{BOOTSTRAP_RESAMPLES, CONFIDENCE, Estimate};
+use crate::pareto::OBJECTIVES;
+use crate::stats::{ALPHA, BOOTSTRAP_RESAMPLES, CONFIDENCE, Estimate};
 use serde_json::{Map, Value, json};
 
 /// A JSON number, or null where undefined (JSON has no NaN).
 fn num(x: Option<f64>) -> Value {
     x.filter(|v| v.is_finite()).map_or(Value::Null, Value::from)
+}
+
+fn vs_reference(c: Option<&VsReference>) -> Value {
+    match c {
+        None => Value::Null,
+        Some(c) => json!({
+            "u": num(Some(c.test.u)),
+            "n": c.test.n_x,
+            "n_reference": c.test.n_y,
+            "p": num(Some(c.test.p)),
+            "p_method": c.test.method,
+            "p_holm": num(Some(c.p_holm)),
+            "cliffs_delta": num(Some(c.cliffs_delta)),
+            "a12": num(Some(c.a12)),
+            "significant": c.significant,
+        }),
+    }
 }
 
 fn estimate(e: Option<&Estimate>) -> Value {
@@ -23,7 +41,8 @@ fn estimate(e: Option<&Estimate>) -> Value {
 }
 
 impl Summary {
-    /// Per arm and metric the statistics and every per-seed value; per run
+    /// Per arm and metric the statistics, the comparison with the reference
+    /// arm and every per-seed value; the Pareto front; per run
     /// the memory/failure correlations with n and intervals, and the
     /// scheduling-latency histogram (HdrHistogram V2, base64); the
     /// definitions of everything.
@@ -51,6 +70,8 @@ impl Summary {
                             "std": num(e.and_then(|e| e.std)),
                             "ci_low": num(e.map(|e| e.ci.low)),
                             "ci_high": num(e.map(|e| e.ci.high)),
+                            "median": num(m.median),
+                            "vs_reference": vs_reference(m.vs_reference.as_ref()),
                             "values": values,
                         }),
                     );
@@ -102,11 +123,18 @@ impl Summary {
             "stats_seed": self.stats_seed(),
             "confidence": CONFIDENCE,
             "bootstrap_resamples": BOOTSTRAP_RESAMPLES,
+            "alpha": ALPHA,
+            "reference": self.reference(),
             "arms": arms,
+            "pareto": {
+                "objectives": OBJECTIVES,
+                "arms": self.pareto(),
+            },
             "definitions": {
                 "metrics": METRICS,
                 "correlations": CORRELATIONS,
                 "across_seeds": ACROSS_SEEDS,
+                "vs_reference": VS_REFERENCE,
             },
         })
     }

@@ -1,8 +1,9 @@
 //! The body of report.md.
 
-use super::Summary;
-use super::format::{correlation_cell, md_escape, metric_cell};
+use super::format::{NA, correlation_cell, effect, md_escape, metric_cell, p_value, plain};
+use super::{Summary, VS_REFERENCE};
 use crate::definitions::{ACROSS_SEEDS, Better, CORRELATIONS, METRICS, MetricDef};
+use crate::pareto::ParetoStatus;
 use crate::stats::{BOOTSTRAP_RESAMPLES, CONFIDENCE};
 use std::fmt::Write;
 
@@ -55,7 +56,11 @@ impl Summary {
                 join_seeds(&arm.seeds())
             );
         }
-        let _ = writeln!(out, "\nStatistics seed: {}.\n", self.stats_seed());
+        let _ = write!(out, "\nStatistics seed: {}.", self.stats_seed());
+        if let Some(reference) = self.reference() {
+            let _ = write!(out, " Reference arm: `{}`.", md_escape(reference));
+        }
+        out.push_str("\n\n");
 
         let _ = writeln!(out, "## Results\n");
         let _ = writeln!(
@@ -86,6 +91,9 @@ impl Summary {
             out.push('\n');
         }
 
+        self.markdown_vs_reference(&mut out);
+        self.markdown_pareto(&mut out);
+
         let _ = writeln!(out, "\n## Memory request vs failures\n");
         let _ = writeln!(
             out,
@@ -114,7 +122,8 @@ impl Summary {
 
         let _ = writeln!(
             out,
-            "\n## Definitions\n\n### Across seeds\n\n{ACROSS_SEEDS}\n\n### Metrics of a run\n"
+            "\n## Definitions\n\n### Across seeds\n\n{ACROSS_SEEDS}\n\n### Against the reference arm\n\n\
+             {VS_REFERENCE}\n\n### Metrics of a run\n"
         );
         for d in METRICS {
             definition_item(&mut out, d);
@@ -124,5 +133,96 @@ impl Summary {
             definition_item(&mut out, d);
         }
         out
+    }
+
+    /// Every other arm against the reference arm, metric by metric.
+    fn markdown_vs_reference(&self, out: &mut String) {
+        let Some(reference) = self.reference_arm() else {
+            return;
+        };
+        let _ = writeln!(out, "\n## Against the reference arm `{}`\n", md_escape(&reference.arm));
+        if self.arms().len() < 2 {
+            let _ = writeln!(out, "No other arm to compare.");
+            return;
+        }
+        let _ = writeln!(
+            out,
+            "Per metric over the runs that define it: medians, Cliff's delta and A12 of the arm against the \
+             reference (delta > 0, A12 > 0.5: the arm's values tend to be larger, whichever direction is better), \
+             the two-sided Mann–Whitney U p-value (exact or normal approximation, as marked) and the \
+             Holm-adjusted p across this arm's metrics. **yes**: adjusted p < 0.05. n/a: a side has no defined \
+             value.\n"
+        );
+        let _ = writeln!(
+            out,
+            "| arm | metric | median | reference median | Cliff's delta | A12 | p | Holm p | significant |\n\
+             | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+        );
+        for arm in self.arms().iter().filter(|a| a.arm != reference.arm) {
+            for (m, r) in arm.metrics.iter().zip(&reference.metrics) {
+                let median = |x: Option<f64>| x.map_or_else(|| NA.to_string(), plain);
+                let _ = write!(
+                    out,
+                    "| `{}` | `{}` | {} | {} |",
+                    md_escape(&arm.arm),
+                    m.def.key,
+                    median(m.median),
+                    median(r.median)
+                );
+                match m.vs_reference {
+                    Some(c) => {
+                        let _ = writeln!(
+                            out,
+                            " {} | {} | {} ({}) | {} | {} |",
+                            effect(c.cliffs_delta),
+                            effect(c.a12),
+                            p_value(c.test.p),
+                            c.test.method.as_str(),
+                            p_value(c.p_holm),
+                            if c.significant { "**yes**" } else { "no" }
+                        );
+                    }
+                    None => {
+                        let _ = writeln!(out, " {NA} | {NA} | {NA} | {NA} | {NA} |");
+                    }
+                }
+            }
+        }
+    }
+
+    /// The Pareto front over cost, failure rate and restarts.
+    fn markdown_pareto(&self, out: &mut String) {
+        let _ = writeln!(
+            out,
+            "\n## Pareto front\n\nOver the arms' means of `cost_usd`, `failure_rate` and `restarts`, all lower \
+             is better: an arm is dominated when another is no worse on all three and better on one. Means, not \
+             tests: a small difference in a mean can decide which arm is dominated.\n"
+        );
+        let _ = writeln!(
+            out,
+            "| arm | `cost_usd` (USD) | `failure_rate` | `restarts` | Pareto |\n| --- | ---: | ---: | ---: | --- |"
+        );
+        let value = |x: Option<f64>| x.map_or_else(|| NA.to_string(), plain);
+        for e in self.pareto() {
+            let status = match &e.status {
+                ParetoStatus::OnFront => "**on the front**".to_string(),
+                ParetoStatus::Dominated { by } => format!(
+                    "dominated by {}",
+                    by.iter()
+                        .map(|a| format!("`{}`", md_escape(a)))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                ParetoStatus::Undefined => format!("{NA} (an objective is undefined)"),
+            };
+            let _ = writeln!(
+                out,
+                "| `{}` | {} | {} | {} | {status} |",
+                md_escape(&e.point.arm),
+                value(e.point.cost_usd),
+                value(e.point.failure_rate),
+                value(e.point.restarts)
+            );
+        }
     }
 }

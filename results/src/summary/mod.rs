@@ -1,15 +1,23 @@
 //! The A/B summary: every arm's metrics over its seeds, with seeded bootstrap
-//! intervals, as CSV, JSON, Markdown and a terminal table.
+//! intervals, tests and effect sizes against the reference arm and the
+//! Pareto front, as CSV, JSON, Markdown, LaTeX and a terminal table.
 
+mod comparison;
 mod csv;
 mod format;
 mod json;
+mod latex;
 mod markdown;
 mod terminal;
 
+pub use comparison::{VS_REFERENCE, VsReference};
+pub use csv::HEADER as CSV_HEADER;
+pub use format::latex_escape;
+
 use crate::definitions::{METRICS, MetricDef};
 use crate::metrics::RunMetrics;
-use crate::stats::{BOOTSTRAP_RESAMPLES, CONFIDENCE, CorrelationEstimate, MeanEstimate, bootstrap_mean_ci};
+use crate::pareto::{ParetoEntry, ParetoPoint, pareto_front};
+use crate::stats::{BOOTSTRAP_RESAMPLES, CONFIDENCE, CorrelationEstimate, MeanEstimate, bootstrap_mean_ci, median};
 use clusters::rng::{purpose, stream};
 
 /// Keys that keep the summary's random streams apart (after
@@ -36,6 +44,11 @@ pub struct MetricStats {
     pub undefined: usize,
     /// `None` when the metric is undefined in every run
     pub estimate: Option<MeanEstimate>,
+    /// median of the defined values; `None` when there are none
+    pub median: Option<f64>,
+    /// the test and effect sizes against the reference arm; `None` for the
+    /// reference arm itself and where either side has no defined value
+    pub vs_reference: Option<VsReference>,
 }
 
 /// Everything the summary says about one arm.
@@ -57,6 +70,16 @@ impl ArmSummary {
     pub fn metric(&self, key: &str) -> Option<&MetricStats> {
         self.metrics.iter().find(|m| m.def.key == key)
     }
+    /// The arm's means of the Pareto objectives.
+    pub fn pareto_point(&self) -> ParetoPoint {
+        let mean = |key| self.metric(key).and_then(|m| m.estimate).map(|e| e.mean);
+        ParetoPoint {
+            arm: self.arm.clone(),
+            cost_usd: mean("cost_usd"),
+            failure_rate: mean("failure_rate"),
+            restarts: mean("restarts"),
+        }
+    }
 }
 
 /// The comparison of a scenario's arms across seeds.
@@ -65,7 +88,13 @@ pub struct Summary {
     scenario: String,
     stats_seed: u64,
     arms: Vec<ArmSummary>,
+    /// index into `arms`; `None` only without arms
+    reference: Option<usize>,
+    pareto: Vec<ParetoEntry>,
 }
+
+/// The arm that the others are tested against when present.
+pub const REFERENCE_ARM: &str = "default";
 
 /// FNV-1a: a fixed hash of a metric key, so that a metric's bootstrap stream
 /// does not move when metrics are added or reordered.
@@ -82,6 +111,10 @@ impl Summary {
     /// on the metric only, so arms with the same seeds resample the same seed
     /// positions (common random numbers); a run's correlation stream depends
     /// on its seed.
+    ///
+    /// The reference arm is [`REFERENCE_ARM`] when there is one, otherwise
+    /// the first arm; every other arm is tested against it (see
+    /// [`VS_REFERENCE`]).
     pub fn new(scenario: &str, runs: Vec<RunResult>, stats_seed: u64) -> Summary {
         let mut grouped: Vec<(String, Vec<RunResult>)> = Vec::new();
         for run in runs {
@@ -90,7 +123,7 @@ impl Summary {
                 None => grouped.push((run.arm.clone(), vec![run])),
             }
         }
-        let arms = grouped
+        let mut arms: Vec<ArmSummary> = grouped
             .into_iter()
             .map(|(arm, mut runs)| {
                 runs.sort_by_key(|r| r.seed);
@@ -113,11 +146,44 @@ impl Summary {
                 }
             })
             .collect();
+        let reference = arms
+            .iter()
+            .position(|a| a.arm == REFERENCE_ARM)
+            .or((!arms.is_empty()).then_some(0));
+        if let Some(r) = reference {
+            let reference_arm = arms[r].clone();
+            for (i, arm) in arms.iter_mut().enumerate() {
+                if i != r {
+                    comparison::compare(arm, &reference_arm);
+                }
+            }
+        }
+        let points: Vec<ParetoPoint> = arms.iter().map(ArmSummary::pareto_point).collect();
         Summary {
             scenario: scenario.to_string(),
             stats_seed,
+            pareto: pareto_front(&points),
             arms,
+            reference,
         }
+    }
+
+    /// The name of the arm the others are tested against.
+    pub fn reference(&self) -> Option<&str> {
+        self.reference_arm().map(|a| a.arm.as_str())
+    }
+    pub fn reference_arm(&self) -> Option<&ArmSummary> {
+        self.reference.and_then(|r| self.arms.get(r))
+    }
+    /// Every arm's place relative to the Pareto front over
+    /// [`crate::pareto::OBJECTIVES`], in arm order.
+    pub fn pareto(&self) -> &[ParetoEntry] {
+        &self.pareto
+    }
+    /// The seeds, when every arm ran the same ones.
+    pub fn common_seeds(&self) -> Option<Vec<u64>> {
+        let first = self.arms.first()?.seeds();
+        self.arms.iter().all(|a| a.seeds() == first).then_some(first)
     }
 
     pub fn scenario(&self) -> &str {
@@ -166,6 +232,8 @@ fn metric_stats(def: &'static MetricDef, runs: &[RunResult], stats_seed: u64) ->
         def,
         undefined: values.len() - defined.len(),
         estimate: bootstrap_mean_ci(&defined, CONFIDENCE, BOOTSTRAP_RESAMPLES, &mut rng),
+        median: median(&defined),
+        vs_reference: None,
         values,
     }
 }

@@ -1,0 +1,326 @@
+//! `schedlab report` and `schedlab compare` on real run folders: rebuilt
+//! reports are byte-identical, damaged folders are refused naming the file,
+//! and the gate fires only on a real regression.
+#![allow(clippy::unwrap_used)]
+
+use assert_cmd::Command;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+fn schedlab() -> Command {
+    let mut cmd = Command::cargo_bin("schedlab").unwrap();
+    cmd.env("RUST_LOG", "warn");
+    cmd
+}
+
+/// One small run folder shared by every test (each test copies it): 2 arms,
+/// 4 seeds, the smallest sample on which a Mann–Whitney test can reach 0.05.
+fn base_folder() -> &'static Path {
+    static FOLDER: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    let (_, dir) = FOLDER.get_or_init(|| {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("base");
+        let out = schedlab()
+            .args(["scenario", "churn", "--arms", "default,binpack", "--seeds", "4"])
+            .args(["--set", "nodes=8", "--out"])
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        (tmp, dir)
+    });
+    dir
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+fn copy_of_base(tmp: &Path, name: &str) -> PathBuf {
+    let dir = tmp.join(name);
+    copy_dir(base_folder(), &dir);
+    dir
+}
+
+fn records(dir: &Path, arm: &str, seed: u64) -> PathBuf {
+    dir.join("runs")
+        .join(arm)
+        .join(format!("seed-{seed}"))
+        .join("records.jsonl")
+}
+
+/// Every file under `dir`, relative path -> bytes, sorted.
+fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+        for entry in fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                let rel = path.strip_prefix(root).unwrap().display().to_string();
+                out.push((rel, fs::read(&path).unwrap()));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
+}
+
+#[test]
+fn a_report_rebuilt_from_the_same_records_is_byte_identical() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = copy_of_base(tmp.path(), "run");
+    let out = schedlab().arg("report").arg(&dir).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("cost_usd") && stdout.contains("report.html"),
+        "{stdout}"
+    );
+    let first = tree(&dir.join("report"));
+    let again = tmp.path().join("again");
+    let out = schedlab()
+        .arg("report")
+        .arg(&dir)
+        .arg("--out")
+        .arg(&again)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(first == tree(&again), "two reports of the same records differ");
+
+    let names: Vec<&str> = first.iter().map(|(n, _)| n.as_str()).collect();
+    for want in ["summary.csv", "summary.json", "report.md", "report.tex", "report.html"] {
+        assert!(names.contains(&want), "{want} in {names:?}");
+    }
+    for prefix in [
+        "plots/heatmap-default",
+        "plots/heatmap-binpack",
+        "plots/pareto",
+        "plots/sched-latency-cdf",
+    ] {
+        for ext in ["svg", "png"] {
+            assert!(
+                names.contains(&format!("{prefix}.{ext}").as_str()),
+                "{prefix}.{ext} in {names:?}"
+            );
+        }
+    }
+    // the rebuilt tables are the ones `scenario` wrote: same records, same statistics
+    for file in ["summary.csv", "report.md"] {
+        assert_eq!(
+            fs::read_to_string(dir.join(file)).unwrap(),
+            fs::read_to_string(dir.join("report").join(file)).unwrap(),
+            "{file}"
+        );
+    }
+    let html = fs::read_to_string(dir.join("report/report.html")).unwrap();
+    assert!(html.contains("<svg") && html.contains("churn") && html.contains("binpack"));
+    assert!(
+        !html.contains(&dir.display().to_string()),
+        "no absolute paths in the report"
+    );
+    assert!(
+        !html.contains("<script") && !html.contains("https://"),
+        "self-contained"
+    );
+}
+
+fn assert_refused(dir: &Path, expected: &[&str]) {
+    let out = schedlab()
+        .arg("report")
+        .arg(dir)
+        .arg("--out")
+        .arg(dir.join("r"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "exit 2; stderr: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    for want in expected {
+        assert!(stderr.contains(want), "{want:?} in: {stderr}");
+    }
+    assert!(!dir.join("r/report.html").exists(), "no report from part of the data");
+}
+
+#[test]
+fn damaged_folders_exit_2_naming_the_file() {
+    let tmp = tempfile::tempdir().unwrap();
+
+    let no_end = copy_of_base(tmp.path(), "no-end");
+    let path = records(&no_end, "binpack", 3);
+    let text = fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    fs::write(&path, lines[..lines.len() - 1].join("\n") + "\n").unwrap();
+    assert_refused(&no_end, &["binpack/seed-3/records.jsonl", "End"]);
+
+    let malformed = copy_of_base(tmp.path(), "malformed");
+    let path = records(&malformed, "default", 2);
+    let text = fs::read_to_string(&path).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[4] = "{\"type\": \"event\", \"oops";
+    fs::write(&path, lines.join("\n") + "\n").unwrap();
+    assert_refused(&malformed, &["default/seed-2/records.jsonl", "line 5"]);
+
+    let no_manifest = copy_of_base(tmp.path(), "no-manifest");
+    fs::remove_file(no_manifest.join("manifest.json")).unwrap();
+    assert_refused(&no_manifest, &["manifest.json"]);
+
+    let missing_run = copy_of_base(tmp.path(), "missing-run");
+    fs::remove_file(records(&missing_run, "default", 4)).unwrap();
+    assert_refused(&missing_run, &["default/seed-4/records.jsonl", "missing"]);
+}
+
+#[test]
+fn an_incomplete_folder_is_refused_unless_allowed_and_then_marked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = copy_of_base(tmp.path(), "partial");
+    fs::write(dir.join("INCOMPLETE"), "interrupted\n").unwrap();
+    let path = records(&dir, "binpack", 4);
+    let text = fs::read_to_string(&path).unwrap();
+    fs::write(&path, &text[..text.len() / 2]).unwrap();
+    assert_refused(&dir, &["INCOMPLETE", "--allow-incomplete"]);
+
+    let out_dir = tmp.path().join("partial-report");
+    let out = schedlab()
+        .arg("report")
+        .arg(&dir)
+        .arg("--allow-incomplete")
+        .arg("--out")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("INCOMPLETE: 7 of 8 runs"));
+    for file in ["summary.csv", "summary.json", "report.md", "report.tex", "report.html"] {
+        let text = fs::read_to_string(out_dir.join(file)).unwrap();
+        assert!(text.contains("INCOMPLETE: 7 of 8 runs"), "{file} says it is partial");
+    }
+}
+
+#[test]
+fn several_folders_need_out_and_one_scenario() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = copy_of_base(tmp.path(), "a");
+    let out = schedlab().arg("report").arg(&a).arg(&a).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--out"));
+    // the same runs twice would count each run twice
+    let out = schedlab()
+        .arg("report")
+        .arg(&a)
+        .arg(&a)
+        .arg("--out")
+        .arg(tmp.path().join("r"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("in both"));
+}
+
+fn compare(base: &Path, new: &Path, extra: &[&str]) -> (Option<i32>, String, String) {
+    let out = schedlab()
+        .arg("compare")
+        .arg(base)
+        .arg(new)
+        .args(extra)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// NEW: the base runs with every cluster sample's cost rate tripled, so
+/// cost_usd triples on every seed and nothing else moves.
+fn costlier_copy(tmp: &Path) -> PathBuf {
+    let dir = copy_of_base(tmp, "costlier");
+    for arm in ["default", "binpack"] {
+        for seed in 1..=4 {
+            let path = records(&dir, arm, seed);
+            let text = fs::read_to_string(&path).unwrap();
+            let edited: String = text
+                .lines()
+                .map(|line| {
+                    let mut v: serde_json::Value = serde_json::from_str(line).unwrap();
+                    if v["type"] == "cluster_sample" {
+                        let cost = v["hourly_cost"].as_f64().unwrap();
+                        v["hourly_cost"] = serde_json::json!(cost * 3.0);
+                    }
+                    v.to_string() + "\n"
+                })
+                .collect();
+            fs::write(&path, edited).unwrap();
+        }
+    }
+    dir
+}
+
+#[test]
+fn compare_passes_a_folder_against_itself_and_fails_a_regression() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = base_folder();
+    let (code, stdout, stderr) = compare(base, base, &[]);
+    assert_eq!(code, Some(0), "stdout: {stdout}\nstderr: {stderr}");
+    for metric in ["cost_usd", "failure_rate", "restarts", "sched_latency_p99_s"] {
+        assert!(stdout.contains(metric), "{metric} in: {stdout}");
+    }
+
+    let new = costlier_copy(tmp.path());
+    let (code, stdout, stderr) = compare(base, &new, &["--margin", "5%"]);
+    assert_eq!(code, Some(1), "stdout: {stdout}\nstderr: {stderr}");
+    assert!(
+        stderr.contains("cost_usd of arm default") && stderr.contains("+200.0%"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("WORSE"), "{stdout}");
+    // cost is not gated here: nothing else got worse
+    let (code, _, stderr) = compare(base, &new, &["--metrics", "restarts,failure_rate"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    // the other way round it is an improvement
+    let (code, _, _) = compare(&new, base, &[]);
+    assert_eq!(code, Some(0));
+}
+
+#[test]
+fn compare_refuses_bad_input_with_exit_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = base_folder();
+    let (code, _, stderr) = compare(base, base, &["--metrics", "happiness"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("happiness"), "{stderr}");
+    let (code, _, _) = compare(base, base, &["--margin", "lots"]);
+    assert_eq!(code, Some(2));
+    let (code, _, stderr) = compare(base, &tmp.path().join("nowhere"), &[]);
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("nowhere") && stderr.contains("manifest.json"),
+        "{stderr}"
+    );
+
+    let other = tmp.path().join("other");
+    let out = schedlab()
+        .args(["scenario", "churn", "--arms", "default", "--seeds", "1"])
+        .args(["--set", "nodes=9", "--out"])
+        .arg(&other)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (code, _, stderr) = compare(base, &other, &[]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("different scenarios"), "{stderr}");
+}

@@ -1,0 +1,138 @@
+//! SVG and PNG plots of a scenario's runs, drawn with plotters and the
+//! bundled DejaVu Sans (no system font is looked up). Every plot is computed
+//! from the runs' [`RunSeries`] and the Pareto points handed in; the same
+//! input gives byte-identical SVG and PNG.
+//!
+//! - `heatmap-<arm>`: requested CPU and memory per node over time, first seed
+//!   (the lowest seed number) of each arm.
+//! - `cluster-over-time`: cluster CPU and memory utilisation and pending pods,
+//!   one line per arm, first seed.
+//! - `restarts-over-time`: restarts per time bucket, mean over the arm's seeds.
+//! - `sched-latency-cdf`: scheduling latency CDF per arm, all seeds pooled.
+//! - `pareto`: cost vs failure rate, marker area for restarts, dominated arms
+//!   hollow.
+//! - `mem-vs-failures`: memory request vs failures per bound pod incarnation,
+//!   all seeds pooled, with each arm's least-squares line and Pearson r.
+
+mod cluster;
+mod heatmap;
+mod latency;
+mod memory;
+mod pareto;
+mod render;
+mod restarts;
+mod style;
+
+use crate::series::RunSeries;
+use std::path::{Path, PathBuf};
+
+/// An arm's means over seeds and its place relative to the Pareto front over
+/// (cost, failure rate, restarts), as computed by the summary.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParetoPoint {
+    pub arm: String,
+    pub cost_usd: f64,
+    pub failure_rate: f64,
+    pub restarts: f64,
+    pub on_front: bool,
+}
+
+/// One seed's series of an arm.
+#[derive(Debug, Clone)]
+pub struct SeedSeries {
+    pub seed: u64,
+    pub series: RunSeries,
+}
+
+/// An arm and its runs, one per seed (any order; plots of "the first seed"
+/// take the lowest seed number).
+#[derive(Debug, Clone)]
+pub struct ArmSeries {
+    pub arm: String,
+    pub runs: Vec<SeedSeries>,
+}
+
+/// What the plots are drawn from. Arms keep their order (the reference arm
+/// first) in legends and colours.
+#[derive(Debug, Clone, Default)]
+pub struct PlotInput {
+    pub scenario: String,
+    pub arms: Vec<ArmSeries>,
+    pub pareto: Vec<ParetoPoint>,
+}
+
+/// One rendered plot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plot {
+    /// file stem: `<name>.svg`, `<name>.png`
+    pub name: String,
+    pub title: String,
+    pub svg: String,
+    pub png: Vec<u8>,
+}
+
+/// Why plots could not be drawn or written.
+#[derive(Debug, thiserror::Error)]
+pub enum PlotError {
+    #[error("the bundled font could not be loaded")]
+    Font,
+    #[error("drawing plot {plot}: {reason}")]
+    Draw { plot: String, reason: String },
+    #[error("encoding plot {plot} as PNG: {reason}")]
+    Png { plot: String, reason: String },
+    #[error("writing {path}: {source}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Draws every plot of `input`, in the order listed in the module docs.
+pub fn render_all(input: &PlotInput) -> Result<Vec<Plot>, PlotError> {
+    let palette = style::Palette::new(input.arms.iter().map(|a| a.arm.as_str()));
+    let mut plots = Vec::new();
+    let mut stems = Vec::new();
+    for (i, arm) in input.arms.iter().enumerate() {
+        let stem = unique_stem(&format!("heatmap-{}", style::file_stem(&arm.arm)), &mut stems, i);
+        plots.push(heatmap::render(&stem, &input.scenario, arm)?);
+    }
+    plots.push(cluster::render(&input.scenario, &input.arms, &palette)?);
+    plots.push(restarts::render(&input.scenario, &input.arms, &palette)?);
+    plots.push(latency::render(&input.scenario, &input.arms, &palette)?);
+    plots.push(pareto::render(&input.scenario, &input.pareto, &palette)?);
+    plots.push(memory::render(&input.scenario, &input.arms, &palette)?);
+    Ok(plots)
+}
+
+// Two arm names may map to the same file stem ("a b" and "a/b"); the
+// second gets its arm index appended.
+fn unique_stem(stem: &str, taken: &mut Vec<String>, index: usize) -> String {
+    let stem = if taken.iter().any(|s| s == stem) {
+        format!("{stem}-{index}")
+    } else {
+        stem.to_string()
+    };
+    taken.push(stem.clone());
+    stem
+}
+
+/// Writes `<name>.svg` and `<name>.png` of every plot into `dir`, creating it.
+pub fn write_plots(plots: &[Plot], dir: &Path) -> Result<(), PlotError> {
+    std::fs::create_dir_all(dir).map_err(|source| PlotError::Write {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    for plot in plots {
+        for (ext, bytes) in [("svg", plot.svg.as_bytes()), ("png", plot.png.as_slice())] {
+            let path = dir.join(format!("{}.{ext}", plot.name));
+            std::fs::write(&path, bytes).map_err(|source| PlotError::Write { path, source })?;
+        }
+    }
+    Ok(())
+}
+
+/// The lowest-seed run of an arm.
+fn first_run(arm: &ArmSeries) -> Option<&SeedSeries> {
+    arm.runs.iter().min_by_key(|r| r.seed)
+}

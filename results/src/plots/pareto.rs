@@ -1,0 +1,119 @@
+//! The arms' means in cost and failure rate, marker area for restarts;
+//! dominated arms hollow. The front is over all three objectives, so a
+//! dominated arm may look undominated in these two dimensions.
+
+use super::ParetoPoint;
+use super::render::{DrawResult, FONT, Figure, draw_no_data, label_font, small_font, title_font, to_plot};
+use super::style::{Palette, padded_range};
+use super::{Plot, PlotError};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+const MIN_RADIUS: f64 = 5.0;
+const MAX_RADIUS: f64 = 22.0;
+
+/// Marker radius: area proportional to restarts, relative to the most.
+fn radius(restarts: f64, most: f64) -> i32 {
+    if !(most > 0.0 && restarts.is_finite()) {
+        return MIN_RADIUS as i32;
+    }
+    let share = (restarts.max(0.0) / most).sqrt();
+    (MIN_RADIUS + (MAX_RADIUS - MIN_RADIUS) * share).round() as i32
+}
+
+struct ParetoFigure<'a> {
+    title: String,
+    points: Vec<&'a ParetoPoint>,
+    palette: &'a Palette,
+}
+
+impl Figure for ParetoFigure<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        if self.points.is_empty() {
+            return draw_no_data(root, &self.title);
+        }
+        let area = root.titled(&self.title, title_font())?;
+        let (w, h) = area.dim_in_pixel();
+        let (plot_area, note) = area.split_vertically(h.saturating_sub(30));
+        let fold = |f: fn(&ParetoPoint) -> f64, init: f64, op: fn(f64, f64) -> f64| {
+            self.points.iter().map(|p| f(p)).fold(init, op)
+        };
+        let (x0, x1) = padded_range(
+            fold(|p| p.cost_usd, f64::INFINITY, f64::min),
+            fold(|p| p.cost_usd, 0.0, f64::max),
+        );
+        let fr = |p: &ParetoPoint| p.failure_rate * 100.0;
+        let (y0, y1) = padded_range(fold(fr, f64::INFINITY, f64::min), fold(fr, 0.0, f64::max));
+        // markers and labels need room beyond the extreme points
+        let (x0, x1) = (x0 - (x1 - x0) * 0.08, x1 + (x1 - x0) * 0.45);
+        let (y0, y1) = (y0 - (y1 - y0) * 0.1, y1 + (y1 - y0) * 0.1);
+        let most = fold(|p| p.restarts, 0.0, f64::max);
+        let mut chart = ChartBuilder::on(&plot_area)
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(x0..x1, y0..y1)?;
+        chart
+            .configure_mesh()
+            .x_desc("cost (USD, mean over seeds)")
+            .y_desc("failure rate (%, mean over seeds)")
+            .label_style(small_font())
+            .axis_desc_style(label_font())
+            .light_line_style(RGBColor(242, 242, 242))
+            .bold_line_style(RGBColor(215, 215, 215))
+            .max_light_lines(1)
+            .draw()?;
+        for p in &self.points {
+            let colour = self.palette.colour(&p.arm);
+            let at = (p.cost_usd, fr(p));
+            let r = radius(p.restarts, most);
+            let style = if p.on_front {
+                colour.mix(0.75).filled()
+            } else {
+                colour.stroke_width(2)
+            };
+            chart.draw_series(std::iter::once(Circle::new(at, r, style)))?;
+            let label = format!(
+                "{}{}: {:.1} restarts",
+                p.arm,
+                if p.on_front { "" } else { " (dominated)" },
+                p.restarts
+            );
+            chart.draw_series(std::iter::once(
+                EmptyElement::at(at) + Text::new(label, (r + 4, -7), small_font()),
+            ))?;
+        }
+        let text = "filled: on the Pareto front over cost, failure rate and restarts; hollow: dominated; marker area ~ mean restarts";
+        note.draw(&Text::new(text, (12.min(w as i32), 4), (FONT, 13).into_font()))?;
+        Ok(())
+    }
+}
+
+/// The Pareto scatter; points with a non-finite coordinate are left out.
+pub(super) fn render(scenario: &str, points: &[ParetoPoint], palette: &Palette) -> Result<Plot, PlotError> {
+    let title = format!("{scenario}: cost vs failure rate per arm");
+    let points = points
+        .iter()
+        .filter(|p| p.cost_usd.is_finite() && p.failure_rate.is_finite())
+        .collect();
+    let figure = ParetoFigure {
+        title: title.clone(),
+        points,
+        palette,
+    };
+    to_plot("pareto", &title, (1000, 640), &figure)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marker_area_grows_with_restarts() {
+        assert_eq!(radius(0.0, 10.0), MIN_RADIUS as i32);
+        assert_eq!(radius(10.0, 10.0), MAX_RADIUS as i32);
+        assert!(radius(2.5, 10.0) < radius(5.0, 10.0));
+        assert_eq!(radius(3.0, 0.0), MIN_RADIUS as i32);
+        assert_eq!(radius(f64::NAN, 1.0), MIN_RADIUS as i32);
+    }
+}

@@ -1,0 +1,112 @@
+//! From a figure to SVG text and PNG bytes, with the bundled font.
+
+use super::{Plot, PlotError};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::{FontStyle, register_font};
+use std::sync::OnceLock;
+
+static DEJAVU_SANS: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+
+/// The font family every text is drawn in. It is also the key the bundled
+/// font is registered under, and the SVG's font-family attribute: a CSS
+/// list, so an SVG viewer without DejaVu Sans falls back to its sans-serif.
+pub(super) const FONT: &str = "DejaVu Sans, sans-serif";
+
+// plotters keeps registered fonts in a process-wide table; registering once
+// is enough, and the outcome is remembered for later calls.
+fn register() -> Result<(), PlotError> {
+    static REGISTERED: OnceLock<bool> = OnceLock::new();
+    let ok = *REGISTERED.get_or_init(|| {
+        // plotters' own defaults (mesh labels) ask for "sans-serif"
+        [FONT, "sans-serif"].into_iter().all(|family| {
+            [FontStyle::Normal, FontStyle::Bold]
+                .into_iter()
+                .all(|style| register_font(family, style, DEJAVU_SANS).is_ok())
+        })
+    });
+    if ok { Ok(()) } else { Err(PlotError::Font) }
+}
+
+pub(super) type DrawResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
+
+/// Something drawable on any plotters backend.
+pub(super) trait Figure {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB>;
+}
+
+/// Renders `figure` at `size` pixels as SVG and PNG.
+pub(super) fn to_plot(name: &str, title: &str, size: (u32, u32), figure: &impl Figure) -> Result<Plot, PlotError> {
+    register()?;
+    let draw_error = |e: String| PlotError::Draw {
+        plot: name.to_string(),
+        reason: e,
+    };
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| draw_error(e.to_string()))?;
+        figure.draw(&root).map_err(|e| draw_error(e.to_string()))?;
+        root.present().map_err(|e| draw_error(e.to_string()))?;
+    }
+    let (w, h) = size;
+    let mut pixels = vec![0u8; w as usize * h as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut pixels, size).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| draw_error(e.to_string()))?;
+        figure.draw(&root).map_err(|e| draw_error(e.to_string()))?;
+        root.present().map_err(|e| draw_error(e.to_string()))?;
+    }
+    let png = encode_png(&pixels, size).map_err(|e| PlotError::Png {
+        plot: name.to_string(),
+        reason: e.to_string(),
+    })?;
+    Ok(Plot {
+        name: name.to_string(),
+        title: title.to_string(),
+        svg,
+        png,
+    })
+}
+
+fn encode_png(rgb: &[u8], (w, h): (u32, u32)) -> Result<Vec<u8>, png::EncodingError> {
+    let mut out = Vec::new();
+    {
+        let mut encoder = png::Encoder::new(&mut out, w, h);
+        encoder.set_color(png::ColorType::Rgb);
+        encoder.set_depth(png::BitDepth::Eight);
+        // anti-aliased lines and text compress far better with per-row filters
+        encoder.set_adaptive_filter(png::AdaptiveFilterType::Adaptive);
+        let mut writer = encoder.write_header()?;
+        writer.write_image_data(rgb)?;
+        writer.finish()?;
+    }
+    Ok(out)
+}
+
+pub(super) fn title_font() -> TextStyle<'static> {
+    (FONT, 22).into_font().style(FontStyle::Bold).into()
+}
+
+pub(super) fn label_font() -> TextStyle<'static> {
+    TextStyle::from((FONT, 15).into_font()).color(&BLACK)
+}
+
+pub(super) fn small_font() -> TextStyle<'static> {
+    TextStyle::from((FONT, 13).into_font()).color(&BLACK)
+}
+
+/// The plot's title, with "no data" in the middle: what a plot shows when
+/// there is nothing to draw, instead of failing.
+pub(super) fn draw_no_data<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str) -> DrawResult<DB> {
+    let (w, h) = root.dim_in_pixel();
+    let area = root.titled(title, title_font())?;
+    let centre = TextStyle::from((FONT, 28).into_font())
+        .color(&RGBColor(110, 110, 110))
+        .pos(plotters::style::text_anchor::Pos::new(
+            plotters::style::text_anchor::HPos::Center,
+            plotters::style::text_anchor::VPos::Center,
+        ));
+    area.draw(&Text::new("no data", (w as i32 / 2, h as i32 / 2 - 30), centre))?;
+    Ok(())
+}

@@ -1,0 +1,16 @@
+//! Reports rebuilt from run folders: loading a folder's manifest and raw
+//! records back (refusing damaged or partial folders unless told otherwise),
+//! merging folders of the same scenario, and the self-contained report.html.
+
+mod error;
+mod folder;
+mod html;
+mod manifest;
+mod outputs;
+mod pareto_note;
+
+pub use error::ReportError;
+pub use folder::{FolderFacts, INCOMPLETE_MARKER, LoadOptions, LoadedRun, RECORDS_FILE, RunFolderData, SkippedRun};
+pub use html::{HtmlInput, html};
+pub use outputs::{OutputFile, pareto_points, render};
+pub use pareto_note::pareto_note;

@@ -1,0 +1,460 @@
+//! A run folder (or several of the same scenario) loaded back from disk:
+//! manifest, and the metrics of every run from its raw records.
+
+use super::ReportError;
+use super::manifest::{self, Manifest};
+use crate::metrics::{MetricsError, RunMetrics, from_file};
+use crate::summary::{RunResult, Summary};
+use clusters::rng::{derive_seed, purpose};
+use std::path::{Path, PathBuf};
+
+/// The file whose presence marks an unfinished run folder.
+pub const INCOMPLETE_MARKER: &str = "INCOMPLETE";
+/// A run's raw records, in runs/<arm>/seed-<n>/.
+pub const RECORDS_FILE: &str = "records.jsonl";
+const MANIFEST_FILE: &str = "manifest.json";
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// report on an unfinished folder's finished runs instead of refusing;
+    /// every output then says "INCOMPLETE: n of m runs"
+    pub allow_incomplete: bool,
+}
+
+/// One run whose records were read to the End record.
+#[derive(Debug, Clone)]
+pub struct LoadedRun {
+    pub arm: String,
+    pub seed: u64,
+    pub records: PathBuf,
+    pub metrics: RunMetrics,
+}
+
+/// A run the manifest promises that could not be used (only with
+/// [`LoadOptions::allow_incomplete`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedRun {
+    pub arm: String,
+    pub seed: u64,
+    /// why, naming the file (and line)
+    pub reason: String,
+}
+
+/// What a report says about each folder it was built from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FolderFacts {
+    pub dir: PathBuf,
+    pub git_revision: Option<String>,
+    /// the manifest says complete and there is no INCOMPLETE marker
+    pub complete: bool,
+}
+
+/// One or more run folders of the same scenario, loaded.
+#[derive(Debug, Clone)]
+pub struct RunFolderData {
+    pub scenario: String,
+    /// the scenario with its parameters substituted, as the manifest holds it
+    pub resolved_scenario: serde_json::Value,
+    pub backend: String,
+    /// in the first folder's order (its first arm is the reference), then
+    /// arms only later folders have
+    pub arms: Vec<String>,
+    /// every seed of any folder, ascending
+    pub seeds: Vec<u64>,
+    pub folders: Vec<FolderFacts>,
+    /// in arm order, then seed order
+    pub runs: Vec<LoadedRun>,
+    pub skipped: Vec<SkippedRun>,
+}
+
+impl RunFolderData {
+    /// Loads one complete run folder; anything missing or damaged is an error.
+    pub fn load(dir: &Path) -> Result<RunFolderData, ReportError> {
+        Self::load_with(dir, LoadOptions::default())
+    }
+
+    pub fn load_with(dir: &Path, options: LoadOptions) -> Result<RunFolderData, ReportError> {
+        Self::load_many(&[dir.to_path_buf()], options)
+    }
+
+    /// Loads and merges folders of one scenario (equal resolved scenarios
+    /// and backends); a run (arm, seed) may appear in one folder only.
+    pub fn load_many(dirs: &[PathBuf], options: LoadOptions) -> Result<RunFolderData, ReportError> {
+        let mut merged: Option<(PathBuf, RunFolderData)> = None;
+        for dir in dirs {
+            let next = load_one(dir, options)?;
+            merged = Some(match merged {
+                None => (dir.clone(), next),
+                Some((first_dir, mut data)) => {
+                    merge(&mut data, &first_dir, next, dir)?;
+                    (first_dir, data)
+                }
+            });
+        }
+        let (_, mut data) = merged.ok_or(ReportError::NoFolders)?;
+        let arms = data.arms.clone();
+        let arm_index = |a: &str| arms.iter().position(|x| x == a).unwrap_or(usize::MAX);
+        data.runs.sort_by_key(|x| (arm_index(&x.arm), x.seed));
+        data.skipped.sort_by_key(|x| (arm_index(&x.arm), x.seed));
+        data.seeds.sort_unstable();
+        data.seeds.dedup();
+        Ok(data)
+    }
+
+    /// Runs the manifests promise.
+    pub fn expected_runs(&self) -> usize {
+        self.runs.len() + self.skipped.len()
+    }
+
+    pub fn is_incomplete(&self) -> bool {
+        !self.skipped.is_empty() || self.folders.iter().any(|f| !f.complete)
+    }
+
+    /// "INCOMPLETE: 3 of 4 runs", for every output of a partial report.
+    pub fn incomplete_banner(&self) -> Option<String> {
+        self.is_incomplete().then(|| {
+            let unfinished = self.folders.iter().filter(|f| !f.complete).count();
+            let marked = if unfinished > 0 {
+                format!(
+                    "; {unfinished} of {} run folder(s) marked unfinished",
+                    self.folders.len()
+                )
+            } else {
+                String::new()
+            };
+            format!(
+                "INCOMPLETE: {} of {} runs{marked}",
+                self.runs.len(),
+                self.expected_runs()
+            )
+        })
+    }
+
+    /// The statistics seed: derived from the lowest seed, as `schedlab
+    /// scenario` does, so a rebuilt summary equals the original one.
+    pub fn stats_seed(&self) -> u64 {
+        derive_seed(self.seeds.first().copied().unwrap_or(0), &[purpose::STATISTICS])
+    }
+
+    pub fn run_results(&self) -> Vec<RunResult> {
+        self.runs
+            .iter()
+            .map(|r| RunResult {
+                arm: r.arm.clone(),
+                seed: r.seed,
+                metrics: r.metrics.clone(),
+            })
+            .collect()
+    }
+
+    pub fn summary(&self) -> Summary {
+        Summary::new(&self.scenario, self.run_results(), self.stats_seed())
+    }
+
+    /// The distinct git revisions of the folders, in folder order.
+    pub fn git_revisions(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for rev in self.folders.iter().filter_map(|f| f.git_revision.as_deref()) {
+            if !out.contains(&rev) {
+                out.push(rev);
+            }
+        }
+        out
+    }
+}
+
+fn load_one(dir: &Path, options: LoadOptions) -> Result<RunFolderData, ReportError> {
+    let manifest_path = dir.join(MANIFEST_FILE);
+    let manifest: Manifest = manifest::read(&manifest_path)?;
+    let marker = dir.join(INCOMPLETE_MARKER).exists();
+    let complete = manifest.complete && !marker;
+    if !complete && !options.allow_incomplete {
+        let reason = if marker {
+            format!("{INCOMPLETE_MARKER} marker present: interrupted, failed or still running")
+        } else {
+            "its manifest says \"complete\": false".to_string()
+        };
+        return Err(ReportError::Incomplete {
+            dir: dir.to_path_buf(),
+            reason,
+        });
+    }
+    let mut runs = Vec::new();
+    let mut skipped = Vec::new();
+    for arm in &manifest.arms {
+        for &seed in &manifest.seeds {
+            let path = dir
+                .join("runs")
+                .join(arm)
+                .join(format!("seed-{seed}"))
+                .join(RECORDS_FILE);
+            match load_run(&path, arm, seed) {
+                Ok(metrics) => runs.push(LoadedRun {
+                    arm: arm.clone(),
+                    seed,
+                    records: path,
+                    metrics,
+                }),
+                Err(err) if options.allow_incomplete && is_partial(&err) => {
+                    tracing::warn!(%arm, seed, "left out: {err}");
+                    skipped.push(SkippedRun {
+                        arm: arm.clone(),
+                        seed,
+                        reason: err.to_string(),
+                    });
+                }
+                Err(err) => return Err(err),
+            }
+        }
+    }
+    if runs.is_empty() {
+        return Err(ReportError::NoRuns { dir: dir.to_path_buf() });
+    }
+    Ok(RunFolderData {
+        scenario: manifest.scenario,
+        resolved_scenario: manifest.resolved_scenario,
+        backend: manifest.backend,
+        arms: manifest.arms,
+        seeds: manifest.seeds,
+        folders: vec![FolderFacts {
+            dir: dir.to_path_buf(),
+            git_revision: manifest.git_revision,
+            complete,
+        }],
+        runs,
+        skipped,
+    })
+}
+
+fn load_run(path: &Path, arm: &str, seed: u64) -> Result<RunMetrics, ReportError> {
+    if !path.is_file() {
+        return Err(ReportError::MissingRecords {
+            path: path.to_path_buf(),
+            arm: arm.to_string(),
+            seed,
+        });
+    }
+    Ok(from_file(path)?)
+}
+
+/// What an interrupted run leaves: no records yet, a last line cut short,
+/// no End record. Inconsistent records are damage, never skipped.
+fn is_partial(err: &ReportError) -> bool {
+    matches!(
+        err,
+        ReportError::MissingRecords { .. }
+            | ReportError::Metrics(MetricsError::Incomplete { .. })
+            | ReportError::Metrics(MetricsError::Records(crate::records::RecordsError::Parse { .. }))
+    )
+}
+
+fn merge(into: &mut RunFolderData, into_dir: &Path, next: RunFolderData, next_dir: &Path) -> Result<(), ReportError> {
+    if into.resolved_scenario != next.resolved_scenario || into.scenario != next.scenario {
+        return Err(ReportError::DifferentScenarios {
+            a: into_dir.to_path_buf(),
+            b: next_dir.to_path_buf(),
+            a_name: into.scenario.clone(),
+            b_name: next.scenario,
+        });
+    }
+    if into.backend != next.backend {
+        return Err(ReportError::DifferentBackends {
+            a: into_dir.to_path_buf(),
+            b: next_dir.to_path_buf(),
+            a_backend: into.backend.clone(),
+            b_backend: next.backend,
+        });
+    }
+    let taken = |arm: &str, seed: u64| {
+        into.runs.iter().any(|r| r.arm == arm && r.seed == seed)
+            || into.skipped.iter().any(|r| r.arm == arm && r.seed == seed)
+    };
+    let dup = next
+        .runs
+        .iter()
+        .map(|r| (&r.arm, r.seed))
+        .chain(next.skipped.iter().map(|r| (&r.arm, r.seed)))
+        .find(|(arm, seed)| taken(arm, *seed));
+    if let Some((arm, seed)) = dup {
+        // name the folder holding the first copy
+        let first = into
+            .folders
+            .iter()
+            .find(|f| f.dir.join("runs").join(arm).join(format!("seed-{seed}")).exists())
+            .map_or_else(|| into_dir.to_path_buf(), |f| f.dir.clone());
+        return Err(ReportError::DuplicateRun {
+            arm: arm.clone(),
+            seed,
+            a: first,
+            b: next_dir.to_path_buf(),
+        });
+    }
+    for arm in next.arms {
+        if !into.arms.contains(&arm) {
+            into.arms.push(arm);
+        }
+    }
+    into.seeds.extend(next.seeds);
+    into.folders.extend(next.folders);
+    into.runs.extend(next.runs);
+    into.skipped.extend(next.skipped);
+    Ok(())
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use crate::test_records::synthetic_run;
+    use clusters::Record;
+    use std::fs;
+
+    fn write_records(path: &Path, records: &[Record]) {
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let text: String = records
+            .iter()
+            .map(|r| serde_json::to_string(r).unwrap() + "\n")
+            .collect();
+        fs::write(path, text).unwrap();
+    }
+
+    /// A folder as `schedlab scenario` leaves it.
+    pub(crate) fn write_folder(dir: &Path, arms: &[&str], seeds: &[u64], nodes: u64) {
+        let manifest = serde_json::json!({
+            "scenario": "synthetic",
+            "resolved_scenario": {"nodes": nodes},
+            "arms": arms,
+            "seeds": seeds,
+            "backend": "sim",
+            "git_revision": "abc123",
+            "complete": true,
+        });
+        fs::create_dir_all(dir).unwrap();
+        fs::write(dir.join(MANIFEST_FILE), manifest.to_string()).unwrap();
+        for (i, arm) in arms.iter().enumerate() {
+            for &seed in seeds {
+                let path = dir
+                    .join("runs")
+                    .join(arm)
+                    .join(format!("seed-{seed}"))
+                    .join(RECORDS_FILE);
+                write_records(&path, &synthetic_run(seed, i as u32));
+            }
+        }
+    }
+
+    fn records_path(dir: &Path, arm: &str, seed: u64) -> PathBuf {
+        dir.join("runs")
+            .join(arm)
+            .join(format!("seed-{seed}"))
+            .join(RECORDS_FILE)
+    }
+
+    #[test]
+    fn loads_every_run_in_arm_then_seed_order() {
+        let tmp = tempfile::tempdir().unwrap();
+        write_folder(tmp.path(), &["default", "binpack"], &[2, 1], 4);
+        let data = RunFolderData::load(tmp.path()).unwrap();
+        let order: Vec<(&str, u64)> = data.runs.iter().map(|r| (r.arm.as_str(), r.seed)).collect();
+        assert_eq!(order, [("default", 1), ("default", 2), ("binpack", 1), ("binpack", 2)]);
+        assert_eq!(data.seeds, [1, 2]);
+        assert!(!data.is_incomplete() && data.incomplete_banner().is_none());
+        assert_eq!(data.git_revisions(), ["abc123"]);
+        let summary = data.summary();
+        assert_eq!(summary.arms()[0].arm, "default");
+        assert_eq!(summary.stats_seed(), derive_seed(1, &[purpose::STATISTICS]));
+    }
+
+    #[test]
+    fn damaged_folders_are_refused_naming_the_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        write_folder(dir, &["default"], &[1, 2], 4);
+
+        // a records file cut before its End record
+        let path = records_path(dir, "default", 2);
+        let text = fs::read_to_string(&path).unwrap();
+        let cut: String = text
+            .lines()
+            .take(text.lines().count() - 1)
+            .map(|l| format!("{l}\n"))
+            .collect();
+        fs::write(&path, &cut).unwrap();
+        let err = RunFolderData::load(dir).unwrap_err().to_string();
+        assert!(err.contains("seed-2") && err.contains("End"), "{err}");
+
+        // a malformed line: named with its line number
+        fs::write(&path, format!("{cut}{{not json\n")).unwrap();
+        let err = RunFolderData::load(dir).unwrap_err().to_string();
+        let line = cut.lines().count() + 1;
+        assert!(err.contains("seed-2") && err.contains(&format!("line {line}")), "{err}");
+
+        // a missing records file
+        fs::remove_file(&path).unwrap();
+        let err = RunFolderData::load(dir).unwrap_err();
+        assert!(matches!(err, ReportError::MissingRecords { seed: 2, .. }), "{err}");
+
+        // garbled and missing manifests
+        fs::write(dir.join(MANIFEST_FILE), "{\"scenario\": ").unwrap();
+        let err = RunFolderData::load(dir).unwrap_err().to_string();
+        assert!(err.contains("manifest.json") && err.contains("line 1"), "{err}");
+        fs::remove_file(dir.join(MANIFEST_FILE)).unwrap();
+        let err = RunFolderData::load(dir).unwrap_err().to_string();
+        assert!(err.contains("manifest.json"), "{err}");
+    }
+
+    #[test]
+    fn an_incomplete_folder_is_refused_unless_allowed_and_then_says_so() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        write_folder(dir, &["default", "binpack"], &[1, 2], 4);
+        fs::write(dir.join(INCOMPLETE_MARKER), "unfinished\n").unwrap();
+        let path = records_path(dir, "binpack", 2);
+        let text = fs::read_to_string(&path).unwrap();
+        fs::write(&path, &text[..text.len() / 2]).unwrap();
+
+        let err = RunFolderData::load(dir).unwrap_err();
+        assert!(matches!(err, ReportError::Incomplete { .. }), "{err}");
+        assert!(err.to_string().contains("--allow-incomplete"), "{err}");
+
+        let data = RunFolderData::load_with(dir, LoadOptions { allow_incomplete: true }).unwrap();
+        assert_eq!(data.runs.len(), 3);
+        assert_eq!(data.skipped.len(), 1);
+        assert!(data.skipped[0].reason.contains("seed-2"), "{:?}", data.skipped);
+        let banner = data.incomplete_banner().unwrap();
+        assert!(banner.starts_with("INCOMPLETE: 3 of 4 runs"), "{banner}");
+    }
+
+    #[test]
+    fn folders_of_one_scenario_merge_and_others_do_not() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (a, b, c, d) = (
+            tmp.path().join("a"),
+            tmp.path().join("b"),
+            tmp.path().join("c"),
+            tmp.path().join("d"),
+        );
+        write_folder(&a, &["default"], &[1, 2], 4);
+        write_folder(&b, &["default", "binpack"], &[3], 4);
+        write_folder(&c, &["default"], &[1], 8);
+        write_folder(&d, &["default"], &[2], 4);
+        let data = RunFolderData::load_many(&[a.clone(), b.clone()], LoadOptions::default()).unwrap();
+        assert_eq!(data.arms, ["default", "binpack"]);
+        assert_eq!(data.seeds, [1, 2, 3]);
+        assert_eq!(data.runs.len(), 4);
+
+        let err = RunFolderData::load_many(&[a.clone(), c.clone()], LoadOptions::default()).unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, ReportError::DifferentScenarios { .. }));
+        assert!(
+            text.contains(&a.display().to_string()) && text.contains(&c.display().to_string()),
+            "{text}"
+        );
+
+        let err = RunFolderData::load_many(&[a.clone(), d], LoadOptions::default()).unwrap_err();
+        assert!(matches!(err, ReportError::DuplicateRun { seed: 2, .. }), "{err}");
+        assert!(matches!(
+            RunFolderData::load_many(&[], LoadOptions::default()),
+            Err(ReportError::NoFolders)
+        ));
+    }
+}

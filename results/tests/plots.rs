@@ -1,0 +1,188 @@
+//! Every plot renders from hand-written records, as SVG and PNG, the same
+//! bytes every time, and an empty input still gives plots ("no data").
+
+mod common;
+
+use clusters::Record;
+use common::*;
+use results::plots::{ArmSeries, ParetoPoint, PlotInput, SeedSeries, render_all, write_plots};
+use results::series::{RunSeries, RunSeriesBuilder};
+
+const PNG_SIGNATURE: [u8; 8] = [0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a];
+
+const EXPECTED: [&str; 7] = [
+    "heatmap-default",
+    "heatmap-binpack",
+    "cluster-over-time",
+    "restarts-over-time",
+    "sched-latency-cdf",
+    "pareto",
+    "mem-vs-failures",
+];
+
+fn series(records: &[Record]) -> RunSeries {
+    let mut b = RunSeriesBuilder::new();
+    for r in records {
+        b.push(r);
+    }
+    b.finish().expect("consistent records")
+}
+
+fn input() -> PlotInput {
+    let arm = |name: &str, crashes: u32| ArmSeries {
+        arm: name.to_string(),
+        // seeds out of order: "first seed" means the lowest
+        runs: [2u64, 1]
+            .into_iter()
+            .map(|seed| SeedSeries {
+                seed,
+                series: series(&synthetic_run(seed, crashes)),
+            })
+            .chain(std::iter::once(SeedSeries {
+                seed: 3,
+                series: series(&hand_run()),
+            }))
+            .collect(),
+    };
+    PlotInput {
+        scenario: "hand_made".to_string(),
+        arms: vec![arm("default", 0), arm("binpack", 3)],
+        pareto: vec![
+            ParetoPoint {
+                arm: "default".into(),
+                cost_usd: 0.02,
+                failure_rate: 0.1,
+                restarts: 1.0,
+                on_front: true,
+            },
+            ParetoPoint {
+                arm: "binpack".into(),
+                cost_usd: 0.03,
+                failure_rate: 0.4,
+                restarts: 7.0,
+                on_front: false,
+            },
+        ],
+    }
+}
+
+fn assert_well_formed(plot: &results::plots::Plot) {
+    let svg = plot.svg.trim_start();
+    assert!(svg.starts_with("<svg"), "{}: {}", plot.name, &svg[..40.min(svg.len())]);
+    assert!(plot.svg.trim_end().ends_with("</svg>"), "{}", plot.name);
+    // the title is drawn as text (escaped as the SVG writer escapes it)
+    assert!(
+        plot.svg.contains(&plot.title.replace('&', "&amp;")),
+        "{} lacks its title",
+        plot.name
+    );
+    assert!(
+        plot.svg.contains("font-family=\"DejaVu Sans, sans-serif\""),
+        "{}",
+        plot.name
+    );
+    assert!(plot.png.starts_with(&PNG_SIGNATURE), "{}", plot.name);
+}
+
+#[test]
+fn every_plot_renders_as_svg_and_png() {
+    let plots = render_all(&input()).unwrap();
+    let names: Vec<&str> = plots.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, EXPECTED);
+    for plot in &plots {
+        assert_well_formed(plot);
+        assert!(!plot.svg.contains("no data"), "{} says no data", plot.name);
+        assert!(plot.title.contains("hand_made"), "{}", plot.title);
+    }
+    let by_name = |n: &str| plots.iter().find(|p| p.name == n).unwrap();
+    // the first seed is the lowest one, and the legends name the arms
+    assert!(by_name("heatmap-binpack").title.contains("seed 1"));
+    assert!(by_name("cluster-over-time").svg.contains("binpack (seed 1)"));
+    assert!(by_name("restarts-over-time").svg.contains("default (3 seeds)"));
+    assert!(by_name("pareto").svg.contains("binpack (dominated)"));
+    assert!(by_name("mem-vs-failures").svg.contains("r = "));
+    // heatmap rows are named after the nodes
+    assert!(by_name("heatmap-default").svg.contains("node-1"));
+}
+
+#[test]
+fn rendering_twice_is_byte_identical() {
+    let a = render_all(&input()).unwrap();
+    let b = render_all(&input()).unwrap();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn arms_differ_in_their_plots() {
+    let plots = render_all(&input()).unwrap();
+    // binpack crashes 3 times per pod on node 0; default never does
+    assert_ne!(plots[0].png, plots[1].png);
+}
+
+#[test]
+fn empty_input_gives_no_data_plots() {
+    let empty = PlotInput {
+        scenario: "empty".into(),
+        ..PlotInput::default()
+    };
+    let plots = render_all(&empty).unwrap();
+    assert_eq!(plots.len(), 5);
+    for plot in &plots {
+        assert_well_formed(plot);
+        assert!(plot.svg.contains("no data"), "{}", plot.name);
+    }
+}
+
+#[test]
+fn arms_without_runs_or_samples_give_no_data() {
+    let no_samples = series(&[node(0, 1000, 1000, 1.0), end(1000)]);
+    let input = PlotInput {
+        scenario: "bare".into(),
+        arms: vec![
+            ArmSeries {
+                arm: "idle".into(),
+                runs: vec![SeedSeries {
+                    seed: 1,
+                    series: no_samples,
+                }],
+            },
+            ArmSeries {
+                arm: "none".into(),
+                runs: vec![],
+            },
+        ],
+        pareto: vec![ParetoPoint {
+            arm: "idle".into(),
+            cost_usd: f64::NAN,
+            failure_rate: 0.0,
+            restarts: 0.0,
+            on_front: true,
+        }],
+    };
+    let plots = render_all(&input).unwrap();
+    for plot in &plots {
+        assert_well_formed(plot);
+        // a run without restarts is data: a flat line at zero
+        let expect_no_data = plot.name != "restarts-over-time";
+        assert_eq!(plot.svg.contains("no data"), expect_no_data, "{}", plot.name);
+    }
+}
+
+#[test]
+fn write_plots_writes_both_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let plots = render_all(&input()).unwrap();
+    let out = dir.path().join("plots");
+    write_plots(&plots, &out).unwrap();
+    for plot in &plots {
+        let svg = std::fs::read_to_string(out.join(format!("{}.svg", plot.name))).unwrap();
+        assert_eq!(svg, plot.svg);
+        let png = std::fs::read(out.join(format!("{}.png", plot.name))).unwrap();
+        assert_eq!(png, plot.png);
+    }
+    // a file where the folder should be: an error naming it, not a panic
+    let blocked = dir.path().join("file");
+    std::fs::write(&blocked, "x").unwrap();
+    let err = write_plots(&plots, &blocked).unwrap_err().to_string();
+    assert!(err.contains("file"), "{err}");
+}

@@ -1,0 +1,55 @@
+//! Snapshot tests of the tables that users paste into papers, from fixed
+//! hand-written records. The outputs carry no times or paths (nothing to
+//! redact): a changed snapshot is a changed table. Review with
+//! `cargo insta review` (or INSTA_UPDATE=always, then read the diff).
+
+mod common;
+
+use common::*;
+use results::summary::{RunResult, Summary};
+
+fn run(arm: &str, seed: u64, crashes: u32) -> RunResult {
+    RunResult {
+        arm: arm.to_string(),
+        seed,
+        metrics: metrics_of(&synthetic_run(seed, crashes)).expect("synthetic runs are consistent"),
+    }
+}
+
+/// Three arms: `default` and an arm that restarts more on every one of eight
+/// seeds (enough for a difference to survive Holm over every metric), and
+/// one whose name needs escaping that runs the hand-computed run once.
+fn three_arms() -> Vec<RunResult> {
+    let mut runs: Vec<RunResult> = (1..=8)
+        .flat_map(|seed| {
+            [
+                run("default", seed, seed as u32 - 1),
+                run("bin_pack", seed, seed as u32 + 12),
+            ]
+        })
+        .collect();
+    runs.push(RunResult {
+        arm: "spread&50%".into(),
+        seed: 1,
+        metrics: metrics_of(&hand_run()).expect("the hand run is consistent"),
+    });
+    runs
+}
+
+#[test]
+fn markdown_tables() {
+    let s = Summary::new("churn_small", three_arms(), 42);
+    insta::assert_snapshot!("markdown", s.to_markdown());
+}
+
+#[test]
+fn latex_table() {
+    let s = Summary::new("churn_small", three_arms(), 42);
+    insta::assert_snapshot!("latex", s.to_latex());
+}
+
+#[test]
+fn terminal_table() {
+    let s = Summary::new("churn_small", three_arms(), 42);
+    insta::assert_snapshot!("terminal", s.to_terminal_table());
+}
