@@ -45,6 +45,28 @@ impl<'a> ClusterView<'a> {
     pub fn node(&self, id: NodeId) -> Option<&'a NodeState> {
         self.nodes.get(id.index())
     }
+
+    /// Why `node` cannot take a pod of `spec`, if it cannot. Backends check a
+    /// policy's answer with it before binding, so a policy's mistake never
+    /// reaches the cluster.
+    pub fn check_bind(&self, node: NodeId, spec: &PodSpec) -> Result<(), String> {
+        let Some(n) = self.node(node) else {
+            return Err(format!("node {} does not exist", node.0));
+        };
+        if !n.condition.is_ready() {
+            return Err(format!("node {} is not ready", n.spec.name));
+        }
+        if n.pod_count >= n.spec.max_pods {
+            return Err(format!(
+                "node {} already runs its {} pods",
+                n.spec.name, n.spec.max_pods
+            ));
+        }
+        if !(n.requested + spec.requests).fits_in(&n.spec.allocatable) {
+            return Err(format!("node {} lacks room for the pod's requests", n.spec.name));
+        }
+        Ok(())
+    }
 }
 
 /// A scheduler's answer for one pending pod.

@@ -5,8 +5,7 @@ use super::active::scheduling_backoff;
 use super::events::Queued;
 use super::pods::{Answer, PodState};
 use super::{Placer, Sim};
-use crate::node::NodeId;
-use crate::pod::{PodId, PodSpec};
+use crate::pod::PodId;
 use crate::record::{EventKind, RecordSink};
 use crate::view::{ClusterView, PendingPod, Placement};
 use std::borrow::Cow;
@@ -39,7 +38,7 @@ impl Sim {
             self.summary.scheduling_attempts += 1;
             let placement = placer(&request, &view);
             match placement {
-                Placement::Bind(node) => match check_bind(&view, node, spec) {
+                Placement::Bind(node) => match view.check_bind(node, spec) {
                     Ok(()) => self.bind(pod, node, sink),
                     Err(why) => {
                         tracing::warn!(pod = pod.0, node = node.0, %why, "the scheduler bound a pod where it cannot run; treated as unschedulable");
@@ -93,24 +92,4 @@ impl Sim {
             self.active.push(pod, priority, entry.created);
         }
     }
-}
-
-/// Why `node` cannot take `spec`'s pod, if it cannot.
-fn check_bind(view: &ClusterView<'_>, node: NodeId, spec: &PodSpec) -> Result<(), String> {
-    let Some(n) = view.node(node) else {
-        return Err(format!("node {} does not exist", node.0));
-    };
-    if !n.condition.is_ready() {
-        return Err(format!("node {} is not ready", n.spec.name));
-    }
-    if n.pod_count >= n.spec.max_pods {
-        return Err(format!(
-            "node {} already runs its {} pods",
-            n.spec.name, n.spec.max_pods
-        ));
-    }
-    if !(n.requested + spec.requests).fits_in(&n.spec.allocatable) {
-        return Err(format!("node {} lacks room for the pod's requests", n.spec.name));
-    }
-    Ok(())
 }

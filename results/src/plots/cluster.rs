@@ -2,7 +2,7 @@
 //! arm's first seed: seeds sample at different times once runs diverge, so a
 //! mean over seeds would have to resample and would smooth away the bursts).
 
-use super::render::{DrawResult, Figure, draw_no_data, label_font, small_font, title_font, to_plot};
+use super::render::{DrawResult, Figure, draw_legend, draw_no_data, label_font, small_font, title_font, to_plot};
 use super::style::{Palette, TimeUnit, padded_range};
 use super::{ArmSeries, Plot, PlotError, first_run};
 use crate::series::ClusterPoint;
@@ -91,13 +91,7 @@ impl Figure for ClusterFigure<'_> {
                 }
             }
             if k == 0 {
-                chart
-                    .configure_series_labels()
-                    .position(SeriesLabelPosition::UpperRight)
-                    .background_style(WHITE.mix(0.85))
-                    .border_style(RGBColor(160, 160, 160))
-                    .label_font(small_font())
-                    .draw()?;
+                draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
             }
         }
         Ok(())

@@ -1,6 +1,6 @@
 //! Scheduling latency (creation to first bind) CDF per arm, all seeds pooled.
 
-use super::render::{DrawResult, Figure, draw_no_data, label_font, small_font, title_font, to_plot};
+use super::render::{DrawResult, Figure, draw_legend, draw_no_data, label_font, small_font, title_font, to_plot};
 use super::style::Palette;
 use super::{ArmSeries, Plot, PlotError};
 use plotters::coord::Shift;
@@ -95,13 +95,7 @@ impl Figure for CdfFigure<'_> {
                 .label(format!("{arm} ({pods} pods)"))
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(3)));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(160, 160, 160))
-            .label_font(small_font())
-            .draw()?;
+        draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         Ok(())
     }
 }

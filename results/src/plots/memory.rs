@@ -2,7 +2,7 @@
 //! `mem_failure_pearson`), all seeds pooled, with each arm's least-squares
 //! line and Pearson r over the pooled pairs.
 
-use super::render::{DrawResult, Figure, draw_no_data, label_font, small_font, title_font, to_plot};
+use super::render::{DrawResult, Figure, draw_legend, draw_no_data, label_font, small_font, title_font, to_plot};
 use super::style::{Palette, padded_range};
 use super::{ArmSeries, Plot, PlotError};
 use crate::stats::pearson;
@@ -98,13 +98,7 @@ impl Figure for MemoryFigure<'_> {
                 .label(label)
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(3)));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(160, 160, 160))
-            .label_font(small_font())
-            .draw()?;
+        draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         Ok(())
     }
 }

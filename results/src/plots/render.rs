@@ -110,3 +110,17 @@ pub(super) fn draw_no_data<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, ti
     area.draw(&Text::new("no data", (w as i32 / 2, h as i32 / 2 - 30), centre))?;
     Ok(())
 }
+
+/// The legend every multi-series plot draws: the same frame and font, at `position`.
+pub(super) fn draw_legend<'a, DB: DrawingBackend + 'a, CT: plotters::coord::CoordTranslate>(
+    chart: &mut plotters::chart::ChartContext<'a, DB, CT>,
+    position: plotters::chart::SeriesLabelPosition,
+) -> DrawResult<DB> {
+    chart
+        .configure_series_labels()
+        .position(position)
+        .background_style(plotters::style::WHITE.mix(0.85))
+        .border_style(plotters::style::RGBColor(160, 160, 160))
+        .label_font(small_font())
+        .draw()
+}

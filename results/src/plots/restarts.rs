@@ -1,6 +1,6 @@
 //! Restarts over time: per bucket, mean over the arm's seeds.
 
-use super::render::{DrawResult, Figure, draw_no_data, label_font, small_font, title_font, to_plot};
+use super::render::{DrawResult, Figure, draw_legend, draw_no_data, label_font, small_font, title_font, to_plot};
 use super::style::{Palette, TimeUnit, bucket_width_ms, describe_width, padded_range};
 use super::{ArmSeries, Plot, PlotError};
 use clusters::Span;
@@ -85,13 +85,7 @@ impl Figure for RestartsFigure<'_> {
                 .label(format!("{arm} ({seeds} seeds)"))
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(3)));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(160, 160, 160))
-            .label_font(small_font())
-            .draw()?;
+        draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         Ok(())
     }
 }

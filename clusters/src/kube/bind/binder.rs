@@ -13,7 +13,7 @@ use crate::kube::cache::NodeIds;
 use crate::kube::error::KubeError;
 use crate::kube::objects;
 use crate::node::{NodeCondition, NodeId, NodeSpec};
-use crate::pod::{PodSlot, PodSpec, WorkloadId};
+use crate::pod::{PodSlot, WorkloadId};
 use crate::record::EventKind;
 use crate::resources::Resources;
 use crate::time::Time;
@@ -111,27 +111,6 @@ fn key_of(pod: &core::Pod) -> Option<PodKey> {
         pod.metadata.namespace.clone().unwrap_or_default(),
         pod.metadata.name.clone()?,
     ))
-}
-
-/// Why `node` cannot take a pod of `spec`, if it cannot (as the simulator
-/// checks a placer's answer: a policy's mistake must not reach the cluster).
-pub fn check_bind(view: &ClusterView<'_>, node: NodeId, spec: &PodSpec) -> Result<(), String> {
-    let Some(n) = view.node(node) else {
-        return Err(format!("node {} does not exist", node.0));
-    };
-    if !n.condition.is_ready() {
-        return Err(format!("node {} is not ready", n.spec.name));
-    }
-    if n.pod_count >= n.spec.max_pods {
-        return Err(format!(
-            "node {} already runs its {} pods",
-            n.spec.name, n.spec.max_pods
-        ));
-    }
-    if !(n.requested + spec.requests).fits_in(&n.spec.allocatable) {
-        return Err(format!("node {} lacks room for the pod's requests", n.spec.name));
-    }
-    Ok(())
 }
 
 fn less(a: Resources, b: Resources) -> bool {
@@ -401,7 +380,7 @@ impl Binder {
         self.decisions.record_duration(started.elapsed());
         self.stats.decisions += 1;
         let checked = match &placement {
-            Placement::Bind(node) => Some(check_bind(&view, *node, &cached.spec).and_then(|()| {
+            Placement::Bind(node) => Some(view.check_bind(*node, &cached.spec).and_then(|()| {
                 self.cache
                     .node_name(*node)
                     .map(str::to_string)

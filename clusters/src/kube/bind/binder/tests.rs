@@ -1,7 +1,7 @@
 use super::*;
 use crate::kube::objects::PodIdentity;
 use crate::node::{NodePool, Provisioning};
-use crate::pod::{Behaviour, PodId, RestartPolicy};
+use crate::pod::{Behaviour, PodId, PodSpec, RestartPolicy};
 use crate::timeline::Workload;
 use crate::{Dist, PodSlot};
 use std::sync::{Arc, Mutex};
