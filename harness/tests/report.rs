@@ -208,6 +208,13 @@ fn an_incomplete_folder_is_refused_unless_allowed_and_then_marked() {
         let text = fs::read_to_string(out_dir.join(file)).unwrap();
         assert!(text.contains("INCOMPLETE: 7 of 8 runs"), "{file} says it is partial");
     }
+    for plot in fs::read_dir(out_dir.join("plots")).unwrap() {
+        let path = plot.unwrap().path();
+        if path.extension().is_some_and(|e| e == "svg") {
+            let text = fs::read_to_string(&path).unwrap();
+            assert!(text.contains("INCOMPLETE: 7 of 8 runs"), "{} says it is partial", path.display());
+        }
+    }
 }
 
 #[test]

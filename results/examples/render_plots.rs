@@ -89,6 +89,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         scenario: scenario_of(dir),
         arms,
         pareto,
+        incomplete: None,
     };
     let plots = render_all(&input)?;
     write_plots(&plots, Path::new(out))?;

@@ -63,6 +63,7 @@ fn input() -> PlotInput {
                 on_front: false,
             },
         ],
+        incomplete: None,
     }
 }
 
@@ -158,6 +159,7 @@ fn arms_without_runs_or_samples_give_no_data() {
             restarts: 0.0,
             on_front: true,
         }],
+        incomplete: None,
     };
     let plots = render_all(&input).unwrap();
     for plot in &plots {
@@ -185,4 +187,26 @@ fn write_plots_writes_both_files() {
     std::fs::write(&blocked, "x").unwrap();
     let err = write_plots(&plots, &blocked).unwrap_err().to_string();
     assert!(err.contains("file"), "{err}");
+}
+
+#[test]
+fn a_partial_input_is_stamped_inside_every_plot() {
+    let whole = render_all(&input()).unwrap();
+    let partial = render_all(&PlotInput {
+        incomplete: Some("INCOMPLETE: 5 of 6 runs".into()),
+        ..input()
+    })
+    .unwrap();
+    assert_eq!(whole.len(), partial.len());
+    for (w, p) in whole.iter().zip(&partial) {
+        assert_well_formed(p);
+        assert!(!w.svg.contains("INCOMPLETE"), "{}", w.name);
+        assert!(
+            p.svg.contains("\nINCOMPLETE: 5 of 6 runs\n</text>"),
+            "{} lacks the stamp",
+            p.name
+        );
+        // the stamp is drawn into the pixels too, not only the SVG
+        assert_ne!(w.png, p.png, "{}: PNG unchanged", p.name);
+    }
 }

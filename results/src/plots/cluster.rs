@@ -99,7 +99,12 @@ impl Figure for ClusterFigure<'_> {
 }
 
 /// Utilisation and pending pods over time for every arm's first seed.
-pub(super) fn render(scenario: &str, arms: &[ArmSeries], palette: &Palette) -> Result<Plot, PlotError> {
+pub(super) fn render(
+    scenario: &str,
+    arms: &[ArmSeries],
+    palette: &Palette,
+    stamp: Option<&str>,
+) -> Result<Plot, PlotError> {
     let title = format!("{scenario}: cluster utilisation and pending pods (first seed per arm)");
     let lines: Vec<Line> = arms
         .iter()
@@ -117,5 +122,5 @@ pub(super) fn render(scenario: &str, arms: &[ArmSeries], palette: &Palette) -> R
         end_ms,
         palette,
     };
-    to_plot("cluster-over-time", &title, (1100, 820), &figure)
+    to_plot("cluster-over-time", &title, (1100, 820), &figure, stamp)
 }

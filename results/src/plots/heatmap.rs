@@ -174,7 +174,7 @@ fn draw_colour_bar<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>) -> DrawRes
 }
 
 /// The heatmap of `arm`'s first seed.
-pub(super) fn render(name: &str, scenario: &str, arm: &ArmSeries) -> Result<Plot, PlotError> {
+pub(super) fn render(name: &str, scenario: &str, arm: &ArmSeries, stamp: Option<&str>) -> Result<Plot, PlotError> {
     let run = first_run(arm);
     let title = match run {
         Some(r) => format!("{scenario}: requests per node, arm {} (seed {})", arm.arm, r.seed),
@@ -187,7 +187,7 @@ pub(super) fn render(name: &str, scenario: &str, arm: &ArmSeries) -> Result<Plot
         title: title.clone(),
         series: run.map(|r| &r.series),
     };
-    to_plot(name, &title, (1100, height), &figure)
+    to_plot(name, &title, (1100, height), &figure, stamp)
 }
 
 #[cfg(test)]

@@ -115,7 +115,12 @@ fn format_seconds(v: f64) -> String {
 }
 
 /// The pooled latency CDF of every arm.
-pub(super) fn render(scenario: &str, arms: &[ArmSeries], palette: &Palette) -> Result<Plot, PlotError> {
+pub(super) fn render(
+    scenario: &str,
+    arms: &[ArmSeries],
+    palette: &Palette,
+    stamp: Option<&str>,
+) -> Result<Plot, PlotError> {
     let title = format!("{scenario}: scheduling latency CDF (all seeds pooled)");
     let lines = arms
         .iter()
@@ -130,5 +135,5 @@ pub(super) fn render(scenario: &str, arms: &[ArmSeries], palette: &Palette) -> R
         lines,
         palette,
     };
-    to_plot("sched-latency-cdf", &title, (1100, 560), &figure)
+    to_plot("sched-latency-cdf", &title, (1100, 560), &figure, stamp)
 }

@@ -104,7 +104,12 @@ impl Figure for MemoryFigure<'_> {
 }
 
 /// The memory/failure scatter of every arm.
-pub(super) fn render(scenario: &str, arms: &[ArmSeries], palette: &Palette) -> Result<Plot, PlotError> {
+pub(super) fn render(
+    scenario: &str,
+    arms: &[ArmSeries],
+    palette: &Palette,
+    stamp: Option<&str>,
+) -> Result<Plot, PlotError> {
     let largest = arms
         .iter()
         .flat_map(|a| &a.runs)
@@ -136,7 +141,7 @@ pub(super) fn render(scenario: &str, arms: &[ArmSeries], palette: &Palette) -> R
         arms,
         palette,
     };
-    to_plot("mem-vs-failures", &title, (1100, 600), &figure)
+    to_plot("mem-vs-failures", &title, (1100, 600), &figure, stamp)
 }
 
 #[cfg(test)]

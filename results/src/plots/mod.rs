@@ -59,6 +59,10 @@ pub struct PlotInput {
     pub scenario: String,
     pub arms: Vec<ArmSeries>,
     pub pareto: Vec<ParetoPoint>,
+    /// "INCOMPLETE: n of m runs" for a partial report: drawn into every
+    /// plot, in a band above the figure, so that a plot copied out of the report
+    /// still says so
+    pub incomplete: Option<String>,
 }
 
 /// One rendered plot.
@@ -93,15 +97,16 @@ pub fn render_all(input: &PlotInput) -> Result<Vec<Plot>, PlotError> {
     let palette = style::Palette::new(input.arms.iter().map(|a| a.arm.as_str()));
     let mut plots = Vec::new();
     let mut stems = Vec::new();
+    let stamp = input.incomplete.as_deref();
     for (i, arm) in input.arms.iter().enumerate() {
         let stem = unique_stem(&format!("heatmap-{}", style::file_stem(&arm.arm)), &mut stems, i);
-        plots.push(heatmap::render(&stem, &input.scenario, arm)?);
+        plots.push(heatmap::render(&stem, &input.scenario, arm, stamp)?);
     }
-    plots.push(cluster::render(&input.scenario, &input.arms, &palette)?);
-    plots.push(restarts::render(&input.scenario, &input.arms, &palette)?);
-    plots.push(latency::render(&input.scenario, &input.arms, &palette)?);
-    plots.push(pareto::render(&input.scenario, &input.pareto, &palette)?);
-    plots.push(memory::render(&input.scenario, &input.arms, &palette)?);
+    plots.push(cluster::render(&input.scenario, &input.arms, &palette, stamp)?);
+    plots.push(restarts::render(&input.scenario, &input.arms, &palette, stamp)?);
+    plots.push(latency::render(&input.scenario, &input.arms, &palette, stamp)?);
+    plots.push(pareto::render(&input.scenario, &input.pareto, &palette, stamp)?);
+    plots.push(memory::render(&input.scenario, &input.arms, &palette, stamp)?);
     Ok(plots)
 }
 

@@ -90,7 +90,12 @@ impl Figure for ParetoFigure<'_> {
 }
 
 /// The Pareto scatter; points with a non-finite coordinate are left out.
-pub(super) fn render(scenario: &str, points: &[ParetoPoint], palette: &Palette) -> Result<Plot, PlotError> {
+pub(super) fn render(
+    scenario: &str,
+    points: &[ParetoPoint],
+    palette: &Palette,
+    stamp: Option<&str>,
+) -> Result<Plot, PlotError> {
     let title = format!("{scenario}: cost vs failure rate per arm");
     let points = points
         .iter()
@@ -101,7 +106,7 @@ pub(super) fn render(scenario: &str, points: &[ParetoPoint], palette: &Palette) 
         points,
         palette,
     };
-    to_plot("pareto", &title, (1000, 640), &figure)
+    to_plot("pareto", &title, (1000, 640), &figure, stamp)
 }
 
 #[cfg(test)]

@@ -35,9 +35,20 @@ pub(super) trait Figure {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB>;
 }
 
-/// Renders `figure` at `size` pixels as SVG and PNG.
-pub(super) fn to_plot(name: &str, title: &str, size: (u32, u32), figure: &impl Figure) -> Result<Plot, PlotError> {
+/// Renders `figure` at `size` pixels as SVG and PNG; with `stamp` (a
+/// partial report's "INCOMPLETE: n of m runs"), in a red band above it.
+pub(super) fn to_plot(
+    name: &str,
+    title: &str,
+    size: (u32, u32),
+    figure: &impl Figure,
+    stamp: Option<&str>,
+) -> Result<Plot, PlotError> {
     register()?;
+    let size = match stamp {
+        Some(_) => (size.0, size.1 + STAMP_BAND),
+        None => size,
+    };
     let draw_error = |e: String| PlotError::Draw {
         plot: name.to_string(),
         reason: e,
@@ -46,7 +57,7 @@ pub(super) fn to_plot(name: &str, title: &str, size: (u32, u32), figure: &impl F
     {
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         root.fill(&WHITE).map_err(|e| draw_error(e.to_string()))?;
-        figure.draw(&root).map_err(|e| draw_error(e.to_string()))?;
+        draw_stamped(&root, figure, stamp).map_err(|e| draw_error(e.to_string()))?;
         root.present().map_err(|e| draw_error(e.to_string()))?;
     }
     let (w, h) = size;
@@ -54,7 +65,7 @@ pub(super) fn to_plot(name: &str, title: &str, size: (u32, u32), figure: &impl F
     {
         let root = BitMapBackend::with_buffer(&mut pixels, size).into_drawing_area();
         root.fill(&WHITE).map_err(|e| draw_error(e.to_string()))?;
-        figure.draw(&root).map_err(|e| draw_error(e.to_string()))?;
+        draw_stamped(&root, figure, stamp).map_err(|e| draw_error(e.to_string()))?;
         root.present().map_err(|e| draw_error(e.to_string()))?;
     }
     let png = encode_png(&pixels, size).map_err(|e| PlotError::Png {
@@ -67,6 +78,37 @@ pub(super) fn to_plot(name: &str, title: &str, size: (u32, u32), figure: &impl F
         svg,
         png,
     })
+}
+
+/// The height of the band above a stamped figure.
+const STAMP_BAND: u32 = 34;
+
+/// Draws `figure` on `root`, below a red band saying `stamp` when there is
+/// one (the band is extra height, so it never covers the figure).
+fn draw_stamped<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    figure: &impl Figure,
+    stamp: Option<&str>,
+) -> DrawResult<DB> {
+    let Some(text) = stamp else {
+        return figure.draw(root);
+    };
+    let (band, rest) = root.split_vertically(STAMP_BAND);
+    let red = RGBColor(161, 29, 29);
+    band.fill(&RGBColor(253, 236, 236))?;
+    let (w, h) = band.dim_in_pixel();
+    band.draw(&Rectangle::new(
+        [(1, 1), (w as i32 - 2, h as i32 - 2)],
+        red.stroke_width(2),
+    ))?;
+    let font = TextStyle::from((FONT, 17).into_font().style(FontStyle::Bold))
+        .color(&red)
+        .pos(plotters::style::text_anchor::Pos::new(
+            plotters::style::text_anchor::HPos::Left,
+            plotters::style::text_anchor::VPos::Center,
+        ));
+    band.draw(&Text::new(text.to_string(), (12, h as i32 / 2), font))?;
+    figure.draw(&rest)
 }
 
 fn encode_png(rgb: &[u8], (w, h): (u32, u32)) -> Result<Vec<u8>, png::EncodingError> {

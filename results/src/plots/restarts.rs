@@ -91,7 +91,12 @@ impl Figure for RestartsFigure<'_> {
 }
 
 /// Restarts per bucket over time, one step line per arm.
-pub(super) fn render(scenario: &str, arms: &[ArmSeries], palette: &Palette) -> Result<Plot, PlotError> {
+pub(super) fn render(
+    scenario: &str,
+    arms: &[ArmSeries],
+    palette: &Palette,
+    stamp: Option<&str>,
+) -> Result<Plot, PlotError> {
     let end_ms = arms
         .iter()
         .flat_map(|a| a.runs.iter().map(|r| r.series.end().0))
@@ -110,5 +115,5 @@ pub(super) fn render(scenario: &str, arms: &[ArmSeries], palette: &Palette) -> R
         lines,
         palette,
     };
-    to_plot("restarts-over-time", &title, (1100, 560), &figure)
+    to_plot("restarts-over-time", &title, (1100, 560), &figure, stamp)
 }

@@ -8,6 +8,7 @@ use crate::definitions::{ACROSS_SEEDS, Better, CORRELATIONS, METRICS, MetricDef}
 use crate::plots::Plot;
 use crate::stats::{BOOTSTRAP_RESAMPLES, CONFIDENCE, MeanEstimate};
 use crate::summary::Summary;
+use crate::summary::format::correlation_cell;
 use std::fmt::Write;
 
 /// The metrics of the headline table, in order; the full table follows in a
@@ -186,6 +187,39 @@ fn inline_svg(svg: &str) -> &str {
     }
 }
 
+/// Every run's memory-request/failure correlation, with n and its interval,
+/// as report.md has it.
+fn correlation_table(out: &mut String, summary: &Summary) {
+    let pct = CONFIDENCE * 100.0;
+    out.push_str("<h2 id=\"correlations\">Memory request vs failures</h2>\n");
+    let _ = writeln!(
+        out,
+        "<p class=\"note\">Per run, over the pods bound at least once: the correlation between a pod's memory request \
+         and its failure count, with {pct}% percentile-bootstrap intervals over pods ({BOOTSTRAP_RESAMPLES} resamples, \
+         seeded). n/a: undefined (fewer than 3 pods, or no variation in requests or failures). †: some resamples had \
+         no variation and are left out of the interval (counts in summary.json).</p>"
+    );
+    let _ = writeln!(
+        out,
+        "<table>\n<thead><tr><th>arm</th><th>seed</th><th>pods (n)</th><th>Pearson r [{pct}% CI]</th>\
+         <th>Spearman rho [{pct}% CI]</th></tr></thead>\n<tbody>"
+    );
+    for arm in summary.arms() {
+        for (run, c) in arm.runs.iter().zip(&arm.correlations) {
+            let _ = writeln!(
+                out,
+                "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&arm.arm),
+                run.seed,
+                c.n,
+                esc(&correlation_cell(c.pearson.as_ref())),
+                esc(&correlation_cell(c.spearman.as_ref()))
+            );
+        }
+    }
+    out.push_str("</tbody>\n</table>\n");
+}
+
 fn definition(out: &mut String, d: &MetricDef) {
     let _ = writeln!(
         out,
@@ -289,6 +323,8 @@ pub fn html(input: &HtmlInput<'_>) -> String {
         );
     }
 
+    correlation_table(&mut out, summary);
+
     // all metrics
     out.push_str("<h2 id=\"all-metrics\">All metrics</h2>\n<details>\n<summary>Every metric of every arm</summary>\n");
     let all: Vec<&str> = METRICS.iter().map(|d| d.key).collect();
@@ -372,6 +408,8 @@ mod tests {
             "sim",
             "cost_usd",
             "±",
+            "id=\"correlations\"",
+            "Pearson r [95% CI]",
         ] {
             assert!(page.contains(want), "{want} missing");
         }

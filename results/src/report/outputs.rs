@@ -44,7 +44,7 @@ pub fn pareto_points(summary: &Summary) -> Vec<ParetoPoint> {
 /// Builds the summary, reads every run's time series, draws the plots and
 /// renders summary.csv, summary.json, report.md, report.tex, report.html and
 /// plots/*.svg|png. A partial report says "INCOMPLETE: n of m runs" in every
-/// one of them (plots in their titles).
+/// one of them (plots in a red band above the figure).
 pub fn render(data: &RunFolderData) -> Result<Vec<OutputFile>, ReportError> {
     let summary = data.summary();
     let banner = data.incomplete_banner();
@@ -63,12 +63,10 @@ pub fn render(data: &RunFolderData) -> Result<Vec<OutputFile>, ReportError> {
     }
     let pareto = pareto_points(&summary);
     let plots = render_all(&PlotInput {
-        scenario: match &banner {
-            Some(b) => format!("{} [{b}]", data.scenario),
-            None => data.scenario.clone(),
-        },
+        scenario: data.scenario.clone(),
         arms,
         pareto,
+        incomplete: banner.clone(),
     })?;
 
     let mut files = Vec::new();

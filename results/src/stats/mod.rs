@@ -14,7 +14,7 @@ pub use bootstrap::{BOOTSTRAP_RESAMPLES, CONFIDENCE, Interval, MeanEstimate, boo
 pub use correlation::{CorrelationEstimate, Estimate, average_ranks, correlation_ci, pearson, spearman};
 pub use effect::{a12_from_delta, cliffs_delta, vargha_delaney_a12};
 pub use holm::holm;
-pub use mann_whitney::{EXACT_MAX_N, MannWhitney, PMethod, mann_whitney};
+pub use mann_whitney::{EXACT_MAX_TOTAL, MannWhitney, PMethod, mann_whitney};
 pub use quantile::{mean, median, nearest_rank, sample_std};
 
 /// Significance level of every test in schedlab's reports (on Holm-adjusted

@@ -11,8 +11,8 @@ pub const VS_REFERENCE: &str = "Against the reference arm (`default` when the sc
                                 arm), per metric, over the runs in which the metric is defined: the median of the \
                                 per-seed values (the middle value, or the mean of the two middle values); a \
                                 two-sided Mann–Whitney U test of the arm's values against the reference's (exact \
-                                permutation distribution of the mid-ranks, ties included, when neither side has more \
-                                than 25 values, otherwise the normal approximation with tie and continuity \
+                                permutation distribution of the mid-ranks, ties included, when both sides together have at \
+                                most 50 values, otherwise the normal approximation with tie and continuity \
                                 correction; the method is printed beside each p); Cliff's delta = P(arm > reference) − P(arm < \
                                 reference) over all pairs of runs, and Vargha–Delaney A12 = P(arm > reference) + \
                                 P(tie)/2 = (delta + 1)/2, both of the metric's values whatever its better direction; \

@@ -4,7 +4,7 @@
 
 mod comparison;
 mod csv;
-mod format;
+pub(crate) mod format;
 mod json;
 mod latex;
 mod markdown;
