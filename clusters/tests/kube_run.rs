@@ -83,6 +83,7 @@ fn options(run: &str) -> RunOptions {
         clock_scale: SCALE,
         nodes: NodeSource::Emulated,
         model: ModelConfig::default(),
+        workload_image: None,
     }
 }
 

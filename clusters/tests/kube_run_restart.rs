@@ -63,6 +63,7 @@ fn a_restarted_apiserver_costs_a_pause_not_a_record() {
         clock_scale: SCALE,
         nodes: NodeSource::Emulated,
         model: ModelConfig::default(),
+        workload_image: None,
     };
     let prepared = rt.block_on(run::setup(&api, &t, &opts)).unwrap();
     let mut records: Vec<Record> = Vec::new();

@@ -17,7 +17,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a scenario on every arm and seed and compare the arms.
-    Scenario(ScenarioArgs),
+    Scenario(Box<ScenarioArgs>),
     /// List the built-in scenarios.
     Scenarios,
     /// Train the AGMARL-DKS networks (MADDPG) on simulated episodes.
@@ -40,6 +40,12 @@ pub enum ClusterKind {
     Local,
     /// Any cluster through a kubeconfig (`--kubeconfig`, else KUBECONFIG, else ~/.kube/config; `--context`).
     Kube,
+    /// A kind cluster made for the invocation from the scenario's nodes (docker and kind), with the images
+    /// built and loaded and the in-cluster agmarl scheduler deployed; deleted afterwards unless --keep.
+    Kind,
+    /// A GKE cluster: the current kubeconfig context (or --context), its node pools checked against the
+    /// scenario; created and deleted only with --provision.
+    Gke,
 }
 
 impl ClusterKind {
@@ -48,8 +54,19 @@ impl ClusterKind {
             ClusterKind::Sim => "sim",
             ClusterKind::Local => "local",
             ClusterKind::Kube => "kube",
+            ClusterKind::Kind => "kind",
+            ClusterKind::Gke => "gke",
         }
     }
+}
+
+/// How a failed kind node goes down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum KindFault {
+    /// `docker stop` the node's container (`docker start` to recover).
+    Stop,
+    /// `docker pause` it (`docker unpause` to recover).
+    Pause,
 }
 
 /// Where a real cluster's nodes come from.
@@ -133,6 +150,65 @@ pub struct ScenarioArgs {
     /// Real clusters: client burst (default: the local kube-scheduler's, else 100).
     #[arg(long)]
     pub burst: Option<u32>,
+
+    /// --cluster kind|gke: print every external command (kind, docker, gcloud), the kind config and the cost
+    /// estimate, then exit without touching anything.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// --cluster kind, gke --provision: keep the cluster afterwards (it is deleted by default).
+    #[arg(long)]
+    pub keep: bool,
+
+    /// --cluster gke: create a cluster for the scenario first (printing the cost estimate) and delete it after.
+    #[arg(long)]
+    pub provision: bool,
+
+    /// --cluster gke: the zone (e.g. us-central1-a); needed with --provision.
+    #[arg(long)]
+    pub zone: Option<String>,
+
+    /// --cluster gke --provision: the name of the cluster to create.
+    #[arg(long, default_value = "schedlab")]
+    pub gke_cluster_name: String,
+
+    /// --cluster gke: the registry holding the images (REGISTRY/agmarl-scheduler:dev, REGISTRY/workload:dev).
+    #[arg(long, value_name = "REGISTRY")]
+    pub image_registry: Option<String>,
+
+    /// --cluster gke: fail nodes by stopping their VMs (`gcloud compute instances stop|start`) instead of
+    /// cordoning them and deleting their pods.
+    #[arg(long)]
+    pub allow_vm_faults: bool,
+
+    /// --cluster kind: the kind cluster's name.
+    #[arg(long, default_value = "schedlab")]
+    pub kind_name: String,
+
+    /// --cluster kind: at most this many workers (each is a container on this machine).
+    #[arg(long, default_value_t = clusters::provision::kind::DEFAULT_MAX_WORKERS)]
+    pub kind_max_workers: usize,
+
+    /// --cluster kind: play the scenario's nodes beyond --kind-max-workers as emulated nodes (node emulator)
+    /// instead of refusing the scenario.
+    #[arg(long)]
+    pub kind_extra_emulated: bool,
+
+    /// --cluster kind: how a failed node goes down.
+    #[arg(long, value_enum, default_value_t = KindFault::Stop)]
+    pub kind_fault: KindFault,
+
+    /// --cluster kind: the node image (`kind create cluster --image`), e.g. kindest/node:v1.31.0.
+    #[arg(long, value_name = "IMAGE")]
+    pub kind_node_image: Option<String>,
+
+    /// --cluster kind: do not build the images; load the ones docker already has.
+    #[arg(long)]
+    pub no_image_build: bool,
+
+    /// --cluster kind|gke: the schedlab repository (docker build context, deploy/kustomize overlays).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub repo: PathBuf,
 }
 
 #[derive(Debug, Args)]

@@ -22,6 +22,13 @@ pub fn code_for(err: &anyhow::Error) -> ExitCode {
                 .is_some_and(|e| e.is_input_error())
             || cause.is::<clusters::kube::clock::BadTimeScale>()
             || cause
+                .downcast_ref::<clusters::provision::kind::KindError>()
+                .is_some_and(|e| e.is_input_error())
+            || cause
+                .downcast_ref::<clusters::provision::gke::GkeError>()
+                .is_some_and(|e| e.is_input_error())
+            || cause.is::<clusters::provision::gke::PoolsMissing>()
+            || cause
                 .downcast_ref::<results::report::ReportError>()
                 .is_some_and(|e| e.is_input_error())
     });

@@ -48,6 +48,9 @@ pub struct ClusterFacts {
     pub default_scheduler_client: Option<ClientRate>,
     /// schedlab's watch-and-bind loop (every other arm)
     pub project_scheduler_client: ClientRate,
+    /// kind and GKE: the cluster made or checked for the scenario
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provisioned: Option<crate::real_cluster::ProvisionFacts>,
 }
 
 /// A connected real cluster, for the whole invocation.
@@ -57,13 +60,16 @@ pub struct KubeTarget {
     /// the project's scheduler identity (the bind loop)
     pub scheduler: ApiClient,
     /// how to connect as the admin again (the emulator gets a client of its own)
-    admin_kubeconfig: Option<PathBuf>,
-    admin_context: Option<String>,
+    pub(crate) admin_kubeconfig: Option<PathBuf>,
+    pub(crate) admin_context: Option<String>,
     pub facts: ClusterFacts,
-    nodes: NodesFrom,
-    node_selector: Option<String>,
+    pub(crate) nodes: NodesFrom,
+    pub(crate) node_selector: Option<String>,
     /// a control plane brought up for this invocation, taken down when dropped
-    _plane: Option<ScopedCluster>,
+    pub(crate) _plane: Option<ScopedCluster>,
+    /// kind or GKE: real kubelets, the in-cluster scheduler, faults on real
+    /// nodes; a cluster made for this invocation is deleted when dropped
+    pub(crate) real: Option<crate::real_cluster::RealCluster>,
     pub runtime: tokio::runtime::Runtime,
     pub cancel: CancellationToken,
 }
@@ -89,6 +95,7 @@ pub fn connect(args: &ScenarioArgs) -> Result<KubeTarget> {
     let cancel = CancellationToken::new();
     match args.cluster {
         ClusterKind::Sim => bail!("the simulator needs no API server"),
+        ClusterKind::Kind | ClusterKind::Gke => bail!("kind and GKE clusters connect through real_cluster::connect"),
         ClusterKind::Local => {
             if args.kubeconfig.is_some() || args.context.is_some() {
                 bail!(InputError(
@@ -119,6 +126,7 @@ pub fn connect(args: &ScenarioArgs) -> Result<KubeTarget> {
                 nodes: "emulated",
                 default_scheduler_client: Some(default_rate),
                 project_scheduler_client: project_rate,
+                provisioned: None,
             };
             Ok(KubeTarget {
                 admin,
@@ -129,6 +137,7 @@ pub fn connect(args: &ScenarioArgs) -> Result<KubeTarget> {
                 nodes: NodesFrom::Emulated,
                 node_selector: None,
                 _plane: plane,
+                real: None,
                 runtime,
                 cancel,
             })
@@ -152,6 +161,7 @@ pub fn connect(args: &ScenarioArgs) -> Result<KubeTarget> {
                 },
                 default_scheduler_client: None,
                 project_scheduler_client: project_rate,
+                provisioned: None,
             };
             Ok(KubeTarget {
                 scheduler: admin.clone(),
@@ -162,6 +172,7 @@ pub fn connect(args: &ScenarioArgs) -> Result<KubeTarget> {
                 nodes: args.nodes,
                 node_selector: args.node_selector.clone(),
                 _plane: None,
+                real: None,
                 runtime,
                 cancel,
             })
@@ -226,6 +237,9 @@ pub struct KubeRunFacts {
     pub bind_loop: Option<serde_json::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub emulator: Option<serde_json::Value>,
+    /// kind and GKE: the node faults played on real nodes
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_faults: Option<serde_json::Value>,
     pub teardown: serde_json::Value,
 }
 
@@ -268,6 +282,8 @@ impl KubeTarget {
                 },
             },
             model: clusters::behaviour::ModelConfig::default(),
+            // real kubelets run the workload program; emulated nodes need none
+            workload_image: self.real.as_ref().map(|r| r.images.workload.clone()),
         };
         let cancel = self.cancel.child_token();
         let played = self.play_run(
@@ -284,13 +300,19 @@ impl KubeTarget {
         let teardown = run::teardown(&self.admin, &run_id)
             .await
             .with_context(|| format!("tearing down run {run_id}: remove what is labelled schedlab.io/run={run_id}"))?;
-        let (summary, bind_stats, emulator_stats) = outcome?;
+        let Played {
+            summary,
+            bind_stats,
+            emulator_stats,
+            fault_stats,
+        } = outcome?;
         Ok(KubeRunFacts {
             run_id,
             scheduler_name,
             summary: to_value(&summary),
             bind_loop: bind_stats,
             emulator: emulator_stats,
+            node_faults: fault_stats,
             teardown: to_value(&teardown),
         })
     }
@@ -320,33 +342,56 @@ impl KubeTarget {
         progress: &ProgressBar,
         steps: u64,
         cancel: &CancellationToken,
-    ) -> Result<(run::RunSummary, Option<serde_json::Value>, Option<serde_json::Value>)> {
+    ) -> Result<Played> {
+        // kind beyond its worker cap: the rest of the nodes are objects of the run, emulated
+        let extra = match &self.real {
+            Some(real) => real.emulated(timeline)?,
+            None => Vec::new(),
+        };
+        if !extra.is_empty() {
+            create_emulated_nodes(&self.admin, &opts.run, &extra).await?;
+        }
         let prepared = run::setup(&self.admin, timeline, opts).await?;
         let clock = ScenarioClock::starting_now(opts.clock_scale)?;
-        let emulator = match opts.nodes {
-            NodeSource::Emulated => Some(
+        let emulated_nodes = match opts.nodes {
+            NodeSource::Emulated => prepared.node_names().len(),
+            NodeSource::Existing { .. } => extra.len(),
+        };
+        let emulator = if emulated_nodes > 0 {
+            Some(
                 Emulator::start(
-                    self.kubelets(prepared.node_names().len()).await?,
+                    self.kubelets(emulated_nodes).await?,
                     EmulatorOptions {
                         run: opts.run.clone(),
                         model: opts.model.clone(),
                         clock,
                         lease_renew: Duration::from_secs(10),
                         node_status_every: Duration::from_secs(60),
-                        taint_unreachable: true,
+                        // a real cluster's node-lifecycle controller taints unreachable nodes itself
+                        taint_unreachable: self.real.is_none(),
                     },
                     cancel.child_token(),
                 )
                 .await?,
-            ),
-            NodeSource::Existing { .. } => None,
+            )
+        } else {
+            None
         };
         let binder = policy.map(|mut policy| {
-            let bind_opts = BindOptions {
-                scheduler_name: opts.scheduler_name.clone(),
-                namespace: Some(opts.run.clone()),
-                node_selector: Some(clusters::kube::labels::run_selector(&opts.run)),
-                model: opts.model.clone(),
+            let bind_opts = match &opts.nodes {
+                NodeSource::Emulated => BindOptions {
+                    scheduler_name: opts.scheduler_name.clone(),
+                    namespace: Some(opts.run.clone()),
+                    node_selector: Some(clusters::kube::labels::run_selector(&opts.run)),
+                    model: opts.model.clone(),
+                },
+                // the cluster's own nodes: every pod on them counts, whatever its namespace
+                NodeSource::Existing { selector } => BindOptions {
+                    scheduler_name: opts.scheduler_name.clone(),
+                    namespace: None,
+                    node_selector: (!selector.is_empty()).then(|| selector.clone()),
+                    model: opts.model.clone(),
+                },
             };
             let placer: Box<bind::Placer> = Box::new(move |pod, view| policy.schedule(pod, view));
             let token = cancel.child_token();
@@ -361,7 +406,14 @@ impl KubeTarget {
         });
         let ticker = spawn_progress(clock, timeline.end, progress.clone(), steps, cancel.child_token());
         let mut sink = results::records::JsonlSink::create(records)?;
-        let faults = emulator.as_ref().map(|e| e.commands());
+        // real nodes: faults go to docker, a cordon or a VM (emulated ones' to the emulator)
+        let (faults, fault_pump) = match &self.real {
+            Some(real) => {
+                let pump = real.start_faults(&self.admin, &opts.run, emulator.as_ref().map(|e| e.commands()));
+                (Some(pump.sender), Some(pump.handle))
+            }
+            None => (emulator.as_ref().map(|e| e.commands()), None),
+        };
         let played = run::play(
             &self.admin,
             &prepared,
@@ -374,6 +426,11 @@ impl KubeTarget {
         )
         .await;
         ticker.cancel();
+        // play dropped its sender: the pump finishes what it has and stops
+        let fault_stats = match fault_pump {
+            Some(handle) => Some(to_value(&handle.await.context("the fault pump stopped abnormally")?)),
+            None => None,
+        };
         let bind_stats = match binder {
             Some((handle, token)) => {
                 token.cancel();
@@ -397,8 +454,48 @@ impl KubeTarget {
                 summary.create_lag_max_seconds
             );
         }
-        Ok((summary, bind_stats, emulator_stats))
+        Ok(Played {
+            summary,
+            bind_stats,
+            emulator_stats,
+            fault_stats,
+        })
     }
+
+    /// Whether the arm's pods are scheduled in the cluster itself (no bind loop here).
+    pub fn in_cluster(&self, arm: &str) -> bool {
+        arm == "default" || (self.real.is_some() && crate::real_cluster::RealCluster::in_cluster(arm))
+    }
+}
+
+/// What one run's parts did.
+struct Played {
+    summary: run::RunSummary,
+    bind_stats: Option<serde_json::Value>,
+    emulator_stats: Option<serde_json::Value>,
+    fault_stats: Option<serde_json::Value>,
+}
+
+/// Creates the run's emulated nodes beside the cluster's own (kind beyond
+/// its worker cap); teardown removes them with the run.
+async fn create_emulated_nodes(
+    admin: &ApiClient,
+    run: &str,
+    nodes: &[(clusters::NodeId, clusters::NodeSpec)],
+) -> Result<()> {
+    let api: kube::api::Api<k8s_openapi::api::core::v1::Node> = kube::api::Api::all(admin.client());
+    for (id, spec) in nodes {
+        let object = clusters::kube::objects::node_object(run, *id, spec, true);
+        admin.throttle().await;
+        match api.create(&kube::api::PostParams::default(), &object).await {
+            Ok(_) => {}
+            Err(e) if clusters::kube::error::status_code(&e) == Some(409) => {}
+            Err(e) => {
+                return Err(clusters::kube::KubeError::api(format!("creating emulated node {}", spec.name))(e).into());
+            }
+        }
+    }
+    Ok(())
 }
 
 fn to_value<T: Serialize>(value: &T) -> serde_json::Value {

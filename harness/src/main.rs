@@ -6,6 +6,7 @@ mod compare_cmd;
 mod exit;
 mod kube_play;
 mod manifest;
+mod real_cluster;
 mod report_cmd;
 mod run_folder;
 mod scenario_cmd;
@@ -24,7 +25,7 @@ fn main() -> ExitCode {
         .init();
     let cli = cli::Cli::parse();
     let outcome = match cli.command {
-        cli::Command::Scenario(args) => scenario_cmd::run(args),
+        cli::Command::Scenario(args) => scenario_cmd::run(*args),
         cli::Command::Scenarios => {
             list_scenarios();
             Ok(())

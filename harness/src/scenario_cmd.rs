@@ -41,13 +41,30 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
 
+    let provisioned = matches!(args.cluster, ClusterKind::Kind | ClusterKind::Gke);
+    if args.dry_run {
+        if !provisioned {
+            bail!(InputError(format!(
+                "--dry-run is for --cluster kind|gke, not {}",
+                args.cluster.name()
+            )));
+        }
+        return crate::real_cluster::print_dry_run(&args, &scenario, &arms, &seeds);
+    }
+    if provisioned {
+        crate::real_cluster::check(&args, &scenario, &seeds, &arms)?;
+    }
     let real = match args.cluster {
         ClusterKind::Sim => None,
         ClusterKind::Local | ClusterKind::Kube => Some(crate::kube_play::connect(&args)?),
+        ClusterKind::Kind | ClusterKind::Gke => Some(crate::real_cluster::connect(&args, &scenario, &seeds)?),
     };
     // Runs on one real cluster would see each other's pods and nodes: one at a time.
     let jobs_in_parallel = if real.is_some() { 1 } else { jobs_in_parallel };
-    if let Some(target) = &real {
+    if let Some(target) = &real
+        && !provisioned
+    {
+        // kind and GKE forward Ctrl-C themselves (installed before provisioning)
         crate::kube_play::cancel_on_ctrl_c(target);
     }
 
@@ -276,8 +293,9 @@ impl Runner<'_> {
     ) -> Result<(f64, Option<crate::kube_play::KubeRunFacts>)> {
         let timeline = self.scenario.expand(job.seed);
         let end = timeline.end;
-        // `default` is the cluster's own kube-scheduler; every other arm runs in schedlab's bind loop.
-        let policy = if job.arm == "default" {
+        // `default` is the cluster's own kube-scheduler (on kind and GKE `agmarl` is the in-cluster
+        // agmarl-scheduler); every other arm runs in schedlab's bind loop.
+        let policy = if target.in_cluster(&job.arm) {
             None
         } else {
             Some(self.policy(job)?)

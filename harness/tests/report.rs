@@ -212,7 +212,11 @@ fn an_incomplete_folder_is_refused_unless_allowed_and_then_marked() {
         let path = plot.unwrap().path();
         if path.extension().is_some_and(|e| e == "svg") {
             let text = fs::read_to_string(&path).unwrap();
-            assert!(text.contains("INCOMPLETE: 7 of 8 runs"), "{} says it is partial", path.display());
+            assert!(
+                text.contains("INCOMPLETE: 7 of 8 runs"),
+                "{} says it is partial",
+                path.display()
+            );
         }
     }
 }

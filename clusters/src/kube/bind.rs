@@ -42,6 +42,8 @@ use kube::api::{Api, ListParams};
 pub use latency::LatencySummary;
 use queue::PodKey;
 use requests::Answer;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
@@ -104,6 +106,31 @@ pub struct BindStats {
     pub bind_latency: LatencySummary,
 }
 
+/// Bind outcomes as they happen, for a process that exports them while the
+/// loop runs (the in-cluster scheduler's /metrics); [`BindStats`] only
+/// comes back when the loop stops. Shared across loops, it sums them.
+#[derive(Debug, Default)]
+pub struct LiveCounts {
+    /// bindings the API server accepted
+    pub binds: AtomicU64,
+    /// 409 on a bind: somebody else bound the pod first
+    pub conflicts: AtomicU64,
+}
+
+impl LiveCounts {
+    fn count(&self, result: &Result<(), kube::Error>) {
+        match result {
+            Ok(()) => {
+                self.binds.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(err) if requests::classify(err) == requests::Failure::Conflict => {
+                self.conflicts.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(_) => {}
+        }
+    }
+}
+
 enum Outcome {
     Bind {
         key: PodKey,
@@ -151,16 +178,19 @@ fn send(api: &ApiClient, request: Request) -> BoxFuture<'static, Outcome> {
     })
 }
 
-fn settle(binder: &mut Binder, outcome: Outcome, clock: &ScenarioClock) -> Result<(), KubeError> {
+fn settle(binder: &mut Binder, outcome: Outcome, clock: &ScenarioClock, live: &LiveCounts) -> Result<(), KubeError> {
     match outcome {
         Outcome::Bind {
             key,
             node,
             result,
             took,
-        } => binder.bind_done(&key, node, result, took, clock.now(), |after| {
-            clock.at(Instant::now() + after)
-        }),
+        } => {
+            live.count(&result);
+            binder.bind_done(&key, node, result, took, clock.now(), |after| {
+                clock.at(Instant::now() + after)
+            })
+        }
         Outcome::Status {
             key,
             answer,
@@ -219,8 +249,20 @@ pub async fn run(
     api: ApiClient,
     opts: BindOptions,
     clock: ScenarioClock,
+    placer: Box<Placer>,
+    cancel: CancellationToken,
+) -> Result<BindStats, KubeError> {
+    run_counted(api, opts, clock, placer, cancel, Arc::new(LiveCounts::default())).await
+}
+
+/// [`run`], also counting bind outcomes into `live` as they happen.
+pub async fn run_counted(
+    api: ApiClient,
+    opts: BindOptions,
+    clock: ScenarioClock,
     mut placer: Box<Placer>,
     cancel: CancellationToken,
+    live: Arc<LiveCounts>,
 ) -> Result<BindStats, KubeError> {
     opts.model
         .validate()
@@ -248,7 +290,7 @@ pub async fn run(
             biased;
             () = cancel.cancelled() => break Ok(()),
             Some(done) = in_flight.next(), if !in_flight.is_empty() => {
-                if let Err(err) = settle(&mut binder, done, &clock) {
+                if let Err(err) = settle(&mut binder, done, &clock, &live) {
                     break Err(err);
                 }
             }
@@ -271,7 +313,7 @@ pub async fn run(
     // Let the requests already sent finish, so the stats count them.
     let _ = tokio::time::timeout(DRAIN, async {
         while let Some(done) = in_flight.next().await {
-            if let Err(err) = settle(&mut binder, done, &clock) {
+            if let Err(err) = settle(&mut binder, done, &clock, &live) {
                 tracing::warn!(error = %err, "bind loop: a request failed while stopping");
             }
         }

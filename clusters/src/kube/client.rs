@@ -48,6 +48,10 @@ pub struct ApiClient {
     server: String,
     qps: f32,
     burst: u32,
+    /// the CA certificates (DER) the client trusts, for kubeconfigs made
+    /// from this connection (see `provision::manifests`)
+    root_certs: Option<Vec<Vec<u8>>>,
+    accept_invalid_certs: bool,
 }
 
 impl std::fmt::Debug for ApiClient {
@@ -64,13 +68,14 @@ impl ApiClient {
     /// Loads the kubeconfig, builds the client and checks that the server
     /// answers (`/version`) within `opts.timeout`.
     pub async fn connect(opts: &ClientOptions) -> Result<ApiClient, KubeError> {
-        let limiter = Arc::new(limiter(opts.qps, opts.burst)?);
+        // refuse bad rate limits before reading any file
+        limiter(opts.qps, opts.burst)?;
         let kube_opts = KubeConfigOptions {
             context: opts.context.clone(),
             ..Default::default()
         };
         let path = opts.kubeconfig.clone();
-        let mut config = match &path {
+        let config = match &path {
             Some(p) => {
                 let kc = Kubeconfig::read_from(p).map_err(|source| KubeError::Kubeconfig {
                     path: path.clone(),
@@ -84,8 +89,20 @@ impl ApiClient {
             path: path.clone(),
             source,
         })?;
+        ApiClient::from_config(config, opts).await
+    }
+
+    /// Like [`ApiClient::connect`], with a configuration made elsewhere, e.g.
+    /// `kube::Config::infer()` for a process running in a pod (in-cluster
+    /// service-account config). `opts.kubeconfig` and `opts.context` only
+    /// name the origin in errors.
+    pub async fn from_config(mut config: kube::Config, opts: &ClientOptions) -> Result<ApiClient, KubeError> {
+        let limiter = Arc::new(limiter(opts.qps, opts.burst)?);
+        let path = opts.kubeconfig.clone();
         config.connect_timeout = Some(opts.timeout);
         let server = config.cluster_url.to_string();
+        let root_certs = config.root_cert.clone();
+        let accept_invalid_certs = config.accept_invalid_certs;
         let client = kube::Client::try_from(config).map_err(|e| KubeError::Config {
             path: path.clone(),
             message: e.to_string(),
@@ -96,6 +113,8 @@ impl ApiClient {
             server,
             qps: opts.qps,
             burst: opts.burst,
+            root_certs,
+            accept_invalid_certs,
         };
         api.check_reachable(opts.timeout).await?;
         Ok(api)
@@ -130,6 +149,16 @@ impl ApiClient {
     /// The server URL, for messages and manifests.
     pub fn server(&self) -> &str {
         &self.server
+    }
+
+    /// The CA certificates (DER) this client trusts; None: the system's.
+    pub fn root_certs(&self) -> Option<&[Vec<u8>]> {
+        self.root_certs.as_deref()
+    }
+
+    /// Whether this client skips TLS verification (`insecure-skip-tls-verify`).
+    pub fn accepts_invalid_certs(&self) -> bool {
+        self.accept_invalid_certs
     }
 
     /// The client-side rate limits in force, for manifests.

@@ -8,6 +8,7 @@
 
 use super::error::KubeError;
 use super::labels;
+use crate::behaviour::ModelConfig;
 use crate::dist::Dist;
 use crate::node::{NodeCondition, NodeId, NodePool, NodeSpec, Provisioning, Taint, TaintEffect};
 use crate::pod::{Behaviour, PodId, PodSlot, PodSpec, RestartPolicy, Toleration, TolerationOperator, WorkloadId};
@@ -448,6 +449,114 @@ pub fn pod_object(run: &str, namespace: &str, ident: &PodIdentity, workload: &Wo
     }
 }
 
+/// The workload program in the workload image (`deploy/Dockerfile`).
+pub const WORKLOAD_COMMAND: &str = "/usr/local/bin/schedlab-workload";
+/// Where the workload program keeps what outlives its container's restarts
+/// (its start count): an emptyDir, which lives as long as the pod.
+pub const WORKLOAD_STATE_DIR: &str = "/var/run/schedlab";
+/// The emptyDir volume mounted at [`WORKLOAD_STATE_DIR`].
+pub const WORKLOAD_STATE_VOLUME: &str = "schedlab-state";
+/// The user and group the workload runs as (distroless' `nonroot`).
+pub const WORKLOAD_UID: i64 = 65532;
+
+/// Makes `pod` (a [`pod_object`]) run the workload image on a real kubelet:
+/// the workload program reads the pod's behaviour, seed and identity from
+/// its own labels and annotations through the Downward API, its limits and
+/// the run's time scale and model tunables from literal values, consumes the
+/// cpu and memory the behaviour draws and ends as the model says, so the
+/// kubelet records real restarts and real OOM kills. It keeps its start
+/// count in an emptyDir and runs as non-root on a read-only root filesystem.
+pub fn use_workload_image(pod: &mut core::Pod, image: &str, time_scale: f64, model: &ModelConfig) {
+    let Some(spec) = pod.spec.as_mut() else {
+        return;
+    };
+    let field = |path: String| core::EnvVar {
+        value_from: Some(core::EnvVarSource {
+            field_ref: Some(core::ObjectFieldSelector {
+                api_version: Some("v1".to_string()),
+                field_path: path,
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let from_annotation = |name: &str, key: &str| core::EnvVar {
+        name: name.to_string(),
+        ..field(format!("metadata.annotations['{key}']"))
+    };
+    let from_label = |name: &str, key: &str| core::EnvVar {
+        name: name.to_string(),
+        ..field(format!("metadata.labels['{key}']"))
+    };
+    let literal = |name: &str, value: String| core::EnvVar {
+        name: name.to_string(),
+        value: Some(value),
+        value_from: None,
+    };
+    for container in &mut spec.containers {
+        let limits = container.resources.as_ref().and_then(|r| r.limits.as_ref());
+        let limit = |resource: &str| limits.and_then(|l| l.get(resource)).map(|q| q.0.clone());
+        let mut env = vec![
+            from_annotation("SCHEDLAB_BEHAVIOUR", labels::BEHAVIOUR),
+            from_annotation("SCHEDLAB_SEED", labels::SEED),
+            from_label("SCHEDLAB_POD_ID", labels::POD_ID),
+            from_label("SCHEDLAB_WORKLOAD", labels::WORKLOAD),
+            from_label("SCHEDLAB_ORDINAL", labels::ORDINAL),
+            from_label("SCHEDLAB_INCARNATION", labels::INCARNATION),
+        ];
+        // literal, not resourceFieldRef: that reports the node's allocatable
+        // for a container without a limit, which the model would take for one
+        if let Some(cpu) = limit("cpu") {
+            env.push(literal("SCHEDLAB_CPU_LIMIT", cpu));
+        }
+        if let Some(memory) = limit("memory") {
+            env.push(literal("SCHEDLAB_MEMORY_LIMIT", memory));
+        }
+        env.push(literal("SCHEDLAB_TIME_SCALE", time_scale.to_string()));
+        env.push(literal(
+            "SCHEDLAB_MODEL",
+            serde_json::to_string(model).unwrap_or_default(),
+        ));
+        container.image = Some(image.to_string());
+        container.command = Some(vec![WORKLOAD_COMMAND.to_string()]);
+        container.args = Some(vec!["--state-dir".to_string(), WORKLOAD_STATE_DIR.to_string()]);
+        container.env = Some(env);
+        container.volume_mounts = Some(vec![core::VolumeMount {
+            name: WORKLOAD_STATE_VOLUME.to_string(),
+            mount_path: WORKLOAD_STATE_DIR.to_string(),
+            ..Default::default()
+        }]);
+        container.security_context = Some(core::SecurityContext {
+            run_as_non_root: Some(true),
+            run_as_user: Some(WORKLOAD_UID),
+            run_as_group: Some(WORKLOAD_UID),
+            read_only_root_filesystem: Some(true),
+            allow_privilege_escalation: Some(false),
+            capabilities: Some(core::Capabilities {
+                drop: Some(vec!["ALL".to_string()]),
+                add: None,
+            }),
+            ..Default::default()
+        });
+    }
+    spec.security_context = Some(core::PodSecurityContext {
+        run_as_non_root: Some(true),
+        run_as_user: Some(WORKLOAD_UID),
+        run_as_group: Some(WORKLOAD_UID),
+        fs_group: Some(WORKLOAD_UID),
+        seccomp_profile: Some(core::SeccompProfile {
+            type_: "RuntimeDefault".to_string(),
+            localhost_profile: None,
+        }),
+        ..Default::default()
+    });
+    spec.volumes = Some(vec![core::Volume {
+        name: WORKLOAD_STATE_VOLUME.to_string(),
+        empty_dir: Some(core::EmptyDirVolumeSource::default()),
+        ..Default::default()
+    }]);
+}
+
 fn label<'a>(pod: &'a core::Pod, key: &str) -> Option<&'a str> {
     pod.metadata.labels.as_ref()?.get(key).map(String::as_str)
 }
@@ -714,6 +823,143 @@ mod tests {
         }
         let err = node_spec_of(&node).unwrap_err().to_string();
         assert!(err.contains("status.allocatable") && err.contains("lots"), "{err}");
+    }
+
+    fn workload_pod(limits: Option<Resources>) -> core::Pod {
+        let mut w = workload();
+        w.spec.limits = limits;
+        let ident = PodIdentity {
+            pod: PodId(42),
+            slot: PodSlot {
+                workload: WorkloadId(3),
+                ordinal: 5,
+            },
+            incarnation: 2,
+        };
+        let model = ModelConfig {
+            oom_delay_mean_seconds: 7.5,
+            ..Default::default()
+        };
+        let mut pod = pod_object("r1", "ns", &ident, &w, 9);
+        use_workload_image(&mut pod, "schedlab/workload:dev", 60.0, &model);
+        pod
+    }
+
+    /// The value of `name` as the kubelet would resolve it for `pod`.
+    fn resolve_env(pod: &core::Pod, name: &str) -> Option<String> {
+        let c = &pod.spec.as_ref()?.containers[0];
+        let var = c.env.as_ref()?.iter().find(|e| e.name == name)?;
+        if let Some(v) = &var.value {
+            return Some(v.clone());
+        }
+        let path = &var.value_from.as_ref()?.field_ref.as_ref()?.field_path;
+        let (map, key) = if let Some(rest) = path.strip_prefix("metadata.annotations['") {
+            (pod.metadata.annotations.as_ref()?, rest.strip_suffix("']")?)
+        } else {
+            let rest = path.strip_prefix("metadata.labels['")?;
+            (pod.metadata.labels.as_ref()?, rest.strip_suffix("']")?)
+        };
+        map.get(key).cloned()
+    }
+
+    #[test]
+    fn workload_image_reads_the_pod_through_the_downward_api() {
+        let pod = workload_pod(Some(Resources::new(0, 512 << 20)));
+        let spec = pod.spec.as_ref().unwrap();
+        let c = &spec.containers[0];
+        assert_eq!(c.image.as_deref(), Some("schedlab/workload:dev"));
+        assert_eq!(c.command.as_deref(), Some(&[WORKLOAD_COMMAND.to_string()][..]));
+        assert_eq!(
+            c.args.as_deref(),
+            Some(&["--state-dir".to_string(), WORKLOAD_STATE_DIR.to_string()][..])
+        );
+        // identity, seed and behaviour come from the pod's own metadata
+        let env = |n| resolve_env(&pod, n);
+        assert_eq!(env("SCHEDLAB_POD_ID").as_deref(), Some("42"));
+        assert_eq!(env("SCHEDLAB_WORKLOAD").as_deref(), Some("3"));
+        assert_eq!(env("SCHEDLAB_ORDINAL").as_deref(), Some("5"));
+        assert_eq!(env("SCHEDLAB_INCARNATION").as_deref(), Some("2"));
+        assert_eq!(env("SCHEDLAB_SEED").as_deref(), Some("9"));
+        let behaviour: Behaviour = serde_json::from_str(&env("SCHEDLAB_BEHAVIOUR").unwrap()).unwrap();
+        assert_eq!(behaviour, workload().spec.behaviour);
+        let downward: Vec<&str> = c
+            .env
+            .iter()
+            .flatten()
+            .filter_map(|e| Some(e.value_from.as_ref()?.field_ref.as_ref()?.field_path.as_str()))
+            .collect();
+        assert!(
+            downward.contains(&"metadata.annotations['schedlab.io/behaviour']"),
+            "{downward:?}"
+        );
+        assert!(
+            downward.contains(&"metadata.annotations['schedlab.io/seed']"),
+            "{downward:?}"
+        );
+        assert!(
+            downward.contains(&"metadata.labels['schedlab.io/pod-id']"),
+            "{downward:?}"
+        );
+        // limits, time scale and model as literals; no cpu limit, no variable
+        assert_eq!(env("SCHEDLAB_MEMORY_LIMIT").as_deref(), Some("536870912"));
+        assert_eq!(env("SCHEDLAB_CPU_LIMIT"), None);
+        assert_eq!(env("SCHEDLAB_TIME_SCALE").as_deref(), Some("60"));
+        let model: ModelConfig = serde_json::from_str(&env("SCHEDLAB_MODEL").unwrap()).unwrap();
+        assert_eq!(model.oom_delay_mean_seconds, 7.5);
+        // requests and limits are untouched
+        assert_eq!(pod_spec_of(&pod).unwrap().limits, Some(Resources::new(0, 512 << 20)));
+    }
+
+    #[test]
+    fn workload_image_keeps_its_state_in_an_empty_dir_as_non_root() {
+        let pod = workload_pod(Some(Resources::new(1500, 0)));
+        let spec = pod.spec.as_ref().unwrap();
+        let c = &spec.containers[0];
+        assert_eq!(resolve_env(&pod, "SCHEDLAB_CPU_LIMIT").as_deref(), Some("1500m"));
+        assert_eq!(resolve_env(&pod, "SCHEDLAB_MEMORY_LIMIT"), None);
+        let volumes = spec.volumes.as_ref().unwrap();
+        assert_eq!(volumes.len(), 1);
+        assert_eq!(volumes[0].name, WORKLOAD_STATE_VOLUME);
+        let empty_dir = volumes[0].empty_dir.as_ref().unwrap();
+        // not tmpfs: that would count against the memory the model draws
+        assert_eq!(empty_dir.medium, None);
+        let mounts = c.volume_mounts.as_ref().unwrap();
+        assert_eq!(mounts.len(), 1);
+        assert_eq!(
+            (mounts[0].name.as_str(), mounts[0].mount_path.as_str()),
+            (WORKLOAD_STATE_VOLUME, WORKLOAD_STATE_DIR)
+        );
+        assert_ne!(mounts[0].read_only, Some(true));
+        let sc = c.security_context.as_ref().unwrap();
+        assert_eq!(sc.run_as_non_root, Some(true));
+        assert_eq!(sc.read_only_root_filesystem, Some(true));
+        assert_eq!(sc.allow_privilege_escalation, Some(false));
+        assert!(sc.run_as_user.is_some_and(|u| u != 0));
+        assert_eq!(
+            sc.capabilities.as_ref().and_then(|c| c.drop.clone()),
+            Some(vec!["ALL".to_string()])
+        );
+        let psc = spec.security_context.as_ref().unwrap();
+        assert_eq!(psc.run_as_non_root, Some(true));
+        assert_eq!(psc.fs_group, Some(WORKLOAD_UID));
+        // the rest of the pod is as pod_object made it
+        assert_eq!(spec.scheduler_name.as_deref(), Some("binpack"));
+        assert_eq!(pod_identity_of(&pod).map(|i| i.pod), Some(PodId(42)));
+        // serialises to what the API server takes: env entries have names
+        let json = serde_json::to_value(&pod).unwrap();
+        let env = json["spec"]["containers"][0]["env"].as_array().unwrap();
+        assert!(env.iter().all(|e| e["name"].is_string()));
+        assert_eq!(
+            json["spec"]["containers"][0]["securityContext"]["readOnlyRootFilesystem"],
+            true
+        );
+    }
+
+    #[test]
+    fn workload_image_on_a_pod_without_spec_changes_nothing() {
+        let mut pod = core::Pod::default();
+        use_workload_image(&mut pod, "img", 1.0, &ModelConfig::default());
+        assert_eq!(pod, core::Pod::default());
     }
 
     #[test]

@@ -25,7 +25,9 @@ use crate::agmarl::lexicographic::{
     weighted_select,
 };
 use crate::agmarl::network::AgmarlNet;
-use crate::agmarl::stress::{StressConfig, StressConfigError, StressLevel, StressMonitor, objective_order, signals};
+use crate::agmarl::stress::{
+    Objective, StressConfig, StressConfigError, StressLevel, StressMonitor, objective_order, signals,
+};
 use crate::api::Scheduler;
 use crate::diagnosis::Diagnosis;
 use crate::filters::run_filters;
@@ -229,6 +231,25 @@ impl AgmarlScheduler {
         self.monitor.level()
     }
 
+    /// The stress level the next decision starts from, as the variant uses
+    /// it (always Calm for [`Variant::NoStress`]); for monitoring.
+    pub fn decision_level(&self) -> StressLevel {
+        match self.config.variant {
+            Variant::NoStress => StressLevel::Calm,
+            _ => self.monitor.level(),
+        }
+    }
+
+    /// The objective order selection follows at [`Self::decision_level`],
+    /// first objective first; None for [`Variant::Linear`], which weighs the
+    /// objectives instead of ordering them. For monitoring.
+    pub fn objective_order(&self) -> Option<[Objective; 3]> {
+        match self.config.variant {
+            Variant::Linear => None,
+            _ => Some(objective_order(self.decision_level())),
+        }
+    }
+
     /// Back to a calm controller, e.g. at the start of an episode.
     pub fn reset(&mut self) {
         self.monitor.reset();
@@ -402,6 +423,18 @@ mod tests {
             bad(|c| c.restraint.ft_threshold = 1.5),
             AgmarlConfigError::Restraint(_)
         ));
+    }
+
+    #[test]
+    fn monitoring_accessors_follow_the_variant() {
+        let net = || AgmarlNet::new(&Hyper::default(), 0).unwrap();
+        let full = AgmarlScheduler::new(net(), AgmarlConfig::default(), 0);
+        assert_eq!(full.decision_level(), StressLevel::Calm);
+        assert_eq!(full.objective_order(), Some(objective_order(StressLevel::Calm)));
+        let linear = AgmarlScheduler::new(net(), AgmarlConfig::for_variant(Variant::Linear), 0);
+        assert_eq!(linear.objective_order(), None);
+        let nostress = AgmarlScheduler::new(net(), AgmarlConfig::for_variant(Variant::NoStress), 0);
+        assert_eq!(nostress.decision_level(), StressLevel::Calm);
     }
 
     #[test]

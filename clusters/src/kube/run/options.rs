@@ -20,6 +20,10 @@ pub struct RunOptions {
     pub nodes: NodeSource,
     /// The behaviour model the run was planned with (checked before setup).
     pub model: ModelConfig,
+    /// The workload image real kubelets run for each pod
+    /// ([`crate::kube::objects::use_workload_image`]); None: the pause image,
+    /// for nodes the emulator plays.
+    pub workload_image: Option<String>,
 }
 
 /// Where a run's nodes come from.

@@ -274,6 +274,9 @@ impl Player<'_> {
             spec.scheduler_name = Some(self.opts.scheduler_name.clone());
             spec.affinity = self.affinity.clone();
         }
+        if let Some(image) = &self.opts.workload_image {
+            objects::use_workload_image(&mut object, image, self.opts.clock_scale, &self.opts.model);
+        }
         self.queue.push_back(Request::Create {
             pod: ident.pod,
             object: Box::new(object),

@@ -1,6 +1,6 @@
-//! Building kube-apiserver, kube-scheduler and kube-controller-manager from
-//! the unpacked Debian source, offline, the way upstream 1.20 built them
-//! (GOPATH mode; module mode fails on this source).
+//! Building kube-apiserver, kube-scheduler, kube-controller-manager and
+//! kubectl from the unpacked Debian source, offline, the way upstream 1.20
+//! built them (GOPATH mode; module mode fails on this source).
 
 use super::cmd;
 use super::error::ProvisionError;
@@ -9,8 +9,10 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The binaries the local control plane runs.
-pub const BINARIES: &[&str] = &["kube-apiserver", "kube-scheduler", "kube-controller-manager"];
+/// The binaries built into the cache: what the local control plane runs,
+/// and kubectl, whose embedded kustomize (v2.0.3) renders the project's
+/// manifests the way a 1.20 cluster's users would.
+pub const BINARIES: &[&str] = &["kube-apiserver", "kube-scheduler", "kube-controller-manager", "kubectl"];
 
 /// The version stamped into the binaries (what the Debian source really is).
 const GIT_VERSION: &str = "v1.20.2";

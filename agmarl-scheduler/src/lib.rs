@@ -1,0 +1,31 @@
+//! schedlab's in-cluster AGMARL-DKS scheduler.
+//!
+//! Two or more replicas compete for a Lease; the leader runs the project's
+//! watch-and-bind loop ([`clusters::kube::bind`]) with the AGMARL-DKS policy
+//! for pods whose `spec.schedulerName` is its own, the others stand by and
+//! take over when the leader's Lease runs out or is released.
+//!
+//! - [`args`]: the command line.
+//! - [`leader`]: Lease leader election (kube-lease-manager) with fencing and
+//!   quick takeover after a release.
+//! - [`policy`]: the checkpoint and the placer given to the bind loop.
+//! - [`metrics`]: the Prometheus metrics.
+//! - [`health`], [`http`]: `/healthz`, `/readyz` and `/metrics`.
+//! - [`watch`]: every replica's own watch of its nodes and pending pods.
+//! - [`events`]: the LeaderElection event.
+//! - [`logging`]: JSON or text logs.
+//! - [`run`]: the wiring.
+
+pub mod args;
+pub mod events;
+pub mod health;
+pub mod http;
+pub mod leader;
+pub mod logging;
+pub mod metrics;
+pub mod policy;
+pub mod run;
+pub mod watch;
+
+pub use args::Args;
+pub use run::{RunError, run};

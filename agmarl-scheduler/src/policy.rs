@@ -1,0 +1,131 @@
+//! The policy the bind loop asks: AGMARL-DKS from the bundled checkpoint or
+//! a file, timed and counted into the metrics.
+
+use crate::metrics::{Answer, Metrics};
+use clusters::kube::bind::Placer;
+use clusters::{ClusterView, PendingPod, Placement};
+use scheduler::Scheduler;
+use scheduler::agmarl::{AgmarlConfig, AgmarlScheduler, CheckpointError, checkpoint};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// The policy, shared by the bind loops of successive leadership terms so
+/// the controller's stress state carries over.
+pub type SharedPolicy = Arc<Mutex<AgmarlScheduler>>;
+
+/// AGMARL-DKS (the full method) with the checkpoint at `path`, or the one
+/// built into the binary. Errors name the file at fault.
+pub fn load(path: Option<&Path>, seed: u64) -> Result<SharedPolicy, CheckpointError> {
+    let (net, meta) = match path {
+        Some(p) if !p.exists() => {
+            return Err(CheckpointError::Missing {
+                file: p.display().to_string(),
+            });
+        }
+        Some(p) => checkpoint::load(p)?,
+        None => checkpoint::bundled()?,
+    };
+    tracing::info!(
+        checkpoint = %path.map_or_else(|| checkpoint::BUNDLED_ORIGIN.to_string(), |p| p.display().to_string()),
+        hyper = ?meta.hyper,
+        "policy loaded"
+    );
+    Ok(Arc::new(Mutex::new(AgmarlScheduler::new(
+        net,
+        AgmarlConfig::default(),
+        seed,
+    ))))
+}
+
+/// One decision with `policy`, recorded in `metrics`.
+pub fn decide(
+    policy: &mut AgmarlScheduler,
+    metrics: &Metrics,
+    pod: &PendingPod<'_>,
+    view: &ClusterView<'_>,
+) -> Placement {
+    let started = Instant::now();
+    let placement = policy.schedule(pod, view);
+    let answer = match &placement {
+        Placement::Bind(_) => Answer::Bind,
+        Placement::Decline { .. } => Answer::Decline,
+        Placement::Unschedulable { .. } => Answer::Unschedulable,
+    };
+    metrics.record_decision(
+        answer,
+        started.elapsed(),
+        policy.decision_level(),
+        policy.objective_order(),
+    );
+    placement
+}
+
+/// The placer of one bind loop.
+pub fn placer(policy: SharedPolicy, metrics: Arc<Metrics>) -> Box<Placer> {
+    Box::new(move |pod: &PendingPod<'_>, view: &ClusterView<'_>| {
+        // A poisoned lock means an earlier decision panicked; the policy's
+        // state is plain data and still usable.
+        let mut policy = policy.lock().unwrap_or_else(|p| p.into_inner());
+        decide(&mut policy, &metrics, pod, view)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_checkpoint_names_the_file() {
+        let err = load(Some(Path::new("/nonexistent/agmarl.safetensors")), 0).unwrap_err();
+        assert!(err.to_string().contains("/nonexistent/agmarl.safetensors"), "{err}");
+    }
+
+    #[test]
+    fn a_damaged_checkpoint_names_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let weights = dir.path().join("bad.safetensors");
+        std::fs::write(&weights, b"not safetensors").unwrap();
+        std::fs::write(dir.path().join("bad.json"), b"{}").unwrap();
+        let err = load(Some(&weights), 0).unwrap_err();
+        assert!(err.to_string().contains("bad."), "{err}");
+    }
+
+    #[test]
+    fn decisions_are_timed_and_counted() {
+        use scheduler::testing::{cluster, node, pending, pod, view};
+        let policy = load(None, 0).unwrap();
+        let metrics = Metrics::new();
+        let nodes = cluster([node("a"), node("b")]);
+        let small = pod().cpu("1").build();
+        let huge = pod().cpu("1000").build();
+        let mut p = policy.lock().unwrap();
+        assert!(matches!(
+            decide(&mut p, &metrics, &pending(&small), &view(&nodes)),
+            Placement::Bind(_)
+        ));
+        assert!(matches!(
+            decide(&mut p, &metrics, &pending(&huge), &view(&nodes)),
+            Placement::Unschedulable { .. }
+        ));
+        let text = metrics.encode().unwrap();
+        let value = |series: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.trim().parse::<f64>().ok())
+        };
+        assert_eq!(value("agmarl_decisions_total"), Some(2.0));
+        assert_eq!(value("agmarl_unschedulable_total"), Some(1.0));
+        assert_eq!(value("agmarl_declines_total"), Some(0.0));
+        assert_eq!(value("agmarl_decision_latency_seconds_count"), Some(2.0));
+        // a calm two-node cluster: the calm order, cost first
+        assert_eq!(value(r#"agmarl_objective_rank{objective="cost"}"#), Some(1.0));
+        assert_eq!(value("agmarl_stress_level"), Some(0.0));
+    }
+
+    #[test]
+    fn the_bundled_checkpoint_loads() {
+        let policy = load(None, 3).unwrap();
+        assert_eq!(policy.lock().unwrap().seed(), 3);
+        assert_eq!(policy.lock().unwrap().name(), "agmarl");
+    }
+}

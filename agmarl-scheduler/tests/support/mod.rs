@@ -1,0 +1,361 @@
+//! Shared by the tests against a private local control plane: the plane,
+//! the rendered manifests, emulated nodes and pods, scheduler processes and
+//! their /metrics.
+
+#![allow(dead_code)] // each test binary uses part of it
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed step fails the test
+
+use clusters::kube::objects::{self, PodIdentity};
+use clusters::kube::{ApiClient, ClientOptions, labels};
+use clusters::provision::local::{LocalOptions, ScopedCluster};
+use clusters::provision::manifests;
+use clusters::{
+    Behaviour, Dist, NodeId, NodePool, NodeSpec, PodId, PodSlot, PodSpec, Provisioning, Resources, RestartPolicy,
+    Workload, WorkloadId,
+};
+use k8s_openapi::api::core::v1 as core;
+use kube::api::{Api, PostParams};
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub const SYSTEM_NS: &str = "schedlab-system";
+pub const SA: &str = "agmarl-scheduler";
+pub const LEASE: &str = "agmarl-scheduler";
+pub const SCHEDULER: &str = "agmarl";
+const MI: u64 = 1 << 20;
+const GI: u64 = 1 << 30;
+
+/// The repository's kustomize folder.
+pub fn kustomize_dir(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../deploy/kustomize")
+        .join(rel)
+}
+
+/// The rendered base, without the Deployment (no kubelet runs its pods here).
+pub fn rbac_objects() -> Vec<serde_json::Value> {
+    let kubectl = manifests::kubectl().expect("kubectl (built into the cache by `cluster up --local`)");
+    manifests::render(&kubectl, &kustomize_dir("base"))
+        .unwrap()
+        .into_iter()
+        .filter(|o| o["kind"] != "Deployment")
+        .collect()
+}
+
+pub fn plane(name: &str) -> ScopedCluster {
+    ScopedCluster::up(&LocalOptions::private(name).unwrap()).unwrap()
+}
+
+pub async fn admin(plane: &ScopedCluster) -> ApiClient {
+    ApiClient::connect(&ClientOptions {
+        kubeconfig: Some(plane.admin_kubeconfig().to_path_buf()),
+        qps: 500.0,
+        burst: 1000,
+        ..Default::default()
+    })
+    .await
+    .unwrap()
+}
+
+/// Applies the RBAC manifests and writes a kubeconfig of the scheduler's
+/// service account to `out`.
+pub async fn as_scheduler_account(admin: &ApiClient, out: &Path) {
+    manifests::apply(admin, &rbac_objects()).await.unwrap();
+    manifests::service_account_kubeconfig(admin, SYSTEM_NS, SA, out)
+        .await
+        .unwrap();
+}
+
+pub fn node_spec(i: u32) -> NodeSpec {
+    NodeSpec {
+        name: format!("n{i}"),
+        pool: NodePool {
+            name: "pool".into(),
+            machine_type: "test".into(),
+            hourly_price: 0.1,
+            provisioning: Provisioning::OnDemand,
+        },
+        capacity: Resources::new(8000, 16 * GI),
+        allocatable: Resources::new(8000, 16 * GI),
+        max_pods: 110,
+        labels: BTreeMap::new(),
+        taints: vec![],
+    }
+}
+
+/// A namespace for the pods and `count` Ready nodes of run `run`.
+pub async fn lab(admin: &ApiClient, run: &str, count: u32) -> Vec<String> {
+    let namespaces: Api<core::Namespace> = Api::all(admin.client());
+    let ns = core::Namespace {
+        metadata: kube::api::ObjectMeta {
+            name: Some(run.into()),
+            labels: Some(BTreeMap::from([(labels::RUN.to_string(), run.to_string())])),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    namespaces.create(&PostParams::default(), &ns).await.unwrap();
+    let nodes: Api<core::Node> = Api::all(admin.client());
+    let mut names = Vec::new();
+    for i in 0..count {
+        let node = objects::node_object(run, NodeId(i), &node_spec(i), false);
+        names.push(node.metadata.name.clone().unwrap());
+        nodes.create(&PostParams::default(), &node).await.unwrap();
+    }
+    names
+}
+
+pub fn workload() -> Workload {
+    Workload {
+        id: WorkloadId(0),
+        name: "web".into(),
+        spec: PodSpec {
+            requests: Resources::new(100, 64 * MI),
+            limits: None,
+            priority: 0,
+            scheduler_name: SCHEDULER.into(),
+            restart_policy: RestartPolicy::Always,
+            tolerations: vec![],
+            behaviour: Behaviour {
+                cpu_usage: Dist::Const { value: 100.0 },
+                memory_usage: Dist::Const {
+                    value: (64 * MI) as f64,
+                },
+                run_seconds: None,
+                crash_rate_per_hour: 0.0,
+                unstable: false,
+            },
+        },
+        recreate: false,
+    }
+}
+
+/// Creates pods `ids` (schedulerName agmarl) in namespace `run`; returns their names.
+pub async fn create_pods(admin: &ApiClient, run: &str, ids: std::ops::Range<u64>) -> Vec<String> {
+    let pods: Api<core::Pod> = Api::namespaced(admin.client(), run);
+    let w = workload();
+    let mut names = Vec::new();
+    for id in ids {
+        let ident = PodIdentity {
+            pod: PodId(id),
+            slot: PodSlot {
+                workload: w.id,
+                ordinal: id as u32,
+            },
+            incarnation: 0,
+        };
+        let pod = objects::pod_object(run, run, &ident, &w, 7);
+        names.push(pod.metadata.name.clone().unwrap());
+        pods.create(&PostParams::default(), &pod).await.unwrap();
+    }
+    names
+}
+
+/// Waits until every pod of `names` has a node; returns how long it took.
+pub async fn wait_bound(admin: &ApiClient, run: &str, names: &[String], within: Duration) -> Duration {
+    let pods: Api<core::Pod> = Api::namespaced(admin.client(), run);
+    let started = Instant::now();
+    loop {
+        let mut unbound = Vec::new();
+        for name in names {
+            let pod = pods.get(name).await.unwrap();
+            if objects::pod_node_name(&pod).is_none() {
+                unbound.push(name.clone());
+            }
+        }
+        if unbound.is_empty() {
+            return started.elapsed();
+        }
+        assert!(
+            started.elapsed() < within,
+            "{} pods still unbound after {within:?}: {unbound:?}",
+            unbound.len()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A port nothing listens on right now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// One `agmarl-scheduler` process.
+pub struct Replica {
+    pub identity: String,
+    pub addr: SocketAddr,
+    pub log: PathBuf,
+    child: Option<Child>,
+}
+
+impl Replica {
+    pub fn start(dir: &Path, kubeconfig: &Path, run: &str, identity: &str, lease_duration: &str) -> Replica {
+        let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+        let log = dir.join(format!("{identity}.log"));
+        let child = Command::new(env!("CARGO_BIN_EXE_agmarl-scheduler"))
+            .arg("--kubeconfig")
+            .arg(kubeconfig)
+            .args(["--scheduler-name", SCHEDULER, "--namespace", run])
+            .args(["--node-selector", &labels::run_selector(run)])
+            .args(["--identity", identity, "--lease-duration", lease_duration])
+            .args(["--listen", &addr.to_string(), "--log-format", "text"])
+            .env("RUST_LOG", "info,kube_lease_manager=debug")
+            .env_remove("POD_NAME")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        Replica {
+            identity: identity.into(),
+            addr,
+            log,
+            child: Some(child),
+        }
+    }
+
+    pub fn pid(&self) -> nix::unistd::Pid {
+        nix::unistd::Pid::from_raw(self.child.as_ref().unwrap().id() as i32)
+    }
+
+    pub fn signal(&self, signal: nix::sys::signal::Signal) {
+        nix::sys::signal::kill(self.pid(), signal).unwrap();
+    }
+
+    /// Waits for the process to exit; its exit code (None: killed by a signal).
+    pub fn wait_exit(&mut self, within: Duration) -> Option<i32> {
+        let child = self.child.as_mut().unwrap();
+        let started = Instant::now();
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                self.child = None;
+                return status.code();
+            }
+            assert!(
+                started.elapsed() < within,
+                "{} did not exit within {within:?}; log:\n{}",
+                self.identity,
+                self.log_text()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn running(&mut self) -> bool {
+        match self.child.as_mut() {
+            Some(c) => c.try_wait().unwrap().is_none(),
+            None => false,
+        }
+    }
+
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// `GET path` on its listen address: (status code, body), None when it
+    /// does not answer.
+    pub async fn get(&self, path: &str) -> Option<(u16, String)> {
+        let addr = self.addr;
+        let path = path.to_string();
+        tokio::task::spawn_blocking(move || http_get(addr, &path))
+            .await
+            .unwrap()
+    }
+
+    /// A sample's value in /metrics.
+    pub async fn metric(&self, series: &str) -> Option<f64> {
+        let (_, body) = self.get("/metrics").await?;
+        sample(&body, series)
+    }
+
+    /// Waits until the sample `series` reads `value`.
+    pub async fn wait_metric(&self, series: &str, value: f64, within: Duration) {
+        let started = Instant::now();
+        while self.metric(series).await != Some(value) {
+            assert!(
+                started.elapsed() < within,
+                "{} {series} is {:?}, not {value}, after {within:?}; log:\n{}",
+                self.identity,
+                self.metric(series).await,
+                self.log_text()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Waits until `path` answers 200.
+    pub async fn wait_ok(&self, path: &str, within: Duration) {
+        let started = Instant::now();
+        loop {
+            if let Some((200, _)) = self.get(path).await {
+                return;
+            }
+            assert!(
+                started.elapsed() < within,
+                "{} {path} not OK after {within:?}: {:?}; log:\n{}",
+                self.identity,
+                self.get(path).await,
+                self.log_text()
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+pub fn http_get(addr: SocketAddr, path: &str) -> Option<(u16, String)> {
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n").ok()?;
+    let mut text = String::new();
+    stream.read_to_string(&mut text).ok()?;
+    let status = text.split_whitespace().nth(1)?.parse().ok()?;
+    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_string())?;
+    Some((status, body))
+}
+
+/// The value of the sample line `series VALUE` in a text exposition.
+pub fn sample(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.trim().parse().ok())
+}
+
+/// The Lease's holder, if any.
+pub async fn lease_holder(admin: &ApiClient) -> Option<String> {
+    let leases: Api<k8s_openapi::api::coordination::v1::Lease> = Api::namespaced(admin.client(), SYSTEM_NS);
+    leases.get_opt(LEASE).await.unwrap()?.spec?.holder_identity
+}
+
+/// Waits until the Lease names one of `candidates`; returns it.
+pub async fn wait_leader(admin: &ApiClient, candidates: &[&str], within: Duration) -> String {
+    let started = Instant::now();
+    loop {
+        if let Some(holder) = lease_holder(admin).await
+            && candidates.contains(&holder.as_str())
+        {
+            return holder;
+        }
+        assert!(
+            started.elapsed() < within,
+            "no leader among {candidates:?} after {within:?} (holder {:?})",
+            lease_holder(admin).await
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
