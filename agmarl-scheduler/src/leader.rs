@@ -12,6 +12,10 @@
 //! - Quick takeover: a standby that sees the Lease released (no holder: the
 //!   leader shut down gracefully) contends at once, instead of sleeping
 //!   until the old expiry as the lease manager alone would.
+//! - Fresh claims only: the lease manager says "leader" as soon as the
+//!   Lease names this replica, also when that record ran out while nobody
+//!   could renew it (an API server outage); this replica leads only once the
+//!   Lease shows a renewal with time left (see [`fresh_claim`]).
 
 use crate::events;
 use crate::health::Health;
@@ -89,6 +93,20 @@ pub fn must_step_down(confirmed: SystemTime, now: SystemTime, grace: Duration) -
     match confirmed.duration_since(now) {
         Ok(left) => left < grace / 2,
         Err(_) => true,
+    }
+}
+
+/// Until when a Lease naming `identity` is valid, if it was renewed
+/// recently enough to lead on: more than half the renewal margin left at
+/// `now` (see [`must_step_down`]). The lease manager reports leadership as
+/// soon as the Lease *names* this replica, also when that record ran out
+/// while nobody could renew it (the API server was down); leading on it
+/// would let this replica bind while another force-releases the expired
+/// Lease and takes it.
+pub fn fresh_claim(lease: &Lease, identity: &str, now: SystemTime, grace: Duration) -> Option<SystemTime> {
+    match judge(lease, identity, true) {
+        Verdict::Confirmed(until) if !must_step_down(until, now, grace) => Some(until),
+        _ => None,
     }
 }
 
@@ -191,6 +209,9 @@ async fn elect(
         };
         health.started();
         let mut confirmed: Option<SystemTime> = None;
+        // The lease manager's word that it holds the Lease; this replica
+        // leads (`tx`) only once the Lease shows a fresh renewal too.
+        let mut held = false;
         // The first read comes one period after the manager starts, so a
         // fresh manager gets to lock a free Lease before it is judged.
         let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
@@ -211,12 +232,24 @@ async fn elect(
                 }
                 result = &mut changed => {
                     match result {
-                        Ok(leading) => {
-                            if leading {
-                                confirmed = SystemTime::now().checked_add(s.duration());
-                                events::leader_elected(&client, &s);
+                        Ok(holds) => {
+                            held = holds;
+                            if !holds {
+                                announce(&tx, false, &s);
+                            } else {
+                                let read = tokio::time::timeout(every.max(Duration::from_millis(500)), leases.get(&s.name)).await;
+                                match read.ok().and_then(Result::ok) {
+                                    Some(lease) => match fresh_claim(&lease, &s.identity, SystemTime::now(), grace) {
+                                        Some(until) => {
+                                            confirmed = Some(until);
+                                            events::leader_elected(&client, &s);
+                                            announce(&tx, true, &s);
+                                        }
+                                        None => tracing::info!("the Lease names this replica but has run out; leading once it is renewed"),
+                                    },
+                                    None => tracing::info!("cannot read the Lease just acquired; leading once it is confirmed"),
+                                }
                             }
-                            announce(&tx, leading, &s);
                         }
                         Err(err) => {
                             tracing::warn!(error = %err, "leader election failed; starting over");
@@ -235,11 +268,19 @@ async fn elect(
                     let leading = *tx.borrow();
                     let read = tokio::time::timeout(every.max(Duration::from_millis(500)), leases.get(&s.name)).await;
                     if let Ok(Ok(lease)) = read {
-                        match judge(&lease, &s.identity, leading) {
+                        match judge(&lease, &s.identity, leading || held) {
                             Verdict::Keep => {}
-                            Verdict::Confirmed(until) => confirmed = Some(until),
+                            Verdict::Confirmed(until) => {
+                                confirmed = Some(until);
+                                if !leading && fresh_claim(&lease, &s.identity, SystemTime::now(), grace).is_some() {
+                                    events::leader_elected(&client, &s);
+                                    announce(&tx, true, &s);
+                                }
+                            }
                             Verdict::Lost { holder } => {
-                                tracing::warn!(%holder, "the Lease names another holder; stepping down");
+                                if leading {
+                                    tracing::warn!(%holder, "the Lease names another holder; stepping down");
+                                }
                                 announce(&tx, false, &s);
                                 continue 'manager;
                             }
@@ -309,6 +350,34 @@ mod tests {
         assert!(!must_step_down(now + Duration::from_millis(1001), now, grace));
         assert!(must_step_down(now + Duration::from_millis(999), now, grace));
         assert!(must_step_down(now - Duration::from_secs(1), now, grace));
+    }
+
+    #[test]
+    fn an_expired_lease_naming_us_is_no_claim_to_lead() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000);
+        let grace = Duration::from_secs(1);
+        let renewed = |ago: u64| Some(now - Duration::from_secs(ago));
+        // renewed just now: valid for the whole 4 s
+        assert_eq!(
+            fresh_claim(&lease(Some("me"), renewed(0), Some(4)), "me", now, grace),
+            Some(now + Duration::from_secs(4))
+        );
+        // renewed before an outage longer than the lease: ran out
+        assert_eq!(
+            fresh_claim(&lease(Some("me"), renewed(10), Some(4)), "me", now, grace),
+            None
+        );
+        // less than half the renewal margin left: about to run out
+        assert_eq!(
+            fresh_claim(&lease(Some("me"), renewed(4), Some(4)), "me", now, grace),
+            None
+        );
+        assert_eq!(
+            fresh_claim(&lease(Some("you"), renewed(0), Some(4)), "me", now, grace),
+            None
+        );
+        assert_eq!(fresh_claim(&lease(None, None, None), "me", now, grace), None);
+        assert_eq!(fresh_claim(&lease(Some("me"), None, Some(4)), "me", now, grace), None);
     }
 
     #[test]

@@ -359,3 +359,69 @@ pub async fn wait_leader(admin: &ApiClient, candidates: &[&str], within: Duratio
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// A private control plane and the options it was brought up with (a
+/// restart of kube-apiserver needs the binary cache they name).
+pub fn plane_with_options(name: &str) -> (ScopedCluster, LocalOptions) {
+    let opts = LocalOptions::private(name).unwrap();
+    (ScopedCluster::up(&opts).unwrap(), opts)
+}
+
+/// SIGKILLs the plane's kube-apiserver (a process this test started).
+pub fn kill_apiserver(plane: &ScopedCluster) {
+    let pid = plane
+        .pids()
+        .into_iter()
+        .find(|(name, _)| *name == clusters::provision::local::APISERVER)
+        .expect("the plane runs kube-apiserver")
+        .1;
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL).unwrap();
+}
+
+/// Every node name each pod of namespace `run` was ever seen with, kept by a
+/// watch that backs off and resumes across API server outages (the task
+/// runs until aborted).
+pub type Seen = std::sync::Arc<std::sync::Mutex<BTreeMap<String, Vec<String>>>>;
+
+pub fn watch_bindings(admin: &ApiClient, run: &str) -> (Seen, tokio::task::JoinHandle<()>) {
+    use futures::StreamExt;
+    use kube::runtime::{WatchStreamExt, watcher};
+    let seen: Seen = Default::default();
+    let pods: Api<core::Pod> = Api::namespaced(admin.client(), run);
+    let record = seen.clone();
+    let task = tokio::spawn(async move {
+        let mut events = watcher(pods, watcher::Config::default())
+            .default_backoff()
+            .applied_objects()
+            .boxed();
+        while let Some(event) = events.next().await {
+            let Ok(pod) = event else { continue };
+            let name = pod.metadata.name.clone().unwrap_or_default();
+            if let Some(node) = pod.spec.as_ref().and_then(|s| s.node_name.clone()) {
+                let mut seen = record.lock().unwrap();
+                let nodes = seen.entry(name).or_default();
+                if nodes.last() != Some(&node) {
+                    nodes.push(node);
+                }
+            }
+        }
+    });
+    (seen, task)
+}
+
+/// Each pod's node name now (None: unbound).
+pub async fn node_names(admin: &ApiClient, run: &str) -> BTreeMap<String, Option<String>> {
+    let pods: Api<core::Pod> = Api::namespaced(admin.client(), run);
+    pods.list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .map(|p| {
+            (
+                p.metadata.name.clone().unwrap_or_default(),
+                objects::pod_node_name(p).map(str::to_owned),
+            )
+        })
+        .collect()
+}
