@@ -17,8 +17,8 @@ use clusters::kube::objects::{self, PodIdentity};
 use clusters::kube::{ApiClient, ClientOptions, ScenarioClock, labels};
 use clusters::provision::local::{self, LocalOptions, ScopedCluster};
 use clusters::{
-    Behaviour, ClusterView, Dist, NodeId, NodePool, NodeSpec, PendingPod, Placement, PodId, PodSlot, PodSpec,
-    Provisioning, Resources, RestartPolicy, Workload, WorkloadId,
+    Behaviour, ClusterView, Dist, NodeId, NodeSpec, PendingPod, Placement, PodId, PodSlot, PodSpec, Resources,
+    RestartPolicy, Workload, WorkloadId,
 };
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1 as core;
@@ -40,20 +40,7 @@ const MI: u64 = 1 << 20;
 type Res<T> = Result<T, Box<dyn Error>>;
 
 fn node_spec(i: usize) -> NodeSpec {
-    NodeSpec {
-        name: format!("n{i:03}"),
-        pool: NodePool {
-            name: "pool".into(),
-            machine_type: "bench".into(),
-            hourly_price: 0.2,
-            provisioning: Provisioning::OnDemand,
-        },
-        capacity: Resources::new(32_000, 128 * GI),
-        allocatable: Resources::new(32_000, 128 * GI),
-        max_pods: 110,
-        labels: BTreeMap::new(),
-        taints: vec![],
-    }
+    NodeSpec::plain(format!("n{i:03}"), Resources::new(32_000, 128 * GI), 0.2)
 }
 
 fn workload(scheduler: &str) -> Workload {

@@ -19,8 +19,7 @@ use clusters::kube::objects::{self, PodIdentity};
 use clusters::kube::{ApiClient, ClientOptions, ScenarioClock, labels};
 use clusters::provision::local::{LocalOptions, ScopedCluster};
 use clusters::{
-    Behaviour, Dist, NodeId, NodePool, NodeSpec, PodId, PodSlot, PodSpec, Provisioning, Resources, RestartPolicy,
-    Workload, WorkloadId,
+    Behaviour, Dist, NodeId, NodeSpec, PodId, PodSlot, PodSpec, Resources, RestartPolicy, Workload, WorkloadId,
 };
 use futures::StreamExt;
 use k8s_openapi::api::core::v1 as core;
@@ -43,20 +42,7 @@ const EMULATOR_BURST: u32 = 2000;
 type Res<T> = Result<T, Box<dyn Error>>;
 
 fn node_spec(i: usize) -> NodeSpec {
-    NodeSpec {
-        name: format!("n{i:04}"),
-        pool: NodePool {
-            name: "pool".into(),
-            machine_type: "capacity".into(),
-            hourly_price: 0.2,
-            provisioning: Provisioning::OnDemand,
-        },
-        capacity: Resources::new(8_000, 32 * GI),
-        allocatable: Resources::new(8_000, 32 * GI),
-        max_pods: 110,
-        labels: BTreeMap::new(),
-        taints: vec![],
-    }
+    NodeSpec::plain(format!("n{i:04}"), Resources::new(8_000, 32 * GI), 0.2)
 }
 
 fn workload() -> Workload {

@@ -69,6 +69,28 @@ pub struct NodeSpec {
     pub taints: Vec<Taint>,
 }
 
+impl NodeSpec {
+    /// An on-demand node of pool "pool" (machine type "m") at `hourly_price`,
+    /// all of `allocatable` usable, 110 pods, no labels or taints: the node
+    /// tests, examples and benchmarks build clusters from.
+    pub fn plain(name: impl Into<String>, allocatable: Resources, hourly_price: f64) -> NodeSpec {
+        NodeSpec {
+            name: name.into(),
+            pool: NodePool {
+                name: "pool".into(),
+                machine_type: "m".into(),
+                hourly_price,
+                provisioning: Provisioning::OnDemand,
+            },
+            capacity: allocatable,
+            allocatable,
+            max_pods: 110,
+            labels: BTreeMap::new(),
+            taints: Vec::new(),
+        }
+    }
+}
+
 /// A node's health as the cluster sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]

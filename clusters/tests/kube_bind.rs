@@ -13,8 +13,8 @@ use clusters::kube::objects::{self, PodIdentity};
 use clusters::kube::{ApiClient, ClientOptions, ScenarioClock, labels};
 use clusters::provision::local::{LocalOptions, ScopedCluster};
 use clusters::{
-    Behaviour, ClusterView, Dist, NodeId, NodePool, NodeSpec, PendingPod, Placement, PodId, PodSlot, PodSpec,
-    Provisioning, Resources, RestartPolicy, Workload, WorkloadId,
+    Behaviour, ClusterView, Dist, NodeId, NodeSpec, PendingPod, Placement, PodId, PodSlot, PodSpec, Resources,
+    RestartPolicy, Workload, WorkloadId,
 };
 use k8s_openapi::api::core::v1 as core;
 use kube::api::{Api, DeleteParams, PostParams};
@@ -40,20 +40,7 @@ const BIG: PodId = PodId(103);
 const AFTER: PodId = PodId(104);
 
 fn node_spec(i: u32) -> NodeSpec {
-    NodeSpec {
-        name: format!("n{i}"),
-        pool: NodePool {
-            name: "pool".into(),
-            machine_type: "test".into(),
-            hourly_price: 0.1,
-            provisioning: Provisioning::OnDemand,
-        },
-        capacity: Resources::new(4000, 8 * GI),
-        allocatable: Resources::new(4000, 8 * GI),
-        max_pods: 110,
-        labels: BTreeMap::new(),
-        taints: vec![],
-    }
+    NodeSpec::plain(format!("n{i}"), Resources::new(4000, 8 * GI), 0.1)
 }
 
 fn workload(id: u32, name: &str, cpu_milli: u64) -> Workload {

@@ -15,8 +15,8 @@ use clusters::kube::objects::{self, PodIdentity};
 use clusters::kube::{ApiClient, ClientOptions, ScenarioClock, labels};
 use clusters::provision::local::{LocalOptions, ScopedCluster};
 use clusters::{
-    Behaviour, Dist, NodeId, NodePool, NodeSpec, PodId, PodSlot, PodSpec, Provisioning, Resources, RestartPolicy,
-    TaintEffect, Toleration, TolerationOperator, Workload, WorkloadId,
+    Behaviour, Dist, NodeId, NodeSpec, PodId, PodSlot, PodSpec, Resources, RestartPolicy, TaintEffect, Toleration,
+    TolerationOperator, Workload, WorkloadId,
 };
 use futures::StreamExt;
 use k8s_openapi::api::coordination::v1::Lease;
@@ -36,20 +36,7 @@ const SCALE: f64 = 60.0;
 const NOBODY: &str = "nobody";
 
 fn node_spec(i: u32) -> NodeSpec {
-    NodeSpec {
-        name: format!("n{i}"),
-        pool: NodePool {
-            name: "pool".into(),
-            machine_type: "test".into(),
-            hourly_price: 0.1,
-            provisioning: Provisioning::OnDemand,
-        },
-        capacity: Resources::new(4000, 4 * GI),
-        allocatable: Resources::new(4000, 4 * GI),
-        max_pods: 110,
-        labels: BTreeMap::new(),
-        taints: vec![],
-    }
+    NodeSpec::plain(format!("n{i}"), Resources::new(4000, 4 * GI), 0.1)
 }
 
 fn workload(id: u32, name: &str, memory_use: u64, crash_per_hour: f64) -> Workload {

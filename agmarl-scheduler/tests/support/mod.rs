@@ -10,8 +10,7 @@ use clusters::kube::{ApiClient, ClientOptions, labels};
 use clusters::provision::local::{LocalOptions, ScopedCluster};
 use clusters::provision::manifests;
 use clusters::{
-    Behaviour, Dist, NodeId, NodePool, NodeSpec, PodId, PodSlot, PodSpec, Provisioning, Resources, RestartPolicy,
-    Workload, WorkloadId,
+    Behaviour, Dist, NodeId, NodeSpec, PodId, PodSlot, PodSpec, Resources, RestartPolicy, Workload, WorkloadId,
 };
 use k8s_openapi::api::core::v1 as core;
 use kube::api::{Api, PostParams};
@@ -71,20 +70,7 @@ pub async fn as_scheduler_account(admin: &ApiClient, out: &Path) {
 }
 
 pub fn node_spec(i: u32) -> NodeSpec {
-    NodeSpec {
-        name: format!("n{i}"),
-        pool: NodePool {
-            name: "pool".into(),
-            machine_type: "test".into(),
-            hourly_price: 0.1,
-            provisioning: Provisioning::OnDemand,
-        },
-        capacity: Resources::new(8000, 16 * GI),
-        allocatable: Resources::new(8000, 16 * GI),
-        max_pods: 110,
-        labels: BTreeMap::new(),
-        taints: vec![],
-    }
+    NodeSpec::plain(format!("n{i}"), Resources::new(8000, 16 * GI), 0.1)
 }
 
 /// A namespace for the pods and `count` Ready nodes of run `run`.

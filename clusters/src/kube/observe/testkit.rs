@@ -8,7 +8,7 @@ use crate::behaviour::{
 use crate::dist::Dist;
 use crate::kube::labels;
 use crate::kube::objects::{self, CONTAINER, PodIdentity};
-use crate::node::{NodeId, NodePool, NodeSpec, Provisioning};
+use crate::node::{NodeId, NodeSpec};
 use crate::pod::{Behaviour, PodId, PodSlot, PodSpec, RestartPolicy, WorkloadId};
 use crate::record::{EventKind, ExitReason, OomCause};
 use crate::resources::Resources;
@@ -21,20 +21,7 @@ pub(crate) const RUN: &str = "r1";
 pub(crate) const MI: u64 = 1 << 20;
 
 pub(crate) fn node_spec(name: &str, cpu: u64, memory: u64) -> NodeSpec {
-    NodeSpec {
-        name: name.into(),
-        pool: NodePool {
-            name: "pool".into(),
-            machine_type: "m".into(),
-            hourly_price: 0.5,
-            provisioning: Provisioning::OnDemand,
-        },
-        capacity: Resources::new(cpu, memory),
-        allocatable: Resources::new(cpu, memory),
-        max_pods: 110,
-        labels: Default::default(),
-        taints: vec![],
-    }
+    NodeSpec::plain(name, Resources::new(cpu, memory), 0.5)
 }
 
 pub(crate) fn node(id: u32, name: &str) -> core::Node {
