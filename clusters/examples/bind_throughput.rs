@@ -26,7 +26,7 @@ use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use kube::runtime::watcher;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::error::Error;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
@@ -104,14 +104,7 @@ async fn connect(kubeconfig: &std::path::Path, qps: f32, burst: u32) -> Res<ApiC
 }
 
 async fn create_namespace(admin: &ApiClient, name: &str) -> Res<()> {
-    let ns = core::Namespace {
-        metadata: kube::api::ObjectMeta {
-            name: Some(name.into()),
-            labels: Some(BTreeMap::from([(labels::RUN.to_string(), RUN.to_string())])),
-            ..Default::default()
-        },
-        ..Default::default()
-    };
+    let ns = objects::run_namespace(name, RUN);
     Api::<core::Namespace>::all(admin.client())
         .create(&PostParams::default(), &ns)
         .await?;

@@ -238,14 +238,7 @@ async fn scenario(plane: &ScopedCluster) -> BindStats {
     .unwrap();
 
     let namespaces: Api<core::Namespace> = Api::all(admin.client());
-    let ns = core::Namespace {
-        metadata: kube::api::ObjectMeta {
-            name: Some(NS.into()),
-            labels: Some(BTreeMap::from([(labels::RUN.to_string(), RUN.to_string())])),
-            ..Default::default()
-        },
-        ..Default::default()
-    };
+    let ns = objects::run_namespace(NS, RUN);
     namespaces.create(&PostParams::default(), &ns).await.unwrap();
     let nodes: Api<core::Node> = Api::all(admin.client());
     let mut node_names = Vec::new();

@@ -76,14 +76,7 @@ pub fn node_spec(i: u32) -> NodeSpec {
 /// A namespace for the pods and `count` Ready nodes of run `run`.
 pub async fn lab(admin: &ApiClient, run: &str, count: u32) -> Vec<String> {
     let namespaces: Api<core::Namespace> = Api::all(admin.client());
-    let ns = core::Namespace {
-        metadata: kube::api::ObjectMeta {
-            name: Some(run.into()),
-            labels: Some(BTreeMap::from([(labels::RUN.to_string(), run.to_string())])),
-            ..Default::default()
-        },
-        ..Default::default()
-    };
+    let ns = objects::run_namespace(run, run);
     namespaces.create(&PostParams::default(), &ns).await.unwrap();
     let nodes: Api<core::Node> = Api::all(admin.client());
     let mut names = Vec::new();

@@ -557,6 +557,19 @@ pub fn use_workload_image(pod: &mut core::Pod, image: &str, time_scale: f64, mod
     }]);
 }
 
+/// Namespace `name`, labelled as belonging to run `run` (a run's own
+/// namespace has the run's name).
+pub fn run_namespace(name: &str, run: &str) -> core::Namespace {
+    core::Namespace {
+        metadata: ObjectMeta {
+            name: Some(name.to_string()),
+            labels: Some(BTreeMap::from([(labels::RUN.to_string(), run.to_string())])),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
 fn label<'a>(pod: &'a core::Pod, key: &str) -> Option<&'a str> {
     pod.metadata.labels.as_ref()?.get(key).map(String::as_str)
 }

@@ -96,14 +96,7 @@ pub(crate) async fn prepare(
 ) -> Result<Prepared, KubeError> {
     let run = opts.run.as_str();
     let client = api.client();
-    let namespace = core::Namespace {
-        metadata: ObjectMeta {
-            name: Some(run.to_string()),
-            labels: Some(run_labels(run)),
-            ..Default::default()
-        },
-        ..Default::default()
-    };
+    let namespace = objects::run_namespace(run, run);
     create_or_keep(
         api,
         &Api::all(client.clone()),
