@@ -3,7 +3,7 @@
 //! metric from them and from nothing else.
 
 use crate::node::{NodeCondition, NodeId, NodeSpec};
-use crate::pod::{PodId, PodSlot, QosClass};
+use crate::pod::{PodId, PodSlot, QosClass, WorkloadId};
 use crate::resources::Resources;
 use crate::time::Time;
 use serde::{Deserialize, Serialize};
@@ -114,6 +114,60 @@ pub enum EventKind {
     NodeRecovered {
         node: NodeId,
     },
+    /// the node left the cluster for good (a spot reclaim, a lost VM): its
+    /// pods were evicted at once and it takes no pods until it is replaced
+    NodeLost {
+        node: NodeId,
+    },
+    /// a new node took a lost node's place (as a managed instance group
+    /// recreates a VM): same name and spec, empty and healthy
+    NodeReplaced {
+        node: NodeId,
+    },
+}
+
+impl EventKind {
+    /// The pod the event is about, if any.
+    pub fn pod(&self) -> Option<PodId> {
+        use EventKind as E;
+        match self {
+            E::PodCreated { pod, .. }
+            | E::PodUnschedulable { pod, .. }
+            | E::PodDeclined { pod, .. }
+            | E::PodBound { pod, .. }
+            | E::ContainerStarted { pod, .. }
+            | E::ContainerExited { pod, .. }
+            | E::PodSucceeded { pod, .. }
+            | E::PodFailed { pod, .. }
+            | E::PodEvicted { pod, .. }
+            | E::PodDeleted { pod, .. } => Some(*pod),
+            E::NodeFailed { .. }
+            | E::NodeDegraded { .. }
+            | E::NodeRecovered { .. }
+            | E::NodeLost { .. }
+            | E::NodeReplaced { .. } => None,
+        }
+    }
+
+    /// The node the event happened on, if any.
+    pub fn node(&self) -> Option<NodeId> {
+        use EventKind as E;
+        match self {
+            E::PodBound { node, .. }
+            | E::ContainerStarted { node, .. }
+            | E::ContainerExited { node, .. }
+            | E::PodSucceeded { node, .. }
+            | E::PodFailed { node, .. }
+            | E::PodEvicted { node, .. }
+            | E::NodeFailed { node }
+            | E::NodeDegraded { node }
+            | E::NodeRecovered { node }
+            | E::NodeLost { node }
+            | E::NodeReplaced { node } => Some(*node),
+            E::PodDeleted { node, .. } => *node,
+            E::PodCreated { .. } | E::PodUnschedulable { .. } | E::PodDeclined { .. } => None,
+        }
+    }
 }
 
 /// An event and when it happened.
@@ -161,6 +215,12 @@ pub enum Record {
     Node {
         node: NodeId,
         spec: NodeSpec,
+    },
+    /// a workload (a scenario template) of the run, written once at the
+    /// start after the nodes, so metrics can name the strata they split by
+    Workload {
+        workload: WorkloadId,
+        name: String,
     },
     Event(Event),
     NodeSample(NodeSample),

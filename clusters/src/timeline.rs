@@ -5,6 +5,7 @@
 
 use crate::node::{NodeId, NodeSpec};
 use crate::pod::{PodSlot, PodSpec, WorkloadId};
+use crate::record::Record;
 use crate::time::{Span, Time};
 use serde::{Deserialize, Serialize};
 
@@ -63,5 +64,14 @@ pub struct Timeline {
 impl Timeline {
     pub fn workload(&self, id: WorkloadId) -> Option<&Workload> {
         self.workloads.get(id.0 as usize)
+    }
+
+    /// The [`Record::Workload`] of every workload, in id order: what a
+    /// backend writes after the nodes' records.
+    pub fn workload_records(&self) -> impl Iterator<Item = Record> + '_ {
+        self.workloads.iter().map(|w| Record::Workload {
+            workload: w.id,
+            name: w.name.clone(),
+        })
     }
 }

@@ -151,7 +151,7 @@ fn events(records: &[Record]) -> Vec<(u64, EventKind)> {
 
 fn record_time(r: &Record) -> Option<u64> {
     match r {
-        Record::Node { .. } => None,
+        Record::Node { .. } | Record::Workload { .. } => None,
         Record::Event(e) => Some(e.t.as_millis()),
         Record::NodeSample(s) => Some(s.t.as_millis()),
         Record::ClusterSample(s) => Some(s.t.as_millis()),
@@ -604,19 +604,7 @@ async fn existing_nodes_case(api: &ApiClient) {
 }
 
 fn event_pod(e: &EventKind) -> Option<PodId> {
-    match e {
-        EventKind::PodCreated { pod, .. }
-        | EventKind::PodUnschedulable { pod, .. }
-        | EventKind::PodDeclined { pod, .. }
-        | EventKind::PodBound { pod, .. }
-        | EventKind::ContainerStarted { pod, .. }
-        | EventKind::ContainerExited { pod, .. }
-        | EventKind::PodSucceeded { pod, .. }
-        | EventKind::PodFailed { pod, .. }
-        | EventKind::PodEvicted { pod, .. }
-        | EventKind::PodDeleted { pod, .. } => Some(*pod),
-        EventKind::NodeFailed { .. } | EventKind::NodeDegraded { .. } | EventKind::NodeRecovered { .. } => None,
-    }
+    e.pod()
 }
 
 async fn cancelled_case(api: &ApiClient) {

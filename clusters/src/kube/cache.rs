@@ -530,19 +530,7 @@ impl ClusterCache {
 
 /// The node an event happened on.
 fn event_node(event: &EventKind) -> Option<NodeId> {
-    match event {
-        EventKind::PodBound { node, .. }
-        | EventKind::ContainerStarted { node, .. }
-        | EventKind::ContainerExited { node, .. }
-        | EventKind::PodSucceeded { node, .. }
-        | EventKind::PodFailed { node, .. }
-        | EventKind::PodEvicted { node, .. }
-        | EventKind::NodeFailed { node }
-        | EventKind::NodeDegraded { node }
-        | EventKind::NodeRecovered { node } => Some(*node),
-        EventKind::PodDeleted { node, .. } => *node,
-        EventKind::PodCreated { .. } | EventKind::PodUnschedulable { .. } | EventKind::PodDeclined { .. } => None,
-    }
+    event.node()
 }
 
 /// The simulator's events for a node's condition going from `old` to `new`.

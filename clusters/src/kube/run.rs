@@ -157,6 +157,9 @@ pub async fn play(
             spec: spec.clone(),
         });
     }
+    for record in player.timeline.workload_records() {
+        player.write(record);
+    }
     let mut summary = player.play(pod_watch, node_watch, cancel).await?;
     summary.wall_seconds = started.elapsed().as_secs_f64();
     tracing::info!(run = %opts.run, ?summary, "run played");

@@ -170,6 +170,10 @@ impl Sim {
             };
             self.write(sink, record);
         }
+        let workloads: Vec<Record> = self.timeline.workload_records().collect();
+        for record in workloads {
+            self.write(sink, record);
+        }
     }
 
     fn next_instant(&self) -> Option<Time> {

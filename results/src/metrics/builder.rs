@@ -39,20 +39,7 @@ impl Default for RunMetricsBuilder {
 }
 
 fn node_of(kind: &EventKind) -> Option<NodeId> {
-    use EventKind as E;
-    match kind {
-        E::PodBound { node, .. }
-        | E::ContainerStarted { node, .. }
-        | E::ContainerExited { node, .. }
-        | E::PodSucceeded { node, .. }
-        | E::PodFailed { node, .. }
-        | E::PodEvicted { node, .. }
-        | E::NodeFailed { node }
-        | E::NodeDegraded { node }
-        | E::NodeRecovered { node } => Some(*node),
-        E::PodDeleted { node, .. } => *node,
-        E::PodCreated { .. } | E::PodUnschedulable { .. } | E::PodDeclined { .. } => None,
-    }
+    kind.node()
 }
 
 impl RunMetricsBuilder {
@@ -121,6 +108,7 @@ impl RunMetricsBuilder {
                 }
                 self.pods.event(e.t, &e.kind)
             }
+            Record::Workload { .. } => Ok(()),
             Record::NodeSample(s) => {
                 self.latest = self.latest.max(s.t);
                 self.samples.node_sample(s)

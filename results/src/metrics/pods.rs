@@ -46,20 +46,7 @@ pub(super) struct PodCounts {
 }
 
 fn pod_of(kind: &EventKind) -> Option<PodId> {
-    use EventKind as E;
-    match kind {
-        E::PodCreated { pod, .. }
-        | E::PodUnschedulable { pod, .. }
-        | E::PodDeclined { pod, .. }
-        | E::PodBound { pod, .. }
-        | E::ContainerStarted { pod, .. }
-        | E::ContainerExited { pod, .. }
-        | E::PodSucceeded { pod, .. }
-        | E::PodFailed { pod, .. }
-        | E::PodEvicted { pod, .. }
-        | E::PodDeleted { pod, .. } => Some(*pod),
-        E::NodeFailed { .. } | E::NodeDegraded { .. } | E::NodeRecovered { .. } => None,
-    }
+    kind.pod()
 }
 
 impl Pods {
@@ -134,7 +121,11 @@ impl Pods {
             E::PodFailed { .. } => failed = true,
             E::PodDeleted { .. } => pod.deleted = true,
             E::PodSucceeded { .. } | E::PodCreated { .. } => {}
-            E::NodeFailed { .. } | E::NodeDegraded { .. } | E::NodeRecovered { .. } => {}
+            E::NodeFailed { .. }
+            | E::NodeDegraded { .. }
+            | E::NodeRecovered { .. }
+            | E::NodeLost { .. }
+            | E::NodeReplaced { .. } => {}
         }
         if failed {
             self.failures += 1;
@@ -183,5 +174,7 @@ pub(super) fn name(kind: &EventKind) -> &'static str {
         E::NodeFailed { .. } => "NodeFailed",
         E::NodeDegraded { .. } => "NodeDegraded",
         E::NodeRecovered { .. } => "NodeRecovered",
+        E::NodeLost { .. } => "NodeLost",
+        E::NodeReplaced { .. } => "NodeReplaced",
     }
 }

@@ -102,7 +102,7 @@ impl RunSeriesBuilder {
                     self.restarts.push(e.t);
                 }
             }
-            Record::End { .. } => {}
+            Record::Workload { .. } | Record::End { .. } => {}
         }
     }
 

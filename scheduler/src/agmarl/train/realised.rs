@@ -179,6 +179,7 @@ impl RealisedTracker {
                 self.advance(*t);
                 self.event(*t, kind);
             }
+            Record::Workload { .. } => {}
             Record::NodeSample(s) => self.advance(s.t),
             Record::ClusterSample(s) => self.advance(s.t),
             Record::End { t } => {
@@ -231,7 +232,7 @@ impl RealisedTracker {
                 self.release(*pod);
                 self.requests.remove(pod);
             }
-            EventKind::NodeFailed { node } => {
+            EventKind::NodeFailed { node } | EventKind::NodeLost { node } => {
                 let mut hit: Vec<PodId> = self
                     .open
                     .iter()
@@ -249,7 +250,8 @@ impl RealisedTracker {
             | EventKind::PodDeclined { .. }
             | EventKind::ContainerStarted { .. }
             | EventKind::NodeDegraded { .. }
-            | EventKind::NodeRecovered { .. } => {}
+            | EventKind::NodeRecovered { .. }
+            | EventKind::NodeReplaced { .. } => {}
         }
     }
 
