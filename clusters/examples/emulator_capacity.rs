@@ -66,6 +66,7 @@ fn workload() -> Workload {
                 // about one crash per pod per scenario hour
                 crash_rate_per_hour: 1.0,
                 unstable: false,
+                memory_growth_per_hour: None,
             },
         },
         recreate: false,

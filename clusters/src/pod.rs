@@ -98,6 +98,12 @@ pub struct Behaviour {
     /// seconds until the container completes successfully; None: runs until deleted
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_seconds: Option<Dist>,
+    /// how fast a running container's memory grows (a leak), bytes per hour
+    /// of running, drawn at each start; it grows from its start value until
+    /// the container's memory limit OOM-kills it, or without a limit until
+    /// the node's OOM killer picks a victim. None: memory use is flat
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_growth_per_hour: Option<Dist>,
     /// base crash hazard, crashes per hour of running on a healthy node
     #[serde(default)]
     pub crash_rate_per_hour: f64,
@@ -168,6 +174,7 @@ mod tests {
                 run_seconds: None,
                 crash_rate_per_hour: 0.0,
                 unstable: false,
+                memory_growth_per_hour: None,
             },
         }
     }

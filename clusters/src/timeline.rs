@@ -40,6 +40,34 @@ pub enum Action {
     RecoverNode { node: NodeId },
     /// The node stays Ready but its pods crash more often.
     DegradeNode { node: NodeId },
+    /// The node leaves the cluster (a spot reclaim, a lost VM): its pods are
+    /// evicted at once, and it takes no pods until it is replaced.
+    LoseNode { node: NodeId },
+    /// A new node takes a lost node's place, as a managed instance group
+    /// recreates a VM: same name and spec, empty, healthy, with no history.
+    ReplaceNode { node: NodeId },
+}
+
+impl Action {
+    /// The slot a pod action is about.
+    pub fn slot(&self) -> Option<PodSlot> {
+        match *self {
+            Action::CreatePod { slot } | Action::DeletePod { slot, .. } | Action::KillPod { slot } => Some(slot),
+            _ => None,
+        }
+    }
+
+    /// The node a node action is about.
+    pub fn node(&self) -> Option<NodeId> {
+        match *self {
+            Action::FailNode { node }
+            | Action::RecoverNode { node }
+            | Action::DegradeNode { node }
+            | Action::LoseNode { node }
+            | Action::ReplaceNode { node } => Some(node),
+            Action::CreatePod { .. } | Action::DeletePod { .. } | Action::KillPod { .. } => None,
+        }
+    }
 }
 
 /// An action and when it happens.

@@ -75,6 +75,14 @@ impl TroubleWindow {
         }
     }
 
+    /// Forgets everything noted on `node`: a replacement node has no history.
+    pub fn forget_node(&mut self, node: NodeId, nodes: &mut [NodeState]) {
+        self.noted.retain(|&(_, n, _)| n != node);
+        if let Some(n) = nodes.get_mut(node.index()) {
+            n.recent = RecentTrouble::default();
+        }
+    }
+
     /// Forgets trouble at least [`NodeState::RECENT_WINDOW`] old.
     pub fn expire(&mut self, now: Time, nodes: &mut [NodeState]) {
         while let Some(&(at, node, trouble)) = self.noted.front() {

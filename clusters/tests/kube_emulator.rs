@@ -58,6 +58,7 @@ fn workload(id: u32, name: &str, memory_use: u64, crash_per_hour: f64) -> Worklo
                 run_seconds: None,
                 crash_rate_per_hour: crash_per_hour,
                 unstable: false,
+                memory_growth_per_hour: None,
             },
         },
         recreate: false,

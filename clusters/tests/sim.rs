@@ -624,3 +624,131 @@ fn nodes_track_kube_schedulers_non_zero_requests() {
     let n = &sim.nodes()[0];
     assert_eq!(n.non_zero_requested, Resources::new(500, 200 << 20));
 }
+
+#[test]
+fn a_lost_node_evicts_its_pods_at_once_and_comes_back_fresh_when_replaced() {
+    let timeline = TimelineBuilder::new(1000.0)
+        .nodes(2, 1000, GI)
+        .workload("svc", pod(500, 256 * MI), true)
+        .create(0.0, 0, 0, 2)
+        .at(100.0, Action::LoseNode { node: NodeId(0) })
+        .at(400.0, Action::ReplaceNode { node: NodeId(0) })
+        .build();
+    let records = run(timeline, 1);
+    // both pods went to node 0 (first feasible); its loss evicts both at once,
+    // their owner recreates them, and the survivor node takes them
+    let evicted = select(&records, |e| match e {
+        EventKind::PodEvicted { pod, node } => Some((*pod, *node)),
+        _ => None,
+    });
+    assert_eq!(
+        evicted,
+        vec![
+            (secs(100.0), (PodId(0), NodeId(0))),
+            (secs(100.0), (PodId(1), NodeId(0)))
+        ]
+    );
+    assert_eq!(
+        bound(&records)[2..],
+        [(secs(100.0), PodId(2), NodeId(1)), (secs(100.0), PodId(3), NodeId(1))]
+    );
+    let node_events = select(&records, |e| match e {
+        EventKind::NodeLost { node } => Some(("lost", *node)),
+        EventKind::NodeReplaced { node } => Some(("replaced", *node)),
+        EventKind::NodeFailed { .. } | EventKind::NodeRecovered { .. } => Some(("other", NodeId(99))),
+        _ => None,
+    });
+    assert_eq!(
+        node_events,
+        vec![
+            (secs(100.0), ("lost", NodeId(0))),
+            (secs(400.0), ("replaced", NodeId(0)))
+        ]
+    );
+    let node0 = |t: f64| {
+        records
+            .iter()
+            .find_map(|r| match r {
+                Record::NodeSample(s) if s.t == secs(t) && s.node == NodeId(0) => Some(s.clone()),
+                _ => None,
+            })
+            .unwrap()
+    };
+    assert_eq!(
+        (node0(105.0).condition, node0(105.0).pods),
+        (NodeCondition::NotReady, 0)
+    );
+    assert_eq!((node0(405.0).condition, node0(405.0).pods), (NodeCondition::Ready, 0));
+}
+
+#[test]
+fn a_lost_node_ignores_other_faults_until_replaced() {
+    let timeline = TimelineBuilder::new(600.0)
+        .nodes(1, 1000, GI)
+        .at(10.0, Action::LoseNode { node: NodeId(0) })
+        .at(20.0, Action::RecoverNode { node: NodeId(0) })
+        .at(30.0, Action::DegradeNode { node: NodeId(0) })
+        .at(40.0, Action::LoseNode { node: NodeId(0) })
+        .build();
+    let records = run(timeline, 1);
+    let node_events: Vec<_> = events(&records).into_iter().map(|e| e.kind).collect();
+    assert_eq!(node_events, vec![EventKind::NodeLost { node: NodeId(0) }]);
+}
+
+#[test]
+fn a_leak_without_a_limit_ends_in_the_nodes_oom_killer() {
+    let mut leaky = pod(100, 200 * MI);
+    // 200 MiB growing 100 MiB a minute on a 1 GiB node: past capacity after about 8.2 min
+    leaky.behaviour.memory_growth_per_hour = Some(clusters::Dist::Const {
+        value: (6000 * MI) as f64,
+    });
+    let timeline = TimelineBuilder::new(900.0)
+        .nodes(1, 1000, GI)
+        .workload("leak", leaky, true)
+        .create(0.0, 0, 0, 1)
+        .build();
+    let records = run(timeline, 1);
+    let p0 = PodId(0);
+    let exits = exits(&records, p0);
+    assert_eq!(exits.len(), 1, "{exits:?}");
+    let (t, reason, cause) = exits[0];
+    assert_eq!((reason, cause), (ExitReason::OOMKilled, Some(OomCause::NodePressure)));
+    // started at 1 s; 824 MiB of growth at 100 MiB/min takes 494.4 s; the
+    // kill comes at the first 10 s growth step past it
+    assert_eq!(t, secs(501.0));
+}
+
+#[test]
+fn charged_decision_time_delays_binds_and_is_measured_either_way() {
+    let build = || {
+        TimelineBuilder::new(60.0)
+            .nodes(1, 10_000, 10 * GI)
+            .workload("svc", pod(100, 10 * MI), true)
+            .create(0.0, 0, 0, 3)
+            .build()
+    };
+    let mut slow = |pod: &PendingPod<'_>, view: &ClusterView<'_>| {
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        first_feasible(pod, view)
+    };
+    let sim = Sim::new(build(), 1, ModelConfig::default()).unwrap();
+    let mut free = Vec::new();
+    let mut sim_free = sim;
+    sim_free.run_until(secs(60.0), &mut slow, &mut free);
+    assert_eq!(sim_free.decision_times().len(), 3);
+    // within the histogram's 3 significant digits
+    assert!(sim_free.decision_times().min() >= 29_900_000);
+    assert!(bound(&free).iter().all(|&(t, _, _)| t == Time::ZERO));
+
+    let mut sim = Sim::new(build(), 1, ModelConfig::default()).unwrap();
+    sim.charge_decision_time(true);
+    let mut charged = Vec::new();
+    sim.run_until(secs(60.0), &mut slow, &mut charged);
+    let times: Vec<u64> = bound(&charged).iter().map(|&(t, _, _)| t.as_millis()).collect();
+    // one serial scheduler: each bind at least 30 ms after the one before
+    assert_eq!(times.len(), 3);
+    assert!(
+        times[0] >= 30 && times[1] >= times[0] + 30 && times[2] >= times[1] + 30,
+        "{times:?}"
+    );
+}

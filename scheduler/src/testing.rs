@@ -197,6 +197,7 @@ impl PodBuilder {
                 run_seconds: None,
                 crash_rate_per_hour: 0.0,
                 unstable: false,
+                memory_growth_per_hour: None,
             },
         }
     }

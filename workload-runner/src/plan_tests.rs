@@ -34,6 +34,7 @@ fn busy() -> Behaviour {
         run_seconds: Some(Dist::Exponential { mean: 3600.0 }),
         crash_rate_per_hour: 2.0,
         unstable: false,
+        memory_growth_per_hour: None,
     }
 }
 
@@ -155,6 +156,7 @@ fn demand_past_the_limit_plans_an_oom_kill_past_the_limit() {
         run_seconds: None,
         crash_rate_per_hour: 0.0,
         unstable: false,
+        memory_growth_per_hour: None,
     };
     let s = settings(b, Resources::new(0, 64 * MI), 0);
     let p = Plan::new(&s, 0);

@@ -33,6 +33,7 @@ fn pod() -> core::Pod {
                 run_seconds: None,
                 crash_rate_per_hour: 4.0,
                 unstable: false,
+                memory_growth_per_hour: None,
             },
         },
         recreate: true,

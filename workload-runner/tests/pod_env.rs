@@ -37,6 +37,7 @@ fn workload(limits: Option<Resources>) -> Workload {
                 run_seconds: Some(Dist::Exponential { mean: 600.0 }),
                 crash_rate_per_hour: 1.5,
                 unstable: true,
+                memory_growth_per_hour: None,
             },
         },
         recreate: true,

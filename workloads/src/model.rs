@@ -55,6 +55,16 @@ pub(crate) struct NodeFault {
     pub count: u32,
     pub pool: Option<usize>,
     pub recover_after: Option<Span>,
+    /// degrade_nodes only: the nodes fail this long after they degrade
+    pub fail_after: Option<Span>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct NodeLoss {
+    pub pool: Option<usize>,
+    pub rate_per_node_hour: f64,
+    pub period: Span,
+    pub replace_after: Span,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -83,6 +93,11 @@ pub(crate) enum PhaseKind {
     RecoverNodes {
         count: Option<u32>,
         pool: Option<usize>,
+    },
+    LoseNodes(NodeLoss),
+    ZoneOutage {
+        zone: String,
+        recover_after: Option<Span>,
     },
     Wait(Span),
 }

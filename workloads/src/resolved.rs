@@ -113,6 +113,9 @@ fn template(t: &Template) -> Value {
     if let Some(run) = &b.run_seconds {
         m.insert("run".into(), dist_json(run, Unit::Seconds));
     }
+    if let Some(growth) = &b.memory_growth_per_hour {
+        m.insert("memory_growth_per_hour".into(), dist_json(growth, Unit::Memory));
+    }
     m.insert("crash_rate_per_hour".into(), number_json(b.crash_rate_per_hour));
     m.insert("unstable".into(), json!(b.unstable));
     m.insert("recreate".into(), json!(t.recreate));
@@ -178,6 +181,9 @@ fn phase(model: &Model, kind: &PhaseKind) -> (&'static str, Value) {
             if let Some(d) = f.recover_after {
                 m.insert("recover_after".into(), json!(format_exact(d)));
             }
+            if let Some(d) = f.fail_after {
+                m.insert("fail_after".into(), json!(format_exact(d)));
+            }
             let key = if matches!(kind, PhaseKind::FailNodes(_)) {
                 "fail_nodes"
             } else {
@@ -191,6 +197,21 @@ fn phase(model: &Model, kind: &PhaseKind) -> (&'static str, Value) {
                 m.insert("count".into(), json!(c));
             }
             ("recover_nodes", Value::Object(with_pool(m, *pool)))
+        }
+        PhaseKind::LoseNodes(l) => {
+            let mut m = Map::new();
+            m.insert("rate_per_node_hour".into(), number_json(l.rate_per_node_hour));
+            m.insert("for".into(), json!(format_exact(l.period)));
+            m.insert("replace_after".into(), json!(format_exact(l.replace_after)));
+            ("lose_nodes", Value::Object(with_pool(m, l.pool)))
+        }
+        PhaseKind::ZoneOutage { zone, recover_after } => {
+            let mut m = Map::new();
+            m.insert("zone".into(), json!(zone));
+            if let Some(d) = recover_after {
+                m.insert("recover_after".into(), json!(format_exact(*d)));
+            }
+            ("zone_outage", Value::Object(m))
         }
         PhaseKind::Wait(span) => ("wait", json!(format_exact(*span))),
     }

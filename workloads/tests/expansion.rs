@@ -86,7 +86,8 @@ fn every_action_names_a_slot_or_node_that_exists() {
                     "{a:?} before its creation"
                 );
             }
-            Action::FailNode { node } | Action::DegradeNode { node } | Action::RecoverNode { node } => {
+            _ => {
+                let node = a.action.node().expect("a node action");
                 assert!(node.index() < t.nodes.len());
             }
         }

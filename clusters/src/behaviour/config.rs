@@ -41,6 +41,11 @@ pub struct ModelConfig {
     /// pods without their own toleration for `node.kubernetes.io/unreachable`.
     /// Default 300 (`--default-unreachable-toleration-seconds`).
     pub default_toleration_seconds: u64,
+    /// How often a growing container's memory use is brought up to date (and
+    /// its node checked for pressure and OOM). Default 10 s: kubelet's
+    /// housekeeping and eviction-manager period. The kill at the container's
+    /// own limit is exact whatever this is.
+    pub memory_growth_step_seconds: f64,
     /// Scheduling queue: back-off after the first failed attempt. Default 1 s
     /// (kube-scheduler's `podInitialBackoffSeconds`).
     pub scheduler_initial_backoff_seconds: f64,
@@ -61,6 +66,7 @@ impl Default for ModelConfig {
             memory_pressure_threshold: 0.9,
             oom_delay_mean_seconds: 20.0,
             default_toleration_seconds: 300,
+            memory_growth_step_seconds: 10.0,
             scheduler_initial_backoff_seconds: 1.0,
             scheduler_max_backoff_seconds: 10.0,
         }
@@ -109,6 +115,7 @@ impl ModelConfig {
         non_negative("memory_pressure_crash_factor", self.memory_pressure_crash_factor)?;
         positive("memory_pressure_threshold", self.memory_pressure_threshold)?;
         positive("oom_delay_mean_seconds", self.oom_delay_mean_seconds)?;
+        positive("memory_growth_step_seconds", self.memory_growth_step_seconds)?;
         positive(
             "scheduler_initial_backoff_seconds",
             self.scheduler_initial_backoff_seconds,

@@ -32,6 +32,8 @@ pub struct ContainerDraw {
     /// time from the start to the OOM kill, used when the demand exceeds the
     /// memory limit
     pub oom_delay: Span,
+    /// memory growth while running, bytes per millisecond (0: flat)
+    pub memory_growth_per_ms: f64,
 }
 
 impl ContainerDraw {
@@ -76,6 +78,13 @@ pub fn draw_container(
         .run_seconds
         .as_ref()
         .map(|d| Span::from_secs_f64(d.sample(&mut rng)));
+    // drawn last, and only when asked for, so scenarios without growth keep
+    // every draw they had before growth existed
+    let memory_growth_per_ms = spec
+        .behaviour
+        .memory_growth_per_hour
+        .as_ref()
+        .map_or(0.0, |d| d.sample(&mut rng).max(0.0) / 3_600_000.0);
     let cpu_limit = spec.limits.map(|l| l.cpu_milli).filter(|&c| c > 0);
     let usage = Resources::new(
         cpu_limit.map_or(cpu, |l| cpu.min(l)),
@@ -87,6 +96,11 @@ pub fn draw_container(
         run_time,
         crash_budget,
         oom_delay,
+        memory_growth_per_ms: if memory_growth_per_ms.is_finite() {
+            memory_growth_per_ms
+        } else {
+            0.0
+        },
     }
 }
 
@@ -112,6 +126,7 @@ mod tests {
                 run_seconds: Some(Dist::Exponential { mean: 60.0 }),
                 crash_rate_per_hour: 1.0,
                 unstable: false,
+                memory_growth_per_hour: None,
             },
         }
     }

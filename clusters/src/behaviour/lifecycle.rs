@@ -29,6 +29,13 @@ use crate::time::{Span, Time};
 
 /// Crash timers further out than this (about 31,700 years) are never set.
 const CRASH_HORIZON_MS: f64 = 1e15;
+/// A leak without a memory limit stops growing here (1 PiB): far past any
+/// node, whose OOM killer acts long before.
+const MEMORY_CAP_BYTES: u64 = 1 << 50;
+
+fn growth_step(config: &ModelConfig) -> Span {
+    Span::from_secs_f64(config.memory_growth_step_seconds).max(Span(1))
+}
 
 /// What a timer is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -45,10 +52,12 @@ pub enum TimerKind {
     Restart,
     /// the pod's toleration of its unreachable node ran out
     Evict,
+    /// a growing container's memory use is due for an update
+    Grow,
 }
 
 impl TimerKind {
-    const COUNT: usize = 6;
+    const COUNT: usize = 7;
 
     fn index(self) -> usize {
         match self {
@@ -58,6 +67,7 @@ impl TimerKind {
             TimerKind::OomLimit => 3,
             TimerKind::Restart => 4,
             TimerKind::Evict => 5,
+            TimerKind::Grow => 6,
         }
     }
 }
@@ -82,6 +92,8 @@ pub enum Input {
     Kill,
     /// the node's OOM killer chose the running container
     OomKill,
+    /// the pod is evicted at once: its node left the cluster
+    Evict,
     /// the pod is deleted
     Delete(DeleteCause),
 }
@@ -144,6 +156,9 @@ pub struct PodIdent {
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Run {
     started: Time,
+    /// memory use at the start, and its growth in bytes per millisecond
+    memory_start: u64,
+    memory_growth_per_ms: f64,
     /// what is left of the crash budget at `budget_at`
     budget: f64,
     budget_at: Time,
@@ -254,6 +269,7 @@ impl PodLifecycle {
             Input::NodeChanged(health) => self.node_changed(health, now, ctx, out),
             Input::Kill => self.exit(ExitReason::Error, None, now, ctx, out),
             Input::OomKill => self.exit(ExitReason::OOMKilled, Some(OomCause::NodePressure), now, ctx, out),
+            Input::Evict => self.evict(out),
             Input::Delete(cause) => {
                 self.stop_all();
                 out.events.push(EventKind::PodDeleted {
@@ -276,14 +292,8 @@ impl PodLifecycle {
             (TimerKind::OomLimit, Phase::Running(_)) => {
                 self.exit(ExitReason::OOMKilled, Some(OomCause::Limit), now, ctx, out)
             }
-            (TimerKind::Evict, Phase::NodeDown) => {
-                self.stop_all();
-                out.events.push(EventKind::PodEvicted {
-                    pod: self.ident.pod,
-                    node: self.node,
-                });
-                self.phase = Phase::Ended(PodEnd::Evicted);
-            }
+            (TimerKind::Evict, Phase::NodeDown) => self.evict(out),
+            (TimerKind::Grow, Phase::Running(run)) => self.grow(run, now, ctx, out),
             // every phase change cancels the timers it outdates
             _ => {}
         }
@@ -312,9 +322,20 @@ impl PodLifecycle {
         }
         if draw.exceeds_memory_limit(ctx.spec) {
             self.set_timer(TimerKind::OomLimit, now + draw.oom_delay, out);
+        } else if draw.memory_growth_per_ms > 0.0 {
+            if let Some(limit) = ctx.spec.memory_limit() {
+                // the leak reaches the limit: killed exactly then
+                let ms = ((limit - draw.memory_demand) as f64 / draw.memory_growth_per_ms).ceil();
+                if ms < CRASH_HORIZON_MS {
+                    self.set_timer(TimerKind::OomLimit, now + Span(ms as u64), out);
+                }
+            }
+            self.set_timer(TimerKind::Grow, now + growth_step(ctx.config), out);
         }
         self.phase = Phase::Running(Run {
             started: now,
+            memory_start: draw.usage.memory_bytes,
+            memory_growth_per_ms: draw.memory_growth_per_ms,
             budget: draw.crash_budget,
             budget_at: now,
             rate_per_ms: crash_rate_per_ms(ctx.spec, self.health, ctx.config),
@@ -336,6 +357,7 @@ impl PodLifecycle {
         self.cancel(TimerKind::Complete);
         self.cancel(TimerKind::Crash);
         self.cancel(TimerKind::OomLimit);
+        self.cancel(TimerKind::Grow);
         self.usage = Resources::ZERO;
         out.events.push(EventKind::ContainerExited {
             pod: self.ident.pod,
@@ -367,6 +389,28 @@ impl PodLifecycle {
             });
             self.phase = Phase::Ended(PodEnd::Failed);
         }
+    }
+
+    /// A leaking container's memory use now: its start value plus the
+    /// growth since, capped at its limit (reaching it kills the container at
+    /// its own timer).
+    fn grow(&mut self, run: Run, now: Time, ctx: &PodContext<'_>, out: &mut Effects) {
+        let grown = run.memory_growth_per_ms * now.since(run.started).as_millis() as f64;
+        let cap = ctx.spec.memory_limit().unwrap_or(MEMORY_CAP_BYTES);
+        let memory = (run.memory_start as f64 + grown).min(cap as f64) as u64;
+        self.usage.memory_bytes = memory.max(run.memory_start);
+        if self.usage.memory_bytes < cap {
+            self.set_timer(TimerKind::Grow, now + growth_step(ctx.config), out);
+        }
+    }
+
+    fn evict(&mut self, out: &mut Effects) {
+        self.stop_all();
+        out.events.push(EventKind::PodEvicted {
+            pod: self.ident.pod,
+            node: self.node,
+        });
+        self.phase = Phase::Ended(PodEnd::Evicted);
     }
 
     fn node_changed(&mut self, health: NodeHealth, now: Time, ctx: &PodContext<'_>, out: &mut Effects) {

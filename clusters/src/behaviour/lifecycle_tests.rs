@@ -21,6 +21,7 @@ fn spec() -> PodSpec {
             run_seconds: None,
             crash_rate_per_hour: 0.0,
             unstable: false,
+            memory_growth_per_hour: None,
         },
     }
 }
@@ -475,4 +476,69 @@ fn same_slot_same_draws_whatever_the_pod_id() {
     b.run_until(secs(1.0));
     assert_eq!(a.lc.usage(), b.lc.usage());
     assert_eq!(a.first_crash_after_start(), b.first_crash_after_start());
+}
+
+/// 80 MiB at the start (the spec's constant usage), growing 10 KiB a second.
+fn leaking(limit_mi: Option<u64>) -> PodSpec {
+    let mut s = spec();
+    s.behaviour.memory_growth_per_hour = Some(Dist::Const {
+        value: 10240.0 * 3600.0,
+    });
+    s.limits = limit_mi.map(|l| Resources::new(0, l * MI));
+    s
+}
+
+#[test]
+fn a_leak_grows_every_step_and_hits_its_limit_exactly() {
+    let mut d = Driver::bind(leaking(Some(81)), 0, NodeHealth::HEALTHY);
+    // started at 1 s with 80 MiB; after 60 s of running: 80 MiB + 600 KiB
+    d.run_until(secs(61.0));
+    assert_eq!(d.lc.usage().memory_bytes, 80 * MI + 600 * 1024);
+    // 1 MiB of head-room at 10 KiB/s: killed at its limit 102.4 s after the start
+    d.run_until(secs(104.0));
+    assert_eq!(
+        d.exits(),
+        vec![(Time(1000 + 102_400), ExitReason::OOMKilled, Some(OomCause::Limit))]
+    );
+    assert_eq!(d.lc.usage(), Resources::ZERO);
+    // the restart leaks again from its start value
+    d.run_until(secs(113.5));
+    assert_eq!(d.starts().last(), Some(&(Time(1000 + 102_400 + 10_000), 1)));
+    assert_eq!(d.lc.usage().memory_bytes, 80 * MI);
+}
+
+#[test]
+fn a_leak_without_a_limit_grows_until_something_else_stops_it() {
+    let mut d = Driver::bind(leaking(None), 0, NodeHealth::HEALTHY);
+    d.run_until(secs(3601.0));
+    assert!(d.exits().is_empty());
+    assert_eq!(d.lc.usage().memory_bytes, 80 * MI + 10240 * 3600);
+    // the node's OOM killer is what ends it
+    d.input(secs(3602.0), Input::OomKill);
+    assert_eq!(d.exits().len(), 1);
+}
+
+#[test]
+fn no_growth_draws_nothing_more() {
+    // the same slot draws the same start with or without a growth field set to None
+    let mut flat = Driver::bind(spec(), 3, NodeHealth::HEALTHY);
+    flat.run_until(secs(2.0));
+    let mut s = spec();
+    s.behaviour.memory_growth_per_hour = None;
+    let mut same = Driver::bind(s, 3, NodeHealth::HEALTHY);
+    same.run_until(secs(2.0));
+    assert_eq!(flat.log, same.log);
+    assert!(flat.timers.iter().all(|t| t.kind != TimerKind::Grow));
+}
+
+#[test]
+fn evicted_at_once_from_a_lost_node() {
+    let mut d = Driver::bind(spec(), 0, NodeHealth::HEALTHY);
+    d.input(secs(30.0), Input::Evict);
+    assert_eq!(d.lc.ended(), Some(PodEnd::Evicted));
+    assert_eq!(d.lc.usage(), Resources::ZERO);
+    assert!(matches!(d.log.last(), Some((t, EventKind::PodEvicted { .. })) if *t == secs(30.0)));
+    // nothing is left to fire
+    d.run_until(secs(4000.0));
+    assert_eq!(d.exits(), vec![]);
 }

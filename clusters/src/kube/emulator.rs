@@ -54,6 +54,10 @@ pub enum EmulatorCommand {
     RecoverNode { name: String },
     /// The node stays Ready but its pods crash more often.
     DegradeNode { name: String },
+    /// The node leaves: as FailNode, and its pods are evicted at once. The
+    /// node object stays (NotReady), so the records show NodeFailed and
+    /// PodEvicted where the simulator writes NodeLost and PodEvicted.
+    LoseNode { name: String },
 }
 
 /// How the emulator plays its nodes.

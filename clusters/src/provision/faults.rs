@@ -89,7 +89,8 @@ pub fn node_of(command: &EmulatorCommand) -> Option<&str> {
     match command {
         EmulatorCommand::FailNode { name }
         | EmulatorCommand::RecoverNode { name }
-        | EmulatorCommand::DegradeNode { name } => Some(name),
+        | EmulatorCommand::DegradeNode { name }
+        | EmulatorCommand::LoseNode { name } => Some(name),
         EmulatorCommand::KillPod { .. } => None,
     }
 }
@@ -100,6 +101,7 @@ fn renamed(command: EmulatorCommand, rename: &HashMap<String, String>) -> Emulat
         EmulatorCommand::FailNode { name } => EmulatorCommand::FailNode { name: map(name) },
         EmulatorCommand::RecoverNode { name } => EmulatorCommand::RecoverNode { name: map(name) },
         EmulatorCommand::DegradeNode { name } => EmulatorCommand::DegradeNode { name: map(name) },
+        EmulatorCommand::LoseNode { name } => EmulatorCommand::LoseNode { name: map(name) },
         kill @ EmulatorCommand::KillPod { .. } => kill,
     }
 }

@@ -32,7 +32,45 @@ impl Sim {
             Action::FailNode { node } => self.set_condition(node, NodeCondition::NotReady, sink),
             Action::RecoverNode { node } => self.set_condition(node, NodeCondition::Ready, sink),
             Action::DegradeNode { node } => self.set_condition(node, NodeCondition::Degraded, sink),
+            Action::LoseNode { node } => self.lose_node(node, sink),
+            Action::ReplaceNode { node } => self.replace_node(node, sink),
         }
+    }
+
+    /// The node leaves: NotReady to schedulers, every pod on it evicted now.
+    fn lose_node(&mut self, node: NodeId, sink: &mut dyn RecordSink) {
+        let Some(state) = self.nodes.get_mut(node.index()) else {
+            return;
+        };
+        if self.lost[node.index()] {
+            return;
+        }
+        self.lost[node.index()] = true;
+        state.condition = NodeCondition::NotReady;
+        self.emit(sink, EventKind::NodeLost { node });
+        let mut pods = std::mem::take(&mut self.scratch_pods);
+        pods.clear();
+        pods.extend_from_slice(&self.node_pods[node.index()]);
+        for &pod in &pods {
+            self.step_pod(pod, Input::Evict, sink);
+        }
+        self.scratch_pods = pods;
+    }
+
+    /// A fresh node in the lost one's place.
+    fn replace_node(&mut self, node: NodeId, sink: &mut dyn RecordSink) {
+        if !self.lost.get(node.index()).copied().unwrap_or(false) {
+            tracing::debug!(node = node.0, "replace: the node was not lost; ignored");
+            return;
+        }
+        self.lost[node.index()] = false;
+        self.trouble.forget_node(node, &mut self.nodes);
+        let now = self.now;
+        let state = &mut self.nodes[node.index()];
+        state.condition = NodeCondition::Ready;
+        state.unschedulable = false;
+        state.since = now;
+        self.emit(sink, EventKind::NodeReplaced { node });
     }
 
     fn set_condition(&mut self, node: NodeId, condition: NodeCondition, sink: &mut dyn RecordSink) {
@@ -41,6 +79,10 @@ impl Sim {
         };
         let old = state.condition;
         if old == condition {
+            return;
+        }
+        if self.lost[node.index()] {
+            tracing::debug!(node = node.0, ?condition, "the node is lost until replaced; ignored");
             return;
         }
         if condition == NodeCondition::Degraded && old == NodeCondition::NotReady {

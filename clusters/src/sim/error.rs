@@ -41,4 +41,6 @@ pub enum SimError {
     TooManyNodes { nodes: usize },
     #[error(transparent)]
     Model(#[from] ModelConfigError),
+    #[error("decision-time histogram: {0}")]
+    Histogram(String),
 }

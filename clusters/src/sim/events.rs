@@ -18,6 +18,8 @@ pub(crate) enum Queued {
     },
     /// a pending pod's scheduling back-off is over
     Retry { pod: PodId, generation: u32 },
+    /// the decision in flight takes effect (decision time charged)
+    DecisionDone,
 }
 
 #[derive(Debug, PartialEq, Eq)]

@@ -11,6 +11,7 @@
 
 mod actions;
 mod active;
+mod decisions;
 mod error;
 mod events;
 mod pods;
@@ -53,6 +54,8 @@ pub struct Sim {
     /// bound pods per node; each bound pod knows its position here
     node_pods: Vec<Vec<PodId>>,
     node_pressure: Vec<bool>,
+    /// nodes lost and not yet replaced
+    lost: Vec<bool>,
     /// nodes whose memory use changed since they were last checked for OOM and pressure
     dirty: Vec<NodeId>,
     is_dirty: Vec<bool>,
@@ -67,6 +70,7 @@ pub struct Sim {
     /// scratch space reused by every lifecycle step
     effects: Effects,
     scratch_pods: Vec<PodId>,
+    decisions: decisions::Decisions,
     summary: SimSummary,
 }
 
@@ -93,6 +97,7 @@ impl Sim {
             nodes,
             node_pods: vec![Vec::new(); n],
             node_pressure: vec![false; n],
+            lost: vec![false; n],
             dirty: Vec::new(),
             is_dirty: vec![false; n],
             trouble: TroubleWindow::default(),
@@ -104,6 +109,7 @@ impl Sim {
             bound_count: 0,
             effects: Effects::default(),
             scratch_pods: Vec::new(),
+            decisions: decisions::Decisions::new(false)?,
             summary: SimSummary::default(),
             timeline,
         })
@@ -133,6 +139,25 @@ impl Sim {
         self.write(sink, Record::End { t: end });
         tracing::debug!(summary = ?self.summary, "simulation finished");
         self.summary
+    }
+
+    /// Charges every decision's wall-clock time to virtual time (see
+    /// `sim::decisions`): a slow policy then builds a queue, as it would in
+    /// a cluster. Records then depend on the machine, not only on the seed.
+    pub fn charge_decision_time(&mut self, charge: bool) {
+        if let Ok(d) = decisions::Decisions::new(charge) {
+            self.decisions = d;
+        }
+    }
+
+    /// The wall-clock time of every decision so far, in nanoseconds.
+    pub fn decision_times(&self) -> &hdrhistogram::Histogram<u64> {
+        self.decisions.histogram()
+    }
+
+    /// Whether decision time is charged to virtual time.
+    pub fn decision_time_charged(&self) -> bool {
+        self.decisions.charged()
     }
 
     pub fn now(&self) -> Time {
@@ -205,8 +230,7 @@ impl Sim {
                 self.settle(sink);
                 progressed = true;
             }
-            if !self.active.is_empty() {
-                self.schedule(placer, sink);
+            if !self.active.is_empty() && self.schedule(placer, sink) {
                 progressed = true;
             }
             if !progressed {
@@ -226,6 +250,11 @@ impl Sim {
                 self.step_pod(pod, crate::behaviour::Input::Timer { kind, generation }, sink)
             }
             Queued::Retry { pod, generation } => self.retry(pod, generation),
+            Queued::DecisionDone => {
+                if let Some((pod, placement)) = self.decisions.take_in_flight() {
+                    self.place(pod, placement, sink);
+                }
+            }
         }
     }
 

@@ -9,10 +9,21 @@ use crate::pod::PodId;
 use crate::record::{EventKind, RecordSink};
 use crate::view::{ClusterView, PendingPod, Placement};
 use std::borrow::Cow;
+use std::time::Instant;
 
 impl Sim {
-    pub(super) fn schedule(&mut self, placer: &mut Placer<'_>, sink: &mut dyn RecordSink) {
-        while let Some(pod) = self.active.pop() {
+    /// Decides for the active pods, one at a time; returns whether it did
+    /// anything (nothing while a charged decision is still in flight).
+    pub(super) fn schedule(&mut self, placer: &mut Placer<'_>, sink: &mut dyn RecordSink) -> bool {
+        let mut progressed = false;
+        loop {
+            if self.decisions.busy(self.now) {
+                return progressed;
+            }
+            let Some(pod) = self.active.pop() else {
+                return progressed;
+            };
+            progressed = true;
             let Some(entry) = self.pods.get(pod.0 as usize) else {
                 continue;
             };
@@ -36,25 +47,55 @@ impl Sim {
                 bound_pods: self.bound_count,
             };
             self.summary.scheduling_attempts += 1;
+            let started = Instant::now();
             let placement = placer(&request, &view);
-            match placement {
-                Placement::Bind(node) => match view.check_bind(node, spec) {
-                    Ok(()) => self.bind(pod, node, sink),
-                    Err(why) => {
-                        tracing::warn!(pod = pod.0, node = node.0, %why, "the scheduler bound a pod where it cannot run; treated as unschedulable");
-                        self.summary.rejected_binds += 1;
-                        self.not_placed(
-                            pod,
-                            Answer::Unschedulable,
-                            Cow::Owned(format!("bind rejected: {why}")),
-                            sink,
-                        );
-                    }
-                },
-                Placement::Unschedulable { reason } => self.not_placed(pod, Answer::Unschedulable, reason, sink),
-                Placement::Decline { reason } => self.not_placed(pod, Answer::Declined, reason, sink),
+            let done = self.decisions.decided(self.now, started.elapsed());
+            if done > self.now {
+                self.decisions.hold(pod, placement);
+                self.queue.push(done, Queued::DecisionDone);
+                return true;
             }
-            self.settle(sink);
+            self.place(pod, placement, sink);
+        }
+    }
+
+    /// Carries out a decision for a pod that may have changed since (when
+    /// decision time is charged): a pod no longer pending is left alone, and
+    /// a bind is checked against the cluster as it is now.
+    pub(super) fn place(&mut self, pod: PodId, placement: Placement, sink: &mut dyn RecordSink) {
+        let Some(entry) = self.pods.get(pod.0 as usize) else {
+            return;
+        };
+        if !matches!(entry.state, PodState::Pending(_)) {
+            return;
+        }
+        let spec = &self.timeline.workloads[entry.slot.workload.0 as usize].spec;
+        match placement {
+            Placement::Bind(node) => match self.view().check_bind(node, spec) {
+                Ok(()) => self.bind(pod, node, sink),
+                Err(why) => {
+                    tracing::warn!(pod = pod.0, node = node.0, %why, "the scheduler bound a pod where it cannot run; treated as unschedulable");
+                    self.summary.rejected_binds += 1;
+                    self.not_placed(
+                        pod,
+                        Answer::Unschedulable,
+                        Cow::Owned(format!("bind rejected: {why}")),
+                        sink,
+                    );
+                }
+            },
+            Placement::Unschedulable { reason } => self.not_placed(pod, Answer::Unschedulable, reason, sink),
+            Placement::Decline { reason } => self.not_placed(pod, Answer::Declined, reason, sink),
+        }
+        self.settle(sink);
+    }
+
+    fn view(&self) -> ClusterView<'_> {
+        ClusterView {
+            now: self.now,
+            nodes: &self.nodes,
+            pending_pods: self.pending_count,
+            bound_pods: self.bound_count,
         }
     }
 

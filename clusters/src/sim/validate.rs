@@ -58,7 +58,11 @@ pub(super) fn validate(timeline: &mut Timeline, model: &ModelConfig) -> Result<(
         };
         match &ta.action {
             Action::CreatePod { slot: s } | Action::DeletePod { slot: s, .. } | Action::KillPod { slot: s } => slot(s)?,
-            Action::FailNode { node } | Action::RecoverNode { node } | Action::DegradeNode { node } => {
+            other => {
+                let Some(node) = other.node() else {
+                    continue;
+                };
+                let node = &node;
                 if node.index() >= nodes {
                     return Err(SimError::UnknownNode {
                         index,

@@ -54,6 +54,7 @@ pub fn pod(cpu_milli: u64, memory: u64) -> PodSpec {
             run_seconds: None,
             crash_rate_per_hour: 0.0,
             unstable: false,
+            memory_growth_per_hour: None,
         },
     }
 }

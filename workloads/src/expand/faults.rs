@@ -11,6 +11,9 @@ struct Interval {
     until: Option<Time>,
     /// the index of the scheduled RecoverNode action, if any
     recovery: Option<usize>,
+    /// false for a lost node: only its replacement brings it back, never a
+    /// recover_nodes phase
+    recoverable: bool,
 }
 
 impl Interval {
@@ -39,16 +42,34 @@ impl Faults {
             .is_some_and(|ivs| ivs.iter().all(|iv| iv.end() <= from || iv.from >= end))
     }
 
-    /// Whether the node is down (failed or degraded) at `at`.
+    /// Whether the node is down (failed or degraded, not lost) at `at`: what
+    /// a recover_nodes phase may bring back.
     pub(crate) fn is_down(&self, node: usize, at: Time) -> bool {
         self.by_node
             .get(node)
-            .is_some_and(|ivs| ivs.iter().any(|iv| iv.from <= at && at < iv.end()))
+            .is_some_and(|ivs| ivs.iter().any(|iv| iv.recoverable && iv.from <= at && at < iv.end()))
     }
 
     pub(crate) fn add(&mut self, node: usize, from: Time, until: Option<Time>, recovery: Option<usize>) {
         if let Some(ivs) = self.by_node.get_mut(node) {
-            ivs.push(Interval { from, until, recovery });
+            ivs.push(Interval {
+                from,
+                until,
+                recovery,
+                recoverable: true,
+            });
+        }
+    }
+
+    /// A loss from `from` until its replacement at `until`.
+    pub(crate) fn add_loss(&mut self, node: usize, from: Time, until: Time) {
+        if let Some(ivs) = self.by_node.get_mut(node) {
+            ivs.push(Interval {
+                from,
+                until: Some(until),
+                recovery: None,
+                recoverable: false,
+            });
         }
     }
 
@@ -59,7 +80,7 @@ impl Faults {
             .by_node
             .get_mut(node)?
             .iter_mut()
-            .find(|iv| iv.from <= at && at < iv.end())?;
+            .find(|iv| iv.recoverable && iv.from <= at && at < iv.end())?;
         iv.until = Some(at);
         iv.recovery.take()
     }

@@ -11,7 +11,8 @@ mod slots;
 use crate::duration::format_human;
 use crate::error::Loc;
 use crate::limits::{MAX_ACTIONS, MAX_PODS};
-use crate::model::{Model, NodeFault, Phase, PhaseKind};
+use crate::model::{Model, NodeFault, NodeLoss, Phase, PhaseKind};
+use crate::resolve::ZONE_LABEL;
 use clusters::rng::{self, SimRng, purpose};
 use clusters::{Action, NodeId, NodeSpec, PodSlot, Span, Time, TimedAction, Timeline, Workload, WorkloadId};
 use faults::Faults;
@@ -348,7 +349,81 @@ impl Engine<'_> {
                 }
                 Span::ZERO
             }
+            PhaseKind::LoseNodes(loss) => {
+                self.node_loss(i, phase, start, loss);
+                loss.period
+            }
+            PhaseKind::ZoneOutage {
+                ref zone,
+                recover_after,
+            } => {
+                let until = recover_after.map(|d| start + d);
+                let in_zone: Vec<u32> = self
+                    .model
+                    .pools
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, p)| p.labels.get(ZONE_LABEL) == Some(zone))
+                    .flat_map(|(pool, _)| self.nodes_in(Some(pool)).collect::<Vec<_>>())
+                    .collect();
+                let free: Vec<u32> = in_zone
+                    .iter()
+                    .copied()
+                    .filter(|&n| self.faults.is_free(n as usize, start, until))
+                    .collect();
+                if free.len() < in_zone.len() {
+                    tracing::warn!(
+                        phase = %phase.source.path,
+                        zone,
+                        busy = in_zone.len() - free.len(),
+                        "zone outage: some of the zone's nodes have other faults then and are left to them"
+                    );
+                }
+                if !self.room(phase, 2 * free.len() as u64, 0) {
+                    return Span::ZERO;
+                }
+                for node in free {
+                    let id = NodeId(node);
+                    self.push(start, Action::FailNode { node: id });
+                    let recovery = until.map(|u| self.push(u, Action::RecoverNode { node: id }));
+                    self.faults.add(node as usize, start, until, recovery);
+                }
+                Span::ZERO
+            }
             PhaseKind::Wait(span) => span,
+        }
+    }
+
+    /// Losses at a seeded rate per node-hour over the phase, each followed
+    /// by its replacement: per node, exponential gaps from the phase start
+    /// (or from the last replacement); a loss that would overlap another
+    /// fault on the node is skipped and the next gap drawn from there.
+    fn node_loss(&mut self, i: usize, phase: &Phase, start: Time, loss: NodeLoss) {
+        let stop = (start + loss.period).min(self.end);
+        let mean_ms = 3_600_000.0 / loss.rate_per_node_hour;
+        let nodes: Vec<u32> = self.nodes_in(loss.pool).collect();
+        for node in nodes {
+            let mut rng = self.rng(&[i as u64, u64::from(node)]);
+            let mut t = start;
+            loop {
+                let gap = clusters::Dist::Exponential { mean: mean_ms }.sample(&mut rng);
+                t = t + Span(gap.round() as u64);
+                if t >= stop {
+                    break;
+                }
+                let back = t + loss.replace_after;
+                if !self.faults.is_free(node as usize, t, Some(back)) {
+                    continue;
+                }
+                if !self.room(phase, 2, 0) {
+                    return;
+                }
+                let id = NodeId(node);
+                self.push(t, Action::LoseNode { node: id });
+                self.push(back, Action::ReplaceNode { node: id });
+                self.faults.add_loss(node as usize, t, back);
+                t = back;
+            }
         }
     }
 
@@ -375,7 +450,7 @@ impl Engine<'_> {
             self.count_issue(phase, reason, false);
         }
         let chosen = choose(&mut self.rng(&[i as u64]), &free, fault.count as usize);
-        if !self.room(phase, 2 * chosen.len() as u64, 0) {
+        if !self.room(phase, 3 * chosen.len() as u64, 0) {
             return;
         }
         for node in chosen {
@@ -386,6 +461,10 @@ impl Engine<'_> {
                 Action::DegradeNode { node: id }
             };
             self.push(start, action);
+            // a flaky node: degraded first, then it fails
+            if let Some(after) = fault.fail_after {
+                self.push(start + after, Action::FailNode { node: id });
+            }
             let recovery = until.map(|u| self.push(u, Action::RecoverNode { node: id }));
             self.faults.add(node as usize, start, until, recovery);
         }

@@ -56,6 +56,8 @@ pub(crate) struct RawPool {
     pub labels: BTreeMap<String, Located>,
     #[serde(default)]
     pub taints: Vec<RawTaint>,
+    #[serde(default)]
+    pub zone: Option<Located>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -108,6 +110,8 @@ pub(crate) struct RawTemplate {
     pub usage: RawUsage,
     #[serde(default)]
     pub run: Option<RawDist>,
+    #[serde(default)]
+    pub memory_growth_per_hour: Option<RawDist>,
     #[serde(default)]
     pub crash_rate_per_hour: Option<Located>,
     #[serde(default)]

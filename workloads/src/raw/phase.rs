@@ -50,6 +50,28 @@ pub(crate) struct RawNodeFault {
     pub pool: Option<Located>,
     #[serde(default)]
     pub recover_after: Option<Located>,
+    /// degrade_nodes only: the degraded nodes fail this long after they degrade
+    #[serde(default)]
+    pub fail_after: Option<Located>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawLoseNodes {
+    pub rate_per_node_hour: Located,
+    #[serde(default)]
+    pub pool: Option<Located>,
+    #[serde(rename = "for")]
+    pub period: Located,
+    pub replace_after: Located,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawZoneOutage {
+    pub zone: Located,
+    #[serde(default)]
+    pub recover_after: Option<Located>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -70,6 +92,8 @@ pub(crate) enum RawPhaseKind {
     FailNodes(RawNodeFault),
     DegradeNodes(RawNodeFault),
     RecoverNodes(RawRecover),
+    LoseNodes(RawLoseNodes),
+    ZoneOutage(RawZoneOutage),
     Wait(Located),
 }
 
@@ -84,6 +108,8 @@ impl RawPhaseKind {
             RawPhaseKind::FailNodes(_) => "fail_nodes",
             RawPhaseKind::DegradeNodes(_) => "degrade_nodes",
             RawPhaseKind::RecoverNodes(_) => "recover_nodes",
+            RawPhaseKind::LoseNodes(_) => "lose_nodes",
+            RawPhaseKind::ZoneOutage(_) => "zone_outage",
             RawPhaseKind::Wait(_) => "wait",
         }
     }
@@ -108,6 +134,8 @@ enum PhaseKey {
     FailNodes,
     DegradeNodes,
     RecoverNodes,
+    LoseNodes,
+    ZoneOutage,
     Wait,
 }
 
@@ -118,7 +146,7 @@ impl<'de> Visitor<'de> for PhaseVisitor {
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(
-            "a phase: a mapping with one of create, churn, kill_pods, delete_pods, fail_nodes, degrade_nodes, recover_nodes, wait, and optionally at",
+            "a phase: a mapping with one of create, churn, kill_pods, delete_pods, fail_nodes, degrade_nodes, recover_nodes, lose_nodes, zone_outage, wait, and optionally at",
         )
     }
 
@@ -144,6 +172,8 @@ impl<'de> Visitor<'de> for PhaseVisitor {
                 PhaseKey::RecoverNodes => {
                     RawPhaseKind::RecoverNodes(map.next_value::<Option<RawRecover>>()?.unwrap_or_default())
                 }
+                PhaseKey::LoseNodes => RawPhaseKind::LoseNodes(map.next_value()?),
+                PhaseKey::ZoneOutage => RawPhaseKind::ZoneOutage(map.next_value()?),
                 PhaseKey::Wait => RawPhaseKind::Wait(map.next_value()?),
             };
             if let Some(first) = &kind {
@@ -158,7 +188,7 @@ impl<'de> Visitor<'de> for PhaseVisitor {
         match kind {
             Some(kind) => Ok(RawPhase { at, kind }),
             None => Err(de::Error::custom(
-                "a phase needs one of create, churn, kill_pods, delete_pods, fail_nodes, degrade_nodes, recover_nodes, wait",
+                "a phase needs one of create, churn, kill_pods, delete_pods, fail_nodes, degrade_nodes, recover_nodes, lose_nodes, zone_outage, wait",
             )),
         }
     }

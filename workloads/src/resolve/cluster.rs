@@ -11,6 +11,25 @@ use clusters::resources::{format_cpu_milli, format_memory_bytes};
 use clusters::{NodePool, Provisioning, Resources, Taint, TaintEffect};
 use std::collections::BTreeMap;
 
+/// The well-known label a pool's `zone` sets (topology.kubernetes.io/zone).
+pub(crate) const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
+
+/// A label value as Kubernetes accepts it: at most 63 characters of
+/// alphanumerics, `-`, `_` and `.`, beginning and ending with an alphanumeric.
+fn check_label_value(v: &str) -> Result<(), String> {
+    let ok = !v.is_empty()
+        && v.len() <= 63
+        && v.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && v.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && v.ends_with(|c: char| c.is_ascii_alphanumeric());
+    if ok {
+        Ok(())
+    } else {
+        Err("a zone is 1-63 letters, digits, `-`, `_` or `.`, beginning and ending with a letter or digit".into())
+    }
+}
+
 pub(crate) const TAINT_EFFECTS: &[(&str, TaintEffect)] = &[
     ("NoSchedule", TaintEffect::NoSchedule),
     ("PreferNoSchedule", TaintEffect::PreferNoSchedule),
@@ -80,6 +99,24 @@ pub(crate) fn pools(r: &Resolver<'_>, raw: &RawCluster) -> Result<Vec<Pool>, Sce
         let mut labels = BTreeMap::new();
         for (k, v) in &p.labels {
             labels.insert(k.clone(), r.text(v, &format!("{path}.labels.{k}"))?);
+        }
+        if let Some(v) = &p.zone {
+            let zp = format!("{path}.zone");
+            let zone = r.text(v, &zp)?;
+            check_label_value(&zone).map_err(|e| r.error(&zp, v, zone.clone(), e))?;
+            match labels.get(ZONE_LABEL) {
+                Some(other) if *other != zone => {
+                    return Err(r.error(
+                        &zp,
+                        v,
+                        zone,
+                        format!("labels.{ZONE_LABEL} says {other:?}; give the zone once"),
+                    ));
+                }
+                _ => {
+                    labels.insert(ZONE_LABEL.to_string(), zone);
+                }
+            }
         }
         let taints = p
             .taints

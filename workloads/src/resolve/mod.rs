@@ -6,6 +6,7 @@ mod dist;
 mod phases;
 mod templates;
 
+pub(crate) use cluster::ZONE_LABEL;
 pub(crate) use dist::to_json as dist_json;
 
 use crate::error::ScenarioError;

@@ -1,13 +1,17 @@
 //! `phases`: what happens when, checked against the pools and templates.
 
+use super::ZONE_LABEL;
 use crate::duration::format_human;
 use crate::error::ScenarioError;
 use crate::limits::MAX_CHURN_ROUNDS;
-use crate::model::{NodeFault, Pacing, Phase, PhaseKind, PhaseSource, Pool, Template};
+use crate::model::{NodeFault, NodeLoss, Pacing, Phase, PhaseKind, PhaseSource, Pool, Template};
 use crate::raw::{RawCreate, RawNodeFault, RawPhase, RawPhaseKind};
 use crate::scalar::Located;
 use crate::value::Resolver;
 use clusters::Span;
+
+/// More losses than one a minute per node is not a hazard but a typo.
+const MAX_LOSS_RATE_PER_NODE_HOUR: f64 = 60.0;
 
 pub(crate) fn phases(
     r: &Resolver<'_>,
@@ -143,6 +147,14 @@ impl Refs<'_> {
             }
             RawPhaseKind::FailNodes(f) | RawPhaseKind::DegradeNodes(f) => {
                 count_of = Some(&f.count);
+                if let (RawPhaseKind::FailNodes(_), Some(v)) = (&p.kind, &f.fail_after) {
+                    return Err(r.error(
+                        &field("fail_after"),
+                        v,
+                        r.shown(v, &field("fail_after")),
+                        "only degrade_nodes takes fail_after (degraded nodes that then fail)",
+                    ));
+                }
                 let fault = self.node_fault(f, &path)?;
                 if matches!(p.kind, RawPhaseKind::FailNodes(_)) {
                     PhaseKind::FailNodes(fault)
@@ -159,6 +171,54 @@ impl Refs<'_> {
                     .map(|v| self.node_count(v, &field("count"), pool))
                     .transpose()?;
                 PhaseKind::RecoverNodes { count, pool }
+            }
+            RawPhaseKind::LoseNodes(l) => {
+                let pool = l.pool.as_ref().map(|v| self.pool(v, &field("pool"))).transpose()?;
+                let rate_per_node_hour = r.number_where(
+                    &l.rate_per_node_hour,
+                    &field("rate_per_node_hour"),
+                    |x| x > 0.0 && x <= MAX_LOSS_RATE_PER_NODE_HOUR,
+                    "expected a rate above 0 and at most 60 losses per node-hour",
+                )?;
+                PhaseKind::LoseNodes(NodeLoss {
+                    pool,
+                    rate_per_node_hour,
+                    period: r.positive_duration(&l.period, &field("for"))?,
+                    replace_after: r.positive_duration(&l.replace_after, &field("replace_after"))?,
+                })
+            }
+            RawPhaseKind::ZoneOutage(z) => {
+                let zone = r.text(&z.zone, &field("zone"))?;
+                let has_zone = self
+                    .pools
+                    .iter()
+                    .any(|p| p.count > 0 && p.labels.get(ZONE_LABEL) == Some(&zone));
+                if !has_zone {
+                    let mut zones: Vec<&str> = self
+                        .pools
+                        .iter()
+                        .filter_map(|p| p.labels.get(ZONE_LABEL).map(String::as_str))
+                        .collect();
+                    zones.sort_unstable();
+                    zones.dedup();
+                    let known = if zones.is_empty() {
+                        "none".to_string()
+                    } else {
+                        zones.join(", ")
+                    };
+                    return Err(r.error(
+                        &field("zone"),
+                        &z.zone,
+                        zone,
+                        format!("no node is in this zone (zones: {known})"),
+                    ));
+                }
+                let recover_after = z
+                    .recover_after
+                    .as_ref()
+                    .map(|v| r.positive_duration(v, &field("recover_after")))
+                    .transpose()?;
+                PhaseKind::ZoneOutage { zone, recover_after }
             }
             RawPhaseKind::Wait(v) => PhaseKind::Wait(r.positive_duration(v, &path)?),
         };
@@ -226,10 +286,29 @@ impl Refs<'_> {
             .as_ref()
             .map(|v| self.r.positive_duration(v, &field("recover_after")))
             .transpose()?;
+        let fail_after = f
+            .fail_after
+            .as_ref()
+            .map(|v| self.r.positive_duration(v, &field("fail_after")))
+            .transpose()?;
+        if let (Some(fail), Some(recover), Some(v)) = (fail_after, recover_after, &f.recover_after)
+            && recover <= fail
+        {
+            return Err(self.r.error(
+                &field("recover_after"),
+                v,
+                self.r.shown(v, &field("recover_after")),
+                format!(
+                    "counts from the degradation and must come after the failure (fail_after {})",
+                    format_human(fail)
+                ),
+            ));
+        }
         Ok(NodeFault {
             count,
             pool,
             recover_after,
+            fail_after,
         })
     }
 }

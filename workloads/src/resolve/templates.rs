@@ -126,6 +126,11 @@ fn template(r: &Resolver<'_>, name: &str, t: &RawTemplate, path: &str) -> Result
         .as_ref()
         .map(|d| dist(r, d, &format!("{path}.run"), Unit::Seconds))
         .transpose()?;
+    let memory_growth_per_hour = t
+        .memory_growth_per_hour
+        .as_ref()
+        .map(|d| dist(r, d, &format!("{path}.memory_growth_per_hour"), Unit::Memory))
+        .transpose()?;
     let crash_rate_per_hour = match &t.crash_rate_per_hour {
         Some(v) => r.number_where(
             v,
@@ -160,6 +165,7 @@ fn template(r: &Resolver<'_>, name: &str, t: &RawTemplate, path: &str) -> Result
                 cpu_usage,
                 memory_usage,
                 run_seconds,
+                memory_growth_per_hour,
                 crash_rate_per_hour,
                 unstable,
             },

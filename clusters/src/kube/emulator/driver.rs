@@ -409,6 +409,19 @@ impl Driver {
         true
     }
 
+    /// Evicts every pod on the node at once (the node left the cluster).
+    pub fn evict_all(&mut self, name: &str, now: Time) {
+        let now = self.step_to(now);
+        let Some(&i) = self.node_index.get(name) else {
+            return;
+        };
+        let pods = self.nodes[i].as_ref().map(|n| n.pods.clone()).unwrap_or_default();
+        for serial in pods {
+            self.step(serial, Input::Evict, now);
+        }
+        self.settle(now);
+    }
+
     /// FailNode, RecoverNode and DegradeNode, as the simulator applies them.
     /// Returns whether the node is played here.
     pub fn set_condition(&mut self, name: &str, condition: NodeCondition, now: Time) -> bool {

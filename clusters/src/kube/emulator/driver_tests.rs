@@ -47,6 +47,7 @@ fn spec(request_mi: u64, limit_mi: Option<u64>, usage: Dist, crash_per_hour: f64
             run_seconds: None,
             crash_rate_per_hour: crash_per_hour,
             unstable: false,
+            memory_growth_per_hour: None,
         },
     }
 }
@@ -338,6 +339,13 @@ fn replay(timeline: &Timeline, records: &[Record]) -> Vec<(Time, EventKind)> {
                 }
                 Action::DegradeNode { node } => {
                     d.set_condition(&names[node.index()], NodeCondition::Degraded, t);
+                }
+                Action::LoseNode { node } => {
+                    d.set_condition(&names[node.index()], NodeCondition::NotReady, t);
+                    d.evict_all(&names[node.index()], t);
+                }
+                Action::ReplaceNode { node } => {
+                    d.set_condition(&names[node.index()], NodeCondition::Ready, t);
                 }
                 Action::CreatePod { .. } => {}
             }

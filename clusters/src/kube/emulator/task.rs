@@ -264,6 +264,11 @@ impl Loop {
                 return;
             }
             EmulatorCommand::FailNode { name } => (name, NodeCondition::NotReady),
+            EmulatorCommand::LoseNode { name } => {
+                self.on_command(EmulatorCommand::FailNode { name: name.clone() }, now);
+                self.driver.evict_all(&name, now);
+                return;
+            }
             EmulatorCommand::RecoverNode { name } => (name, NodeCondition::Ready),
             EmulatorCommand::DegradeNode { name } => (name, NodeCondition::Degraded),
         };

@@ -232,6 +232,15 @@ impl Player<'_> {
                 let command = self.node_name(node).map(|name| EmulatorCommand::DegradeNode { name });
                 self.fault(command)
             }
+            Action::LoseNode { node } => {
+                let command = self.node_name(node).map(|name| EmulatorCommand::LoseNode { name });
+                self.fault(command)
+            }
+            // the node object stayed, NotReady: the replacement is its recovery
+            Action::ReplaceNode { node } => {
+                let command = self.node_name(node).map(|name| EmulatorCommand::RecoverNode { name });
+                self.fault(command)
+            }
         }
     }
 

@@ -67,7 +67,7 @@ impl GkeFaults {
         }
         let mut down = self.down.lock().ok()?;
         match command {
-            EmulatorCommand::FailNode { .. } => Some(down.insert(node.to_string())),
+            EmulatorCommand::FailNode { .. } | EmulatorCommand::LoseNode { .. } => Some(down.insert(node.to_string())),
             EmulatorCommand::RecoverNode { .. } => Some(down.remove(node)),
             _ => None,
         }
@@ -111,7 +111,8 @@ impl NodeFaults for GkeFaults {
     fn carry_out<'a>(&'a self, command: &'a EmulatorCommand) -> BoxFuture<'a, Result<Carried, FaultError>> {
         Box::pin(async move {
             let (node, fail) = match command {
-                EmulatorCommand::FailNode { name } => (name, true),
+                // a real node that leaves is played as a failure: cordon, delete its pods
+                EmulatorCommand::FailNode { name } | EmulatorCommand::LoseNode { name } => (name, true),
                 EmulatorCommand::RecoverNode { name } => (name, false),
                 EmulatorCommand::DegradeNode { .. } | EmulatorCommand::KillPod { .. } => {
                     return Ok(Carried::Unsupported);

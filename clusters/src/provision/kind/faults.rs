@@ -24,8 +24,13 @@ pub enum KindFaultMode {
 /// None for faults a kind node cannot play (degrading a node, killing a pod).
 pub fn docker_command(mode: KindFaultMode, command: &EmulatorCommand) -> Option<ExternalCommand> {
     let (verb, node, why) = match (command, mode) {
-        (EmulatorCommand::FailNode { name }, KindFaultMode::Stop) => ("stop", name, "fail node"),
-        (EmulatorCommand::FailNode { name }, KindFaultMode::Pause) => ("pause", name, "fail node"),
+        // a kind node that leaves is played as a failure of its container
+        (EmulatorCommand::FailNode { name } | EmulatorCommand::LoseNode { name }, KindFaultMode::Stop) => {
+            ("stop", name, "fail node")
+        }
+        (EmulatorCommand::FailNode { name } | EmulatorCommand::LoseNode { name }, KindFaultMode::Pause) => {
+            ("pause", name, "fail node")
+        }
         (EmulatorCommand::RecoverNode { name }, KindFaultMode::Stop) => ("start", name, "recover node"),
         (EmulatorCommand::RecoverNode { name }, KindFaultMode::Pause) => ("unpause", name, "recover node"),
         (EmulatorCommand::DegradeNode { .. } | EmulatorCommand::KillPod { .. }, _) => return None,

@@ -49,6 +49,7 @@ fn pod_for(scheduler: &str, i: u64, cpu: u64, priority: i32) -> core::Pod {
                 run_seconds: None,
                 crash_rate_per_hour: 0.0,
                 unstable: false,
+                memory_growth_per_hour: None,
             },
         },
         recreate: false,
