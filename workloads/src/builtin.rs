@@ -12,13 +12,23 @@ pub struct Builtin {
 static BUILTINS: &[Builtin] = &[
     Builtin {
         name: "pressure",
-        description: "cascading resource pressure: waves of ever hungrier pods push a mixed-price cluster past its capacity",
+        description: "cascading resource pressure: waves of ever hungrier batch jobs overflow a mixed-price cluster, queue, drain, and OOM nodes",
         yaml: include_str!("../scenarios/pressure.yaml"),
     },
     Builtin {
         name: "churn",
         description: "volatile churn with fault injection: crashing pods, churn, node failures and mission-critical arrivals",
         yaml: include_str!("../scenarios/churn.yaml"),
+    },
+    Builtin {
+        name: "pressure-v1",
+        description: "pressure as of schedlab 0.1 (never drains, no node-pressure OOMs), kept for its published tables",
+        yaml: include_str!("../scenarios/pressure-v1.yaml"),
+    },
+    Builtin {
+        name: "churn-v1",
+        description: "churn as of schedlab 0.1 (never tight), kept for its published tables",
+        yaml: include_str!("../scenarios/churn-v1.yaml"),
     },
 ];
 

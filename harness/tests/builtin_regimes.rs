@@ -1,0 +1,251 @@
+//! Each built-in reaches the regime its description promises, as facts
+//! about the `default` arm's own records over a few seeds (never about
+//! which arm wins). The same facts are in the README's "Scenarios" table.
+
+use clusters::record::{EventKind, ExitReason, OomCause, Record};
+use clusters::{NodeCondition, NodeId, PodId, Resources, Time};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// Plays `scenario` (a built-in name) with `default` on `seed`.
+fn play(scenario: &str, seed: u64, set: &[&str]) -> Vec<Record> {
+    let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+    let s = workloads::load(scenario, &set).expect("the built-in loads");
+    let mut sim = clusters::sim::Sim::new(s.expand(seed), seed, clusters::behaviour::ModelConfig::default())
+        .expect("a valid timeline");
+    let mut policy = scheduler::arm("default", seed).expect("default builds");
+    let mut placer = |pod: &clusters::PendingPod<'_>, view: &clusters::ClusterView<'_>| policy.schedule(pod, view);
+    let mut records = Vec::new();
+    let end = sim.end();
+    sim.run_until(end, &mut placer, &mut records);
+    sim.finish(&mut placer, &mut records);
+    records
+}
+
+/// What a run's records say about its regime.
+#[derive(Debug, Default)]
+struct Regime {
+    samples: usize,
+    /// sample times at which the requests of bound and pending pods exceed
+    /// the Ready nodes' allocatable (cpu or memory)
+    overcommitted: usize,
+    pending_max: u32,
+    pending_end: u32,
+    /// after the pending peak, the lowest pending count
+    pending_min_after_peak: u32,
+    succeeded: u64,
+    oom_limit: u64,
+    oom_node_pressure: u64,
+    /// node-pressure OOM victims that are not unstable, on a node that also
+    /// hosted an unstable pod at the time
+    neighbour_oom_victims: u64,
+    /// longest stretch (ms) in which free allocatable (cpu or memory) of the
+    /// Ready nodes is below 15%, after the first node fault
+    scarce_ms_after_faults: u64,
+    /// critical (highest-priority) pods created while free allocatable was below 15%
+    critical_created_scarce: u64,
+    critical_created: u64,
+    /// failures of critical pods on degraded nodes
+    critical_failures_on_degraded: u64,
+    /// nodes that degraded and later failed while still degraded
+    degraded_then_failed: usize,
+    unstable_over_request: u64,
+}
+
+fn regime(records: &[Record]) -> Regime {
+    let mut r = Regime::default();
+    let mut requests: HashMap<PodId, Resources> = HashMap::new();
+    let mut pending: BTreeMap<PodId, Resources> = BTreeMap::new();
+    let mut priority: HashMap<PodId, i32> = HashMap::new();
+    let mut unstable: BTreeSet<PodId> = BTreeSet::new();
+    let mut on_node: HashMap<PodId, NodeId> = HashMap::new();
+    let mut condition: HashMap<NodeId, NodeCondition> = HashMap::new();
+    let mut degraded_once: BTreeSet<NodeId> = BTreeSet::new();
+    let mut failed_after_degrade: BTreeSet<NodeId> = BTreeSet::new();
+    let mut first_fault: Option<Time> = None;
+    let mut scarce_since: Option<Time> = None;
+    let mut scarce_now = false;
+    let mut peak_at_sample = 0;
+    let mut pendings = Vec::new();
+    let top_priority = records
+        .iter()
+        .filter_map(|rec| match rec {
+            Record::Event(e) => match e.kind {
+                EventKind::PodCreated { priority, .. } => Some(priority),
+                _ => None,
+            },
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
+    for rec in records {
+        match rec {
+            Record::Event(e) => match &e.kind {
+                EventKind::PodCreated {
+                    pod,
+                    requests: req,
+                    priority: p,
+                    unstable: u,
+                    ..
+                } => {
+                    requests.insert(*pod, *req);
+                    pending.insert(*pod, *req);
+                    priority.insert(*pod, *p);
+                    if *u {
+                        unstable.insert(*pod);
+                    }
+                    if *p == top_priority && top_priority > 0 {
+                        r.critical_created += 1;
+                        if scarce_now {
+                            r.critical_created_scarce += 1;
+                        }
+                    }
+                }
+                EventKind::PodBound { pod, node } => {
+                    pending.remove(pod);
+                    on_node.insert(*pod, *node);
+                }
+                EventKind::PodDeleted { pod, .. } => {
+                    pending.remove(pod);
+                    on_node.remove(pod);
+                }
+                EventKind::PodSucceeded { pod, .. } => {
+                    r.succeeded += 1;
+                    on_node.remove(pod);
+                }
+                EventKind::PodFailed { pod, .. } | EventKind::PodEvicted { pod, .. } => {
+                    on_node.remove(pod);
+                }
+                EventKind::ContainerStarted { pod, usage, .. } => {
+                    if unstable.contains(pod) && usage.memory_bytes > requests[pod].memory_bytes {
+                        r.unstable_over_request += 1;
+                    }
+                }
+                EventKind::ContainerExited {
+                    pod,
+                    node,
+                    reason,
+                    oom_cause,
+                } => {
+                    match oom_cause {
+                        Some(OomCause::Limit) => r.oom_limit += 1,
+                        Some(OomCause::NodePressure) => {
+                            r.oom_node_pressure += 1;
+                            let neighbour_unstable = on_node.iter().any(|(p, n)| n == node && unstable.contains(p));
+                            if !unstable.contains(pod) && neighbour_unstable {
+                                r.neighbour_oom_victims += 1;
+                            }
+                        }
+                        None => {}
+                    }
+                    let failed = matches!(reason, ExitReason::Error | ExitReason::OOMKilled);
+                    if failed
+                        && priority.get(pod) == Some(&top_priority)
+                        && top_priority > 0
+                        && condition.get(node) == Some(&NodeCondition::Degraded)
+                    {
+                        r.critical_failures_on_degraded += 1;
+                    }
+                }
+                EventKind::NodeDegraded { node } => {
+                    condition.insert(*node, NodeCondition::Degraded);
+                    degraded_once.insert(*node);
+                    first_fault.get_or_insert(e.t);
+                }
+                EventKind::NodeFailed { node } | EventKind::NodeLost { node } => {
+                    if condition.get(node) == Some(&NodeCondition::Degraded) {
+                        failed_after_degrade.insert(*node);
+                    }
+                    condition.insert(*node, NodeCondition::NotReady);
+                    first_fault.get_or_insert(e.t);
+                }
+                EventKind::NodeRecovered { node } | EventKind::NodeReplaced { node } => {
+                    condition.insert(*node, NodeCondition::Ready);
+                }
+                _ => {}
+            },
+            Record::ClusterSample(s) => {
+                r.samples += 1;
+                let waiting = pending.values().fold(Resources::ZERO, |a, b| a + *b);
+                let demand = s.requested + waiting;
+                if demand.cpu_milli > s.allocatable.cpu_milli || demand.memory_bytes > s.allocatable.memory_bytes {
+                    r.overcommitted += 1;
+                }
+                let free = |used: u64, all: u64| if all == 0 { 0.0 } else { 1.0 - used as f64 / all as f64 };
+                let scarce = free(s.requested.cpu_milli, s.allocatable.cpu_milli) < 0.15
+                    || free(s.requested.memory_bytes, s.allocatable.memory_bytes) < 0.15;
+                scarce_now = scarce;
+                if scarce && first_fault.is_some_and(|f| s.t >= f) {
+                    let since = *scarce_since.get_or_insert(s.t);
+                    r.scarce_ms_after_faults = r.scarce_ms_after_faults.max(s.t.since(since).as_millis());
+                } else {
+                    scarce_since = None;
+                }
+                if s.pending > r.pending_max {
+                    r.pending_max = s.pending;
+                    peak_at_sample = pendings.len();
+                }
+                pendings.push(s.pending);
+                r.pending_end = s.pending;
+            }
+            _ => {}
+        }
+    }
+    r.pending_min_after_peak = pendings[peak_at_sample..].iter().copied().min().unwrap_or(0);
+    r.degraded_then_failed = failed_after_degrade.intersection(&degraded_once).count();
+    r
+}
+
+const SEEDS: [u64; 3] = [1, 2, 3];
+
+#[test]
+fn pressure_overcommits_queues_drains_and_ooms_nodes() {
+    for seed in SEEDS {
+        let r = regime(&play("pressure", seed, &[]));
+        eprintln!("pressure seed {seed}: {r:?}");
+        assert!(
+            r.overcommitted * 3 >= r.samples,
+            "requests exceed allocatable at {} of {} samples",
+            r.overcommitted,
+            r.samples
+        );
+        assert!(r.pending_max >= 100, "pods queue: peak {}", r.pending_max);
+        assert!(
+            r.pending_min_after_peak * 10 <= r.pending_max,
+            "the queue drains: {} after a peak of {}",
+            r.pending_min_after_peak,
+            r.pending_max
+        );
+        assert!(r.succeeded > 0, "work completes");
+        assert!(r.oom_node_pressure > 0, "node-pressure OOM kills occur");
+    }
+}
+
+#[test]
+fn churn_is_tight_after_the_faults_and_its_critical_pods_arrive_when_room_is_scarce() {
+    let mut neighbour_ooms = 0;
+    let mut critical_failures_on_degraded = 0;
+    for seed in SEEDS {
+        let r = regime(&play("churn", seed, &[]));
+        eprintln!("churn seed {seed}: {r:?}");
+        assert!(
+            r.scarce_ms_after_faults >= 3 * 60_000,
+            "free allocatable below 15% for {} s after the faults",
+            r.scarce_ms_after_faults / 1000
+        );
+        assert!(r.unstable_over_request > 0, "unstable pods use more than they request");
+        assert!(
+            r.critical_created_scarce * 2 >= r.critical_created,
+            "{} of {} critical pods arrive while room is scarce",
+            r.critical_created_scarce,
+            r.critical_created
+        );
+        assert!(r.degraded_then_failed > 0, "some nodes degrade before they fail");
+        neighbour_ooms += r.neighbour_oom_victims;
+        critical_failures_on_degraded += r.critical_failures_on_degraded;
+    }
+    assert!(neighbour_ooms > 0, "unstable pods push neighbours into node-pressure OOMs");
+    assert!(
+        critical_failures_on_degraded > 0,
+        "critical pods can fail on degraded nodes"
+    );
+}
