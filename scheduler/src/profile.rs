@@ -12,6 +12,11 @@
 //! not modelled: an unschedulable pod stays pending and nothing is evicted
 //! for it.
 //!
+//! [`Cycle`] is that cycle with the filter and score functions left to the
+//! caller, so policies built from other plugins (`cost-binpack`,
+//! `target-load`, `load-aware`) share the scan, the lone-node shortcut,
+//! `selectHost` and the failure message with [`KubeProfile`].
+//!
 //! [`KubeProfile::evaluate`] answers what an attempt would see without
 //! making it (the feasible nodes, their scores, the top-score set), for
 //! diagnostics such as the twin test against a real kube-scheduler.
