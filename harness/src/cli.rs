@@ -88,7 +88,8 @@ pub struct ScenarioArgs {
     pub cluster: ClusterKind,
 
     /// The schedulers to compare, comma-separated; the first is the reference arm.
-    /// Known arms: default, binpack, random (baselines); agmarl, agmarl-nognn, agmarl-linear,
+    /// Known arms: default, binpack, random, cost-binpack, target-load, load-aware (baselines);
+    /// agmarl, agmarl-nognn, agmarl-linear,
     /// agmarl-nostress (AGMARL-DKS and its ablations, with the bundled checkpoint unless --checkpoint).
     #[arg(long, value_delimiter = ',', default_value = "default,binpack,random,agmarl")]
     pub arms: Vec<String>,

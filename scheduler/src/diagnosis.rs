@@ -42,6 +42,8 @@ pub struct Diagnosis<'a> {
     /// (taint key, taint value, nodes): upstream's reason names only key and
     /// value, so taints differing only in effect share an entry
     taints: Vec<(&'a str, &'a str, u32)>,
+    /// (reason, nodes) of filters outside the default profile
+    plugins: Vec<(&'static str, u32)>,
 }
 
 impl<'a> Diagnosis<'a> {
@@ -59,6 +61,10 @@ impl<'a> Diagnosis<'a> {
                 self.insufficient_cpu += u32::from(short.cpu);
                 self.insufficient_memory += u32::from(short.memory);
             }
+            FilterFailure::Plugin(reason) => match self.plugins.iter_mut().find(|(r, _)| *r == reason) {
+                Some((_, n)) => *n += 1,
+                None => self.plugins.push((reason, 1)),
+            },
         }
     }
 
@@ -78,6 +84,7 @@ impl<'a> Diagnosis<'a> {
             && self.insufficient_cpu == 0
             && self.insufficient_memory == 0
             && self.taints.is_empty()
+            && self.plugins.is_empty()
     }
 
     /// How many nodes were rejected with `reason_text` (one of [`reason`], or
@@ -109,6 +116,7 @@ impl<'a> Diagnosis<'a> {
                     .iter()
                     .map(|(k, v, n)| (*n, untolerated_taint(release, k, v))),
             )
+            .chain(self.plugins.iter().map(|(r, n)| (*n, r.to_string())))
             .collect()
     }
 
@@ -194,6 +202,22 @@ mod tests {
              1 node(s) were unschedulable."
         );
         assert_eq!(d.message(2), d.message_as(Release::V1_33, 2));
+    }
+
+    #[test]
+    fn plugin_reasons_are_counted_and_sorted_with_the_rest() {
+        let mut d = Diagnosis::new();
+        d.record(FilterFailure::Plugin("node(s) cpu usage exceed threshold"));
+        d.record(FilterFailure::Plugin("node(s) cpu usage exceed threshold"));
+        d.record(FilterFailure::Plugin("node(s) memory usage exceed threshold"));
+        d.record(FilterFailure::Unschedulable);
+        assert!(!d.is_empty());
+        assert_eq!(d.count("node(s) cpu usage exceed threshold"), 2);
+        assert_eq!(
+            d.message(4),
+            "0/4 nodes are available: 1 node(s) memory usage exceed threshold, 1 node(s) were unschedulable, \
+             2 node(s) cpu usage exceed threshold."
+        );
     }
 
     #[test]

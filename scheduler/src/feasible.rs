@@ -9,7 +9,7 @@
 //! exactly the quota, so runs are reproducible.
 
 use crate::diagnosis::Diagnosis;
-use crate::filters::run_filters;
+use crate::filters::{FilterFailure, run_filters};
 use clusters::node::NodeState;
 use clusters::pod::PodSpec;
 
@@ -62,6 +62,21 @@ impl NodeScan {
         feasible: &mut Vec<usize>,
         diagnosis: &mut Diagnosis<'a>,
     ) {
+        self.find_with(pod, nodes, limit, feasible, diagnosis, run_filters);
+    }
+
+    /// [`NodeScan::find`] with the Filter plugins `filter` instead of the
+    /// default profile's (a profile that adds plugins runs the default ones
+    /// first, then its own).
+    pub fn find_with<'a>(
+        &mut self,
+        pod: &PodSpec,
+        nodes: &'a [NodeState],
+        limit: usize,
+        feasible: &mut Vec<usize>,
+        diagnosis: &mut Diagnosis<'a>,
+        mut filter: impl FnMut(&PodSpec, &'a NodeState) -> Result<(), FilterFailure<'a>>,
+    ) {
         feasible.clear();
         let n = nodes.len();
         if n == 0 || limit == 0 {
@@ -72,7 +87,7 @@ impl NodeScan {
         for i in (start..n).chain(0..start) {
             processed += 1;
             // indices come from 0..n, so indexing cannot fail
-            match run_filters(pod, &nodes[i]) {
+            match filter(pod, &nodes[i]) {
                 Ok(()) => {
                     feasible.push(i);
                     if feasible.len() == limit {

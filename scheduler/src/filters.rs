@@ -68,6 +68,9 @@ pub enum FilterFailure<'a> {
     UntoleratedTaint(&'a Taint),
     /// NodeResourcesFit.
     Insufficient(Insufficient),
+    /// A Filter plugin outside the default profile (Koordinator's
+    /// LoadAwareScheduling), with its reason as that plugin words it.
+    Plugin(&'static str),
 }
 
 /// Runs every filter on `node` in the default profile's order.

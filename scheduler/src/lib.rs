@@ -13,32 +13,42 @@
 //!   nodes are examined: `numFeasibleNodesToFind` and the rotating start
 //!   index), [`scores`] (score plugins), [`select`] (`selectHost`),
 //!   [`diagnosis`] (the "0/N nodes are available" message), [`profile`]
-//!   (one scheduling cycle of a kube-scheduler profile, and
+//!   (one scheduling cycle: [`profile::Cycle`] for any filter and score
+//!   functions, [`profile::KubeProfile`] for the default plugins, and
 //!   [`profile::Evaluation`], what an attempt sees, for diagnostics) and
 //!   [`release`] (the kube-scheduler release whose rules a profile follows).
 //! - The baselines: [`default`] (kube-scheduler's default profile),
-//!   [`binpack`] (its documented bin-packing configuration) and [`random`].
+//!   [`binpack`] (its bin-packing configuration, same release as `default`),
+//!   [`random`], [`cost_binpack`] (cheapest per core, then fullest),
+//!   [`target_load`] (Trimaran's TargetLoadPacking) and [`load_aware`]
+//!   (Koordinator's LoadAwareScheduling).
 //! - [`agmarl`]: AGMARL-DKS, the multi-agent learned scheduler (arms
 //!   `agmarl`, `agmarl-nognn`, `agmarl-linear`, `agmarl-nostress`).
 
 pub mod agmarl;
 pub mod api;
 pub mod binpack;
+pub mod cost_binpack;
 pub mod default;
 pub mod diagnosis;
 pub mod feasible;
 pub mod filters;
+pub mod load_aware;
 pub mod profile;
 pub mod random;
 pub mod registry;
 pub mod release;
 pub mod scores;
 pub mod select;
+pub mod target_load;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
 pub use api::Scheduler;
 pub use binpack::BinPackScheduler;
+pub use cost_binpack::CostBinPackScheduler;
 pub use default::DefaultScheduler;
+pub use load_aware::LoadAwareScheduler;
 pub use random::RandomScheduler;
 pub use registry::{ARM_NAMES, ArmError, BASELINE_NAMES, UnknownScheduler, arm, baseline};
+pub use target_load::TargetLoadScheduler;

@@ -12,12 +12,18 @@
 //! not modelled: an unschedulable pod stays pending and nothing is evicted
 //! for it.
 //!
+//! [`Cycle`] is that cycle with the filter and score functions left to the
+//! caller, so policies built from other plugins (`cost-binpack`,
+//! `target-load`, `load-aware`) share the scan, the lone-node shortcut,
+//! `selectHost` and the failure message with [`KubeProfile`].
+//!
 //! [`KubeProfile::evaluate`] answers what an attempt would see without
 //! making it (the feasible nodes, their scores, the top-score set), for
 //! diagnostics such as the twin test against a real kube-scheduler.
 
 use crate::diagnosis::Diagnosis;
 use crate::feasible::{NodeScan, num_feasible_nodes_to_find};
+use crate::filters::{FilterFailure, run_filters};
 use crate::release::Release;
 use crate::scores::{
     FitStrategy, MAX_NODE_SCORE, balanced_allocation_as, default_normalize_score_by, intolerable_prefer_no_schedule,
@@ -146,14 +152,106 @@ fn filter_and_score<'a>(
     diagnosis
 }
 
-/// A kube-scheduler profile: how it scores, the rotating start index and
-/// the tie-break stream, plus scratch buffers reused across decisions.
+/// Which nodes an attempt examines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Sampling {
+    /// kube-scheduler's: from the rotating start until
+    /// [`num_feasible_nodes_to_find`] nodes fit.
+    Adaptive,
+    /// Every node, so a global preference (the cheapest node) sees them all.
+    /// A full scan leaves the start index where it was.
+    Every,
+}
+
+/// The framework's part of a scheduling attempt, whatever the plugins: the
+/// node scan with its rotating start index, binding a lone feasible node
+/// unscored, `selectHost` over the plugins' totals with the tie-break
+/// stream, and the "0/N nodes are available" message in the words of a
+/// release. Policies built like a kube-scheduler profile differ only in the
+/// filter and score functions they hand to [`Cycle::schedule`].
 #[derive(Debug, Clone)]
-pub struct KubeProfile {
-    scoring: Scoring,
+pub struct Cycle {
+    release: Release,
+    sampling: Sampling,
     scan: NodeScan,
     rng: SimRng,
     feasible: Vec<usize>,
+    totals: Vec<(usize, i64)>,
+}
+
+impl Cycle {
+    /// Tie-breaks draw from the run's `seed` (scheduler stream); messages are
+    /// worded as `release` words them.
+    pub fn new(release: Release, sampling: Sampling, seed: u64) -> Cycle {
+        Cycle {
+            release,
+            sampling,
+            scan: NodeScan::new(),
+            rng: stream(seed, &[purpose::SCHEDULER]),
+            feasible: Vec::new(),
+            totals: Vec::new(),
+        }
+    }
+
+    pub fn release(&self) -> Release {
+        self.release
+    }
+
+    /// `nextStartNodeIndex` of the next attempt.
+    pub fn next_start_node_index(&self) -> usize {
+        self.scan.next_start_node_index()
+    }
+
+    fn limit(&self, num_nodes: usize) -> usize {
+        match self.sampling {
+            Sampling::Adaptive => num_feasible_nodes_to_find(num_nodes),
+            Sampling::Every => num_nodes,
+        }
+    }
+
+    /// One attempt for `pod`: the nodes passing `filter` (the whole filter
+    /// chain, default plugins first), then, when more than one does, `score`
+    /// writes `(node, total)` for the nodes it ranks (all of `feasible`, or
+    /// those a policy prefers among them) and the highest total wins.
+    pub fn schedule<'a>(
+        &mut self,
+        pod: &PendingPod<'_>,
+        nodes: &'a [NodeState],
+        filter: impl FnMut(&PodSpec, &'a NodeState) -> Result<(), FilterFailure<'a>>,
+        score: impl FnOnce(&PodSpec, &'a [NodeState], &[usize], &mut Vec<(usize, i64)>),
+    ) -> Placement {
+        let mut diagnosis = Diagnosis::new();
+        let limit = self.limit(nodes.len());
+        self.scan
+            .find_with(pod.spec, nodes, limit, &mut self.feasible, &mut diagnosis, filter);
+        let chosen = match self.feasible.as_slice() {
+            [] => {
+                let reason = diagnosis.message_as(self.release, nodes.len());
+                tracing::trace!(pod = pod.id.0, %reason, "unschedulable");
+                return Placement::Unschedulable { reason: reason.into() };
+            }
+            // "When only one node after predicate, just use it."
+            [only] => *only,
+            many => {
+                self.totals.clear();
+                score(pod.spec, nodes, many, &mut self.totals);
+                // a score function ranks at least one node; should it rank
+                // none, the first feasible node still binds the pod
+                select_host(self.totals.iter().copied(), &mut self.rng).unwrap_or(many[0])
+            }
+        };
+        let node = nodes[chosen].id;
+        tracing::trace!(pod = pod.id.0, node = node.0, feasible = self.feasible.len(), "bind");
+        Placement::Bind(node)
+    }
+}
+
+/// A kube-scheduler profile of the default plugins: how it scores, and the
+/// [`Cycle`] it schedules with, plus a scratch buffer reused across decisions.
+#[derive(Debug, Clone)]
+pub struct KubeProfile {
+    scoring: Scoring,
+    cycle: Cycle,
     scores: Vec<NodeScores>,
 }
 
@@ -167,9 +265,7 @@ impl KubeProfile {
     pub fn with_scoring(scoring: Scoring, seed: u64) -> KubeProfile {
         KubeProfile {
             scoring,
-            scan: NodeScan::new(),
-            rng: stream(seed, &[purpose::SCHEDULER]),
-            feasible: Vec::new(),
+            cycle: Cycle::new(scoring.release, Sampling::Adaptive, seed),
             scores: Vec::new(),
         }
     }
@@ -184,13 +280,13 @@ impl KubeProfile {
 
     /// `nextStartNodeIndex` of the next attempt.
     pub fn next_start_node_index(&self) -> usize {
-        self.scan.next_start_node_index()
+        self.cycle.next_start_node_index()
     }
 
     /// What the next attempt for `pod` would find on `cluster`, without
     /// making it: the start index and the tie-break stream stay as they are.
     pub fn evaluate(&self, pod: &PodSpec, cluster: &ClusterView<'_>) -> Evaluation {
-        let mut scan = self.scan.clone();
+        let mut scan = self.cycle.scan.clone();
         let (mut feasible, mut scores) = (Vec::new(), Vec::new());
         let diagnosis = filter_and_score(self.scoring, &mut scan, pod, cluster.nodes, &mut feasible, &mut scores);
         let unschedulable = feasible
@@ -205,32 +301,12 @@ impl KubeProfile {
 
     /// One scheduling attempt for `pod`.
     pub fn schedule(&mut self, pod: &PendingPod<'_>, cluster: &ClusterView<'_>) -> Placement {
-        let nodes = cluster.nodes;
-        let diagnosis = filter_and_score(
-            self.scoring,
-            &mut self.scan,
-            pod.spec,
-            nodes,
-            &mut self.feasible,
-            &mut self.scores,
-        );
-        let chosen = match self.feasible.as_slice() {
-            [] => {
-                let reason = diagnosis.message_as(self.scoring.release, nodes.len());
-                tracing::trace!(pod = pod.id.0, %reason, "unschedulable");
-                return Placement::Unschedulable { reason: reason.into() };
-            }
-            // "When only one node after predicate, just use it."
-            [only] => *only,
-            many => {
-                let totals = self.scores.iter().map(|s| (s.node, s.total));
-                // `many` is never empty, so the fallback is never taken
-                select_host(totals, &mut self.rng).unwrap_or(many[0])
-            }
-        };
-        let node = nodes[chosen].id;
-        tracing::trace!(pod = pod.id.0, node = node.0, feasible = self.feasible.len(), "bind");
-        Placement::Bind(node)
+        let (scoring, scores) = (self.scoring, &mut self.scores);
+        self.cycle
+            .schedule(pod, cluster.nodes, run_filters, |pod, nodes, feasible, totals| {
+                scoring.prioritize(pod, nodes, feasible, scores);
+                totals.extend(scores.iter().map(|s| (s.node, s.total)));
+            })
     }
 }
 
@@ -262,7 +338,7 @@ mod tests {
         );
         // evaluating neither rotated the scan nor drew a tie-break
         assert_eq!(profile.next_start_node_index(), before.next_start_node_index());
-        assert_eq!(profile.rng, before.rng);
+        assert_eq!(profile.cycle.rng, before.cycle.rng);
         let mut seen = std::collections::BTreeSet::new();
         for _ in 0..60 {
             match profile.schedule(&pending(&spec), &view(&nodes)) {

@@ -5,17 +5,30 @@ use crate::agmarl::arms::{AGMARL_ARMS, agmarl_arm_with};
 use crate::agmarl::checkpoint::{CheckpointError, bundled};
 use crate::api::Scheduler;
 use crate::binpack::BinPackScheduler;
+use crate::cost_binpack::CostBinPackScheduler;
 use crate::default::DefaultScheduler;
+use crate::load_aware::LoadAwareScheduler;
 use crate::random::RandomScheduler;
+use crate::target_load::TargetLoadScheduler;
 
 /// The arm names [`baseline`] knows.
-pub const BASELINE_NAMES: &[&str] = &["default", "binpack", "random"];
+pub const BASELINE_NAMES: &[&str] = &[
+    DefaultScheduler::NAME,
+    BinPackScheduler::NAME,
+    RandomScheduler::NAME,
+    CostBinPackScheduler::NAME,
+    TargetLoadScheduler::NAME,
+    LoadAwareScheduler::NAME,
+];
 
 /// Every arm [`arm`] knows: the baselines, then the AGMARL arms.
 pub const ARM_NAMES: &[&str] = &[
     "default",
     "binpack",
     "random",
+    "cost-binpack",
+    "target-load",
+    "load-aware",
     "agmarl",
     "agmarl-nognn",
     "agmarl-linear",
@@ -66,6 +79,9 @@ pub fn baseline(name: &str, seed: u64) -> Result<Box<dyn Scheduler>, UnknownSche
         DefaultScheduler::NAME => Ok(Box::new(DefaultScheduler::new(seed))),
         BinPackScheduler::NAME => Ok(Box::new(BinPackScheduler::new(seed))),
         RandomScheduler::NAME => Ok(Box::new(RandomScheduler::new(seed))),
+        CostBinPackScheduler::NAME => Ok(Box::new(CostBinPackScheduler::new(seed))),
+        TargetLoadScheduler::NAME => Ok(Box::new(TargetLoadScheduler::new(seed))),
+        LoadAwareScheduler::NAME => Ok(Box::new(LoadAwareScheduler::new(seed))),
         _ => Err(UnknownScheduler { name: name.to_string() }),
     }
 }
@@ -80,6 +96,17 @@ mod tests {
             let s = baseline(name, 1).unwrap();
             assert_eq!(s.name(), *name);
         }
+        assert_eq!(
+            BASELINE_NAMES,
+            [
+                "default",
+                "binpack",
+                "random",
+                "cost-binpack",
+                "target-load",
+                "load-aware"
+            ]
+        );
     }
 
     #[test]
@@ -97,8 +124,8 @@ mod tests {
         let err = arm("agmarl-typo", 1).err().unwrap();
         assert_eq!(
             err.to_string(),
-            "unknown arm \"agmarl-typo\": the arms are default, binpack, random, agmarl, agmarl-nognn, \
-             agmarl-linear, agmarl-nostress"
+            "unknown arm \"agmarl-typo\": the arms are default, binpack, random, cost-binpack, target-load, \
+             load-aware, agmarl, agmarl-nognn, agmarl-linear, agmarl-nostress"
         );
     }
 
@@ -111,7 +138,8 @@ mod tests {
         assert_eq!(err.name, "agmarl-typo");
         assert_eq!(
             err.to_string(),
-            "unknown scheduler \"agmarl-typo\": the baselines are default, binpack, random"
+            "unknown scheduler \"agmarl-typo\": the baselines are default, binpack, random, cost-binpack, \
+             target-load, load-aware"
         );
     }
 }

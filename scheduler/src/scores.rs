@@ -228,6 +228,20 @@ pub fn intolerable_prefer_no_schedule(taints: &[Taint], tolerations: &[Toleratio
         .count() as i64
 }
 
+/// TaintToleration's score of each of `feasible` (indices into `nodes`) for
+/// `pod` after its NormalizeScore, into `out` (cleared first), in order:
+/// 100 for the nodes with the fewest untolerated PreferNoSchedule taints
+/// relative to the worst.
+pub fn taint_toleration_scores(pod: &PodSpec, nodes: &[NodeState], feasible: &[usize], out: &mut Vec<i64>) {
+    out.clear();
+    out.extend(
+        feasible
+            .iter()
+            .map(|&i| intolerable_prefer_no_schedule(&nodes[i].spec.taints, &pod.tolerations)),
+    );
+    default_normalize_score(MAX_NODE_SCORE, true, out);
+}
+
 /// `helper.DefaultNormalizeScore`: scales scores to `0..=max_priority` by the
 /// largest one (int64 division); `reverse` turns "more is worse" into a
 /// score. All zero: every node gets `max_priority` when reversed, 0 otherwise.

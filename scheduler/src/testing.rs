@@ -32,13 +32,16 @@ fn memory(q: &str) -> u64 {
     parse_memory_bytes(q).unwrap_or_else(|e| panic!("test memory quantity: {e}"))
 }
 
-/// A node under construction; by default Ready, 4 cpu, 16Gi, 110 pods, empty.
+/// A node under construction; by default Ready, 4 cpu, 16Gi, 110 pods, empty,
+/// idle, $0.10 an hour.
 #[derive(Debug, Clone)]
 pub struct NodeBuilder {
     name: String,
     allocatable: Resources,
     max_pods: u32,
     requested: Resources,
+    used: Resources,
+    hourly_price: f64,
     pod_count: u32,
     taints: Vec<Taint>,
     condition: NodeCondition,
@@ -53,6 +56,8 @@ pub fn node(name: &str) -> NodeBuilder {
         allocatable: Resources::new(4000, 16 << 30),
         max_pods: 110,
         requested: Resources::ZERO,
+        used: Resources::ZERO,
+        hourly_price: 0.1,
         pod_count: 0,
         taints: Vec::new(),
         condition: NodeCondition::Ready,
@@ -83,6 +88,17 @@ impl NodeBuilder {
     #[track_caller]
     pub fn requested(mut self, cpu_q: &str, memory_q: &str) -> Self {
         self.requested = Resources::new(cpu(cpu_q), memory(memory_q));
+        self
+    }
+    /// The actual usage of the node's running containers.
+    #[track_caller]
+    pub fn used(mut self, cpu_q: &str, memory_q: &str) -> Self {
+        self.used = Resources::new(cpu(cpu_q), memory(memory_q));
+        self
+    }
+    /// The node pool's price, US dollars an hour.
+    pub fn price(mut self, hourly_price: f64) -> Self {
+        self.hourly_price = hourly_price;
         self
     }
     /// How many pods are already bound.
@@ -118,7 +134,7 @@ impl NodeBuilder {
             pool: NodePool {
                 name: "test".into(),
                 machine_type: "test".into(),
-                hourly_price: 0.1,
+                hourly_price: self.hourly_price,
                 provisioning: self.provisioning,
             },
             capacity: self.allocatable,
@@ -131,6 +147,7 @@ impl NodeBuilder {
         state.condition = self.condition;
         state.unschedulable = self.unschedulable;
         state.requested = self.requested;
+        state.used = self.used;
         state.pod_count = self.pod_count;
         state
     }
@@ -155,6 +172,7 @@ pub fn view(nodes: &[NodeState]) -> ClusterView<'_> {
 #[derive(Debug, Clone, Default)]
 pub struct PodBuilder {
     requests: Resources,
+    limits: Option<Resources>,
     tolerations: Vec<Toleration>,
     priority: i32,
 }
@@ -175,6 +193,12 @@ impl PodBuilder {
         self.requests.memory_bytes = memory(q);
         self
     }
+    /// Limits; "0" leaves that resource unlimited.
+    #[track_caller]
+    pub fn limits(mut self, cpu_q: &str, memory_q: &str) -> Self {
+        self.limits = Some(Resources::new(cpu(cpu_q), memory(memory_q)));
+        self
+    }
     pub fn tolerates(mut self, toleration: Toleration) -> Self {
         self.tolerations.push(toleration);
         self
@@ -186,7 +210,7 @@ impl PodBuilder {
     pub fn build(self) -> PodSpec {
         PodSpec {
             requests: self.requests,
-            limits: None,
+            limits: self.limits,
             priority: self.priority,
             scheduler_name: "default-scheduler".into(),
             restart_policy: RestartPolicy::Always,

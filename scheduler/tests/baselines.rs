@@ -3,7 +3,7 @@
 use clusters::node::{NodeId, TaintEffect};
 use clusters::{NodeState, Placement};
 use scheduler::filters::{TAINT_NODE_UNREACHABLE, is_feasible};
-use scheduler::profile::{NodeScores, prioritize_nodes};
+use scheduler::profile::{NodeScores, Scoring, prioritize_nodes};
 use scheduler::scores::FitStrategy;
 use scheduler::testing::{cluster, node, pending, pod, taint, toleration, toleration_exists, view};
 use scheduler::{BASELINE_NAMES, BinPackScheduler, DefaultScheduler, RandomScheduler, Scheduler, baseline};
@@ -88,17 +88,20 @@ fn binpack_prefers_the_fuller_node_default_the_emptier() {
         node("half").cpu("4").memory("16Gi").requested("2", "8Gi"),
     ]);
     let spec = pod().cpu("500m").memory("1Gi").build();
-    let mut scores = Vec::new();
-    prioritize_nodes(FitStrategy::MostAllocated, &spec, &nodes, &[0, 1], &mut scores);
+    // both arms score as `default`'s release, v1.20
+    let totals = |strategy| {
+        let mut scores = Vec::new();
+        Scoring::new(DefaultScheduler::RELEASE, strategy).prioritize(&spec, &nodes, &[0, 1], &mut scores);
+        scores.iter().map(|s| s.total).collect::<Vec<_>>()
+    };
     // empty: most cpu 500*100/4000 = 12.5 -> 12, mem 1*100/16 = 6.25 -> 6; 18/2 = 9
-    //        balanced 0.125 vs 0.0625, std 0.03125 -> 96.875 -> 96; 9 + 96 + 300 = 405
+    //        balanced 1 - |0.125 - 0.0625| = 0.9375 -> 93; 9 + 93 + 100 = 202
     // half:  most cpu 2500*100/4000 = 62.5 -> 62, mem 9*100/16 = 56.25 -> 56; 118/2 = 59
-    //        balanced 0.625 vs 0.5625 -> 96; 59 + 96 + 300 = 455
-    assert_eq!(scores.iter().map(|s| s.total).collect::<Vec<_>>(), [405, 455]);
-    prioritize_nodes(FitStrategy::LeastAllocated, &spec, &nodes, &[0, 1], &mut scores);
-    // empty: least cpu 87.5 -> 87, mem 93.75 -> 93; 90 + 96 + 300 = 486
-    // half:  least cpu 37.5 -> 37, mem 43.75 -> 43; 40 + 96 + 300 = 436
-    assert_eq!(scores.iter().map(|s| s.total).collect::<Vec<_>>(), [486, 436]);
+    //        balanced 1 - |0.625 - 0.5625| -> 93; 59 + 93 + 100 = 252
+    assert_eq!(totals(FitStrategy::MostAllocated), [202, 252]);
+    // empty: least cpu 87.5 -> 87, mem 93.75 -> 93; 90 + 93 + 100 = 283
+    // half:  least cpu 37.5 -> 37, mem 43.75 -> 43; 40 + 93 + 100 = 233
+    assert_eq!(totals(FitStrategy::LeastAllocated), [283, 233]);
 
     for seed in 0..5 {
         let mut binpack = BinPackScheduler::new(seed);
@@ -109,11 +112,47 @@ fn binpack_prefers_the_fuller_node_default_the_emptier() {
 }
 
 #[test]
+fn each_baseline_follows_its_own_order_on_one_cluster() {
+    // pod 500m / 1Gi
+    let nodes = cluster([
+        // $0.02 a core, the cheapest per core; half requested
+        node("cheap")
+            .cpu("8")
+            .memory("32Gi")
+            .price(0.16)
+            .requested("4", "16Gi")
+            .used("200m", "4Gi"),
+        // the fullest by requests
+        node("packed").price(0.4).requested("3", "12Gi").used("500m", "2Gi"),
+        // the emptiest by requests, but 68.75% of its cpu in use
+        node("hot").cpu("16").memory("64Gi").price(1.6).used("11", "8Gi"),
+        // just below Trimaran's 40% once the pod runs: (800 + 750) / 4000
+        node("near-target").price(0.4).requested("1", "4Gi").used("800m", "1Gi"),
+        // empty and idle
+        node("idle").cpu("8").memory("32Gi").price(0.8),
+    ]);
+    let spec = pod().cpu("500m").memory("1Gi").build();
+    let want = [
+        ("default", 2),      // LeastAllocated: the emptiest by requests
+        ("binpack", 1),      // MostAllocated: the fullest by requests
+        ("cost-binpack", 0), // the cheapest per core
+        ("target-load", 3),  // closest below the target utilisation
+        ("load-aware", 4),   // `hot` filtered; least used after placing
+    ];
+    for (name, node) in want {
+        for seed in 0..3 {
+            let mut s = baseline(name, seed).unwrap();
+            assert_eq!(decisions(s.as_mut(), &nodes, &spec, 5), vec![node; 5], "{name}");
+        }
+    }
+}
+
+#[test]
 fn top_score_ties_are_uniform_and_reproducible() {
     let nodes = cluster((0..4).map(|i| node(&format!("n{i}"))));
     let spec = pod().cpu("100m").memory("100Mi").build();
     let trials = 8_000;
-    for name in ["default", "binpack"] {
+    for name in BASELINE_NAMES {
         let run = |seed| decisions(baseline(name, seed).unwrap().as_mut(), &nodes, &spec, trials);
         let first = run(11);
         assert_eq!(first, run(11), "{name}: same seed, same choices");
@@ -184,7 +223,12 @@ fn unschedulable_reports_every_reason() {
                       1 node(s) were unschedulable, 2 Insufficient cpu.";
     for name in BASELINE_NAMES {
         let mut s = baseline(name, 5).unwrap();
-        let want = if *name == "default" { want_v1_20 } else { want };
+        // `binpack` and `cost-binpack` follow `default`'s release
+        let want = if ["default", "binpack", "cost-binpack"].contains(name) {
+            want_v1_20
+        } else {
+            want
+        };
         match s.schedule(&pending(&spec), &view(&nodes)) {
             Placement::Unschedulable { reason } => assert_eq!(reason, want, "{name}"),
             other => panic!("{name}: {other:?}"),

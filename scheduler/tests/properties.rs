@@ -1,12 +1,14 @@
 //! Properties every baseline keeps on arbitrary clusters: it binds exactly
-//! when some node is feasible, and only to a feasible node.
+//! when some node passes its filters, and only to such a node (the default
+//! profile's filters; `load-aware` adds its usage filter). `cost-binpack`
+//! also never picks a Degraded node while a healthy one fits.
 
-use clusters::node::{NodeId, TaintEffect};
+use clusters::node::{NodeCondition, NodeId, TaintEffect};
 use clusters::{NodeState, Placement};
 use proptest::prelude::*;
 use scheduler::filters::is_feasible;
 use scheduler::testing::{NodeBuilder, cluster, node, pending, pod, taint, toleration, view};
-use scheduler::{BASELINE_NAMES, baseline};
+use scheduler::{BASELINE_NAMES, CostBinPackScheduler, LoadAwareScheduler, baseline, load_aware};
 
 fn arb_node() -> impl Strategy<Value = NodeBuilder> {
     (
@@ -16,8 +18,10 @@ fn arb_node() -> impl Strategy<Value = NodeBuilder> {
         0u64..=120, // requested memory, %
         0u32..=12,  // pods bound (limit 10)
         0u8..10,    // condition / cordon / taint roll
+        0u64..=100, // cpu in use, % of allocatable
+        0u64..=100, // memory in use, %
     )
-        .prop_map(|(cores, gib, cpu_pct, mem_pct, pods, roll)| {
+        .prop_map(|(cores, gib, cpu_pct, mem_pct, pods, roll, cpu_used, mem_used)| {
             let n = node("n")
                 .cpu(&cores.to_string())
                 .memory(&format!("{gib}Gi"))
@@ -26,7 +30,11 @@ fn arb_node() -> impl Strategy<Value = NodeBuilder> {
                     &format!("{}m", cores * 10 * cpu_pct),
                     &format!("{}Mi", gib * 1024 * mem_pct / 100),
                 )
-                .pod_count(pods);
+                .pod_count(pods)
+                .used(
+                    &format!("{}m", cores * 10 * cpu_used),
+                    &format!("{}Mi", gib * 1024 * mem_used / 100),
+                );
             match roll {
                 0 => n.cordoned(),
                 1 => n.not_ready(),
@@ -63,14 +71,25 @@ proptest! {
             p = p.tolerates(toleration("spot", "true", None));
         }
         let spec = p.build();
-        let any_feasible = nodes.iter().any(|n| is_feasible(&spec, n));
+        let healthy_fits = nodes
+            .iter()
+            .any(|n| is_feasible(&spec, n) && n.condition != NodeCondition::Degraded);
         for name in BASELINE_NAMES {
+            let passes = |n: &NodeState| match *name {
+                LoadAwareScheduler::NAME => load_aware::is_feasible(&spec, n),
+                _ => is_feasible(&spec, n),
+            };
+            let any_feasible = nodes.iter().any(passes);
             let mut s = baseline(name, seed).unwrap();
             for _ in 0..3 {
                 match s.schedule(&pending(&spec), &view(&nodes)) {
                     Placement::Bind(NodeId(i)) => {
                         prop_assert!(any_feasible);
-                        prop_assert!(is_feasible(&spec, &nodes[i as usize]), "{} bound to infeasible node {}", name, i);
+                        let chosen = &nodes[i as usize];
+                        prop_assert!(passes(chosen), "{} bound to infeasible node {}", name, i);
+                        if *name == CostBinPackScheduler::NAME && healthy_fits {
+                            prop_assert!(chosen.condition != NodeCondition::Degraded, "degraded node {}", i);
+                        }
                     }
                     Placement::Unschedulable { reason } => {
                         prop_assert!(!any_feasible, "{}: {}", name, reason);
