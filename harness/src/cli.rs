@@ -91,7 +91,7 @@ pub struct ScenarioArgs {
     /// Known arms: default, binpack, random, cost-binpack, target-load, load-aware (baselines);
     /// agmarl, agmarl-nognn, agmarl-linear,
     /// agmarl-nostress (AGMARL-DKS and its ablations, with the bundled checkpoint unless --checkpoint).
-    #[arg(long, value_delimiter = ',', default_value = "default,binpack,random,agmarl")]
+    #[arg(long, value_delimiter = ',', default_value = "default,binpack,cost-binpack,target-load,load-aware,random,agmarl")]
     pub arms: Vec<String>,
 
     /// An AGMARL checkpoint (`.safetensors` with its `.json` sidecar) for the agmarl arms,
@@ -99,8 +99,9 @@ pub struct ScenarioArgs {
     #[arg(long, value_name = "FILE")]
     pub checkpoint: Option<PathBuf>,
 
-    /// How many seeds to run each arm on.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    /// How many seeds to run each arm on (10 by default: with 3 a side no
+    /// difference can be significant).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub seeds: u32,
 
     /// The first seed; seeds are FIRST, FIRST+1, ... (evaluation seeds stay below 1000).
@@ -123,6 +124,11 @@ pub struct ScenarioArgs {
     /// --state`). Default: the default state folder's when it runs, else one brought up for this invocation.
     #[arg(long, value_name = "DIR")]
     pub local_state: Option<PathBuf>,
+
+    /// --cluster sim: charge each decision's wall-clock time to virtual time, so a slow policy builds a
+    /// queue as it would in a cluster (records then depend on the machine, not only on the seed).
+    #[arg(long)]
+    pub charge_decision_time: bool,
 
     /// Real clusters: scenario seconds per wall second (60 plays a scenario hour in a wall minute).
     #[arg(long, default_value_t = 1.0)]

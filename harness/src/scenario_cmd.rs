@@ -12,6 +12,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 const RECORDS_FILE: &str = "records.jsonl";
+/// Each decision's wall-clock time, beside the records (which stay the same for a seed).
+const DECISION_TIMES_FILE: &str = "decision_times.json";
 /// Where the report of a scenario run goes, inside its run folder.
 const REPORT_DIR: &str = "report";
 /// Progress is reported this many times per run.
@@ -41,6 +43,12 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
 
+    if args.charge_decision_time && args.cluster != ClusterKind::Sim {
+        bail!(InputError(format!(
+            "--charge-decision-time is for --cluster sim: on {} a decision already takes the time it takes",
+            args.cluster.name()
+        )));
+    }
     let provisioned = matches!(args.cluster, ClusterKind::Kind | ClusterKind::Gke);
     if args.dry_run {
         if !provisioned {
@@ -101,6 +109,7 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         checkpoint: checkpoint_net.as_ref(),
         progress: &progress,
         real: real.as_ref(),
+        charge_decision_time: args.charge_decision_time,
     };
     let records = runner.play_all(&jobs, jobs_in_parallel)?;
     progress.finish_and_clear();
@@ -202,6 +211,8 @@ struct Runner<'a> {
     progress: &'a ProgressBar,
     /// the connected cluster, for every backend but the simulator
     real: Option<&'a crate::kube_play::KubeTarget>,
+    /// the simulator charges decision time to virtual time
+    charge_decision_time: bool,
 }
 
 impl Runner<'_> {
@@ -251,7 +262,7 @@ impl Runner<'_> {
         let records = dir.join(RECORDS_FILE);
         let started = Instant::now();
         let (simulated, cluster_run) = match (self.cluster, self.real) {
-            (ClusterKind::Sim, _) => (self.play_sim(job, &records)?, None),
+            (ClusterKind::Sim, _) => (self.play_sim(job, &records, &dir.join(DECISION_TIMES_FILE))?, None),
             (_, Some(target)) => self.play_real(target, job, &records)?,
             (_, None) => bail!("no cluster connected for the {} backend", self.cluster.name()),
         };
@@ -313,10 +324,11 @@ impl Runner<'_> {
     }
 
     /// Plays one run on the simulator; returns the simulated seconds.
-    fn play_sim(&self, job: &Job, records: &Path) -> Result<f64> {
+    fn play_sim(&self, job: &Job, records: &Path, decision_times: &Path) -> Result<f64> {
         let timeline = self.scenario.expand(job.seed);
         let mut sim = clusters::sim::Sim::new(timeline, job.seed, clusters::behaviour::ModelConfig::default())
             .context("setting up the simulator")?;
+        sim.charge_decision_time(self.charge_decision_time);
         let mut policy = self.policy(job)?;
         let mut placer = |pod: &clusters::PendingPod<'_>, view: &clusters::ClusterView<'_>| policy.schedule(pod, view);
         let mut sink = results::records::JsonlSink::create(records)?;
@@ -330,6 +342,9 @@ impl Runner<'_> {
             self.progress.inc(done - reported);
             reported = done;
         }
+        results::decision_time::DecisionTimes::from_histogram(sim.decision_times().clone(), sim.decision_time_charged())
+            .write(decision_times)
+            .with_context(|| format!("writing {}", decision_times.display()))?;
         let summary = sim.finish(&mut placer, &mut sink);
         tracing::debug!(arm = %job.arm, seed = job.seed, ?summary, "run finished");
         self.progress.inc(PROGRESS_STEPS - reported);

@@ -70,3 +70,13 @@ fn churn_builtin_at_a_tiny_size() {
     let s = workloads::load("churn", &["nodes=4".to_string()]).unwrap();
     check_golden("churn-tiny.timeline", &s.expand(1));
 }
+
+/// The 0.1 built-ins, kept under versioned names, still expand to exactly
+/// the timelines they did (these golden files predate the new built-ins).
+#[test]
+fn versioned_builtins_keep_their_timelines() {
+    for name in ["pressure-v1", "churn-v1"] {
+        let s = workloads::load(name, &["nodes=4".to_string()]).unwrap();
+        check_golden(&format!("{name}-tiny.timeline"), &s.expand(1));
+    }
+}
