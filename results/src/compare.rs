@@ -12,7 +12,9 @@ use crate::stats::{PMethod, mann_whitney};
 use crate::summary::{MetricStats, Summary};
 use serde::Serialize;
 
-/// The metrics gated when none are named.
+/// The metrics gated when none are named. Never the decision_time_*
+/// metrics: wall-clock time depends on the machine and its load, so two
+/// folders from different machines would "regress" on them.
 pub const DEFAULT_GATED: &[&str] = &[
     "cost_usd",
     "failure_rate",
@@ -259,6 +261,12 @@ fn compare_metric(
 mod tests {
     use super::*;
     use crate::summary::RunResult;
+
+    #[test]
+    fn machine_dependent_metrics_are_not_gated_by_default() {
+        assert!(DEFAULT_GATED.iter().all(|k| !k.starts_with("decision_time")));
+        assert!(DEFAULT_GATED.iter().all(|k| find(k).is_some()));
+    }
     use crate::test_records::{metrics_of, synthetic_run};
 
     fn summary(arm_crashes: &[(&str, u32)], seeds: std::ops::Range<u64>) -> Summary {

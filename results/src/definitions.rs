@@ -229,6 +229,236 @@ pub const METRICS: &[MetricDef] = &[
         definition: "The exact arithmetic mean of the millisecond scheduling latencies of sched_latency_p50_s (not \
                      read from the histogram), in seconds.",
     },
+    MetricDef {
+        key: "critical_pods",
+        label: "critical pods",
+        unit: "pods",
+        better: Better::Neither,
+        definition: "The critical stratum: pod incarnations whose PodCreated priority equals the highest priority of \
+                     the run's PodCreated events, when that priority is above 0 and at least one pod of the run has a \
+                     lower priority; the rest stratum is every other pod (every pod when there is no critical \
+                     stratum). This is the number of critical pods created. Every critical_* metric is undefined \
+                     when there is no critical stratum.",
+    },
+    MetricDef {
+        key: "critical_bind_p50_s",
+        label: "critical pods: time to bind, p50 (censored)",
+        unit: "s",
+        better: Better::Lower,
+        definition: "Over the critical pods (see critical_pods): the time from a pod's PodCreated to its first \
+                     PodBound, in whole milliseconds; a pod never bound is censored at its PodDeleted if it was \
+                     deleted before any bind, otherwise at the End record (it waited at least that long). The \
+                     Kaplan-Meier estimate S(t) = product over bind times t_i <= t of (1 - d_i / n_i), with d_i the \
+                     pods bound at t_i and n_i the pods whose time (bind or censoring) is at least t_i; this is the \
+                     smallest bind time t with S(t) <= 0.5, in seconds. Undefined when S never falls to 0.5 (too \
+                     many pods censored) or the stratum is empty. Without censored pods it is the nearest-rank \
+                     median of the bind times.",
+    },
+    MetricDef {
+        key: "critical_bind_p99_s",
+        label: "critical pods: time to bind, p99 (censored)",
+        unit: "s",
+        better: Better::Lower,
+        definition: "As critical_bind_p50_s, the smallest bind time t with S(t) <= 0.01. Undefined when more than 1% \
+                     of the estimated distribution is never reached, for instance when more than 1% of the critical \
+                     pods are never bound.",
+    },
+    MetricDef {
+        key: "critical_failures_per_pod",
+        label: "critical pods: failures per pod bound",
+        unit: "events/pod",
+        better: Better::Lower,
+        definition: "Failures (as counted in failures) of critical pods divided by the critical pods bound at least \
+                     once. Undefined when none was bound.",
+    },
+    MetricDef {
+        key: "critical_degraded_binds",
+        label: "critical pods: binds onto degraded nodes",
+        unit: "binds",
+        better: Better::Lower,
+        definition: "PodBound events of critical pods onto a node that is Degraded at that moment: the node's last \
+                     NodeDegraded, NodeRecovered, NodeFailed, NodeLost or NodeReplaced event before the bind is \
+                     NodeDegraded (a node without such events is healthy; a Failed or Lost node is not Degraded).",
+    },
+    MetricDef {
+        key: "critical_degraded_bind_share",
+        label: "critical pods: share of binds onto degraded nodes",
+        unit: "fraction",
+        better: Better::Lower,
+        definition: "critical_degraded_binds divided by the PodBound events of critical pods. Undefined without such \
+                     binds.",
+    },
+    MetricDef {
+        key: "rest_bind_p50_s",
+        label: "other pods: time to bind, p50 (censored)",
+        unit: "s",
+        better: Better::Lower,
+        definition: "As critical_bind_p50_s, over the rest stratum (see critical_pods).",
+    },
+    MetricDef {
+        key: "rest_bind_p99_s",
+        label: "other pods: time to bind, p99 (censored)",
+        unit: "s",
+        better: Better::Lower,
+        definition: "As critical_bind_p99_s, over the rest stratum.",
+    },
+    MetricDef {
+        key: "rest_failures_per_pod",
+        label: "other pods: failures per pod bound",
+        unit: "events/pod",
+        better: Better::Lower,
+        definition: "As critical_failures_per_pod, over the rest stratum.",
+    },
+    MetricDef {
+        key: "rest_degraded_binds",
+        label: "other pods: binds onto degraded nodes",
+        unit: "binds",
+        better: Better::Lower,
+        definition: "As critical_degraded_binds, over the rest stratum.",
+    },
+    MetricDef {
+        key: "rest_degraded_bind_share",
+        label: "other pods: share of binds onto degraded nodes",
+        unit: "fraction",
+        better: Better::Lower,
+        definition: "As critical_degraded_bind_share, over the rest stratum.",
+    },
+    MetricDef {
+        key: "oom_pressure_events",
+        label: "node-pressure OOM events",
+        unit: "events",
+        better: Better::Lower,
+        definition: "Node-pressure OOM events: the distinct (node, time) pairs of ContainerExited events with reason \
+                     OOMKilled and oom_cause NodePressure (the kernel picks all victims of one memory shortage at \
+                     once). Kills at a container's own limit are not among them.",
+    },
+    MetricDef {
+        key: "oom_victims_per_event_mean",
+        label: "victims per node-pressure OOM event, mean",
+        unit: "containers",
+        better: Better::Lower,
+        definition: "ContainerExited events with oom_cause NodePressure divided by oom_pressure_events. Undefined \
+                     without such events.",
+    },
+    MetricDef {
+        key: "oom_victims_per_event_max",
+        label: "victims per node-pressure OOM event, max",
+        unit: "containers",
+        better: Better::Lower,
+        definition: "The largest number of ContainerExited events with oom_cause NodePressure sharing one node and \
+                     one time; 0 without such events.",
+    },
+    MetricDef {
+        key: "failure_bursts",
+        label: "failure bursts",
+        unit: "bursts",
+        better: Better::Lower,
+        definition: "On each node, its failures (as counted in failures; every one of them names a node) in time \
+                     order are chained: a failure at most 60 s (60,000 ms, inclusive) after the previous failure on \
+                     the same node extends that failure's chain, a later one starts a new chain. A burst is a \
+                     maximal chain of at least 2 failures; this counts them over all nodes.",
+    },
+    MetricDef {
+        key: "failure_burst_max",
+        label: "largest failure burst",
+        unit: "failures",
+        better: Better::Lower,
+        definition: "The number of failures in the largest burst of failure_bursts; 0 without bursts.",
+    },
+    MetricDef {
+        key: "cost_rate_cv",
+        label: "cost rate, coefficient of variation",
+        unit: "ratio",
+        better: Better::Lower,
+        definition: "Over the cluster samples, each counted once: the sample standard deviation (n - 1) of \
+                     ClusterSample.hourly_cost divided by its arithmetic mean. Undefined for fewer than 2 samples or \
+                     a mean of 0.",
+    },
+    MetricDef {
+        key: "cost_rate_range_usd_h",
+        label: "cost rate, max - min",
+        unit: "USD/h",
+        better: Better::Lower,
+        definition: "The largest minus the smallest ClusterSample.hourly_cost of the run. Undefined without cluster \
+                     samples.",
+    },
+    MetricDef {
+        key: "cost_rate_step_max_usd_h",
+        label: "cost rate, largest step",
+        unit: "USD/h",
+        better: Better::Lower,
+        definition: "The largest absolute difference of ClusterSample.hourly_cost between consecutive cluster \
+                     samples. Undefined for fewer than 2 samples.",
+    },
+    MetricDef {
+        key: "fault_cost_rate_cv",
+        label: "cost rate under faults, coefficient of variation",
+        unit: "ratio",
+        better: Better::Lower,
+        definition: "As cost_rate_cv, over the cluster samples in the fault window, bounds included: from the first \
+                     NodeFailed, NodeDegraded or NodeLost event to the last NodeRecovered or NodeReplaced event, or \
+                     to the End record when a node is still failed, degraded or lost then. Undefined without such \
+                     faults.",
+    },
+    MetricDef {
+        key: "fault_cost_rate_range_usd_h",
+        label: "cost rate under faults, max - min",
+        unit: "USD/h",
+        better: Better::Lower,
+        definition: "As cost_rate_range_usd_h, over the cluster samples in the fault window of fault_cost_rate_cv.",
+    },
+    MetricDef {
+        key: "fault_cost_rate_step_max_usd_h",
+        label: "cost rate under faults, largest step",
+        unit: "USD/h",
+        better: Better::Lower,
+        definition: "As cost_rate_step_max_usd_h, between consecutive cluster samples both in the fault window of \
+                     fault_cost_rate_cv.",
+    },
+    MetricDef {
+        key: "running_pod_hours",
+        label: "running pod-hours",
+        unit: "pod-h",
+        better: Better::Higher,
+        definition: "Goodput: the sum over ContainerStarted events of the time to that container's stop, in hours: \
+                     its pod's next ContainerExited, PodDeleted or PodEvicted, a NodeFailed or NodeLost of the node \
+                     it started on (a failed node's containers stop without a ContainerExited), its pod's next \
+                     ContainerStarted, or the End record, whichever comes first.",
+    },
+    MetricDef {
+        key: "failures_per_running_pod_hour",
+        label: "failures per running pod-hour",
+        unit: "events/pod-h",
+        better: Better::Lower,
+        definition: "failures divided by running_pod_hours, so that an arm cannot look better by running fewer pods. \
+                     Undefined when no container ran.",
+    },
+    MetricDef {
+        key: "decision_time_p50_ms",
+        label: "scheduling decision wall-clock time, p50",
+        unit: "ms",
+        better: Better::Lower,
+        definition: "Not from the records: the real wall-clock time of each scheduling decision of the arm, as the \
+                     harness measured it on the machine that ran it, from decision_times.json beside the run's \
+                     records (an HDR histogram of times in ns, 3 significant digits). Its 50th percentile by nearest \
+                     rank, as the upper bound of the histogram bucket holding it, in milliseconds. Depends on the \
+                     machine and its load. Undefined when the file is absent or holds no decision.",
+    },
+    MetricDef {
+        key: "decision_time_p99_ms",
+        label: "scheduling decision wall-clock time, p99",
+        unit: "ms",
+        better: Better::Lower,
+        definition: "As decision_time_p50_ms, the 99th percentile.",
+    },
+    MetricDef {
+        key: "decision_time_mean_ms",
+        label: "scheduling decision wall-clock time, mean",
+        unit: "ms",
+        better: Better::Lower,
+        definition: "As decision_time_p50_ms, the histogram's mean (each decision at its bucket's midpoint, within \
+                     0.1% of the exact mean), in milliseconds.",
+    },
 ];
 
 /// The per-run correlations. Reports show them run by run with their own
@@ -252,6 +482,35 @@ pub const CORRELATIONS: &[MetricDef] = &[
         better: Better::Neither,
         definition: "As mem_failure_pearson, with Spearman's rho: Pearson's r of the ranks, tied values sharing the \
                      average of the ranks they span.",
+    },
+    MetricDef {
+        key: "mem_failure_partial_pearson",
+        label: "memory request vs failures within templates, partial r",
+        unit: "r",
+        better: Better::Neither,
+        definition: "The pods of mem_failure_pearson, each less its template's means (template: PodCreated.slot.workload; \
+                     means over that template's pods in the sample): Pearson's r between the residual memory request \
+                     and the residual failure count. This is the partial correlation controlling for the template, \
+                     so a pooled correlation that only comes from templates that differ in both memory and \
+                     failures vanishes here. Undefined for fewer than 3 pods, fewer than 2 residual degrees of \
+                     freedom (pods minus templates), or when requests or failures are constant within every \
+                     template. Interval as mem_failure_pearson's, the template means recomputed in every resample.",
+    },
+    MetricDef {
+        key: "mem_failure_template_pearson",
+        label: "memory request vs failures in one template, Pearson r",
+        unit: "r",
+        better: Better::Neither,
+        definition: "As mem_failure_pearson, over the pods of one template (PodCreated.slot.workload) only, for each \
+                     template with a pod bound at least once; templates are named by their Workload records (\"workload \
+                     N\" without one). Reported per run and template, not averaged over seeds.",
+    },
+    MetricDef {
+        key: "mem_failure_template_spearman",
+        label: "memory request vs failures in one template, Spearman rho",
+        unit: "rho",
+        better: Better::Neither,
+        definition: "As mem_failure_spearman, over the pods of one template, as mem_failure_template_pearson.",
     },
 ];
 

@@ -3,6 +3,8 @@
 //!
 //! - [`records`]: writing and streaming records files.
 //! - [`metrics`]: every metric of one run, from its records alone.
+//! - [`decision_time`]: the wall-clock time of each scheduling decision, a
+//!   file beside the records (the one input that is not a record).
 //! - [`definitions`]: what each metric means, word for word as reports print it.
 //! - [`stats`]: quantiles, seeded bootstrap intervals, correlations.
 //! - [`summary`]: the A/B comparison of arms over seeds, as CSV, JSON,
@@ -21,6 +23,7 @@
 extern crate self as results;
 
 pub mod compare;
+pub mod decision_time;
 pub mod definitions;
 pub mod metrics;
 pub mod pareto;

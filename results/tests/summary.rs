@@ -154,8 +154,14 @@ fn markdown_shape() {
         assert!(md.contains(&format!("**`{}`**", d.key)), "no definition of {}", d.key);
         assert!(md.contains(d.definition), "definition of {} not verbatim", d.key);
     }
+    // a row for every metric, or a mention in the line of rows that say nothing
+    let collapsed = results::summary::collapsed_rows(&s);
     for d in METRICS {
-        assert!(md.contains(&format!("| `{}`", d.key)), "no row for {}", d.key);
+        if collapsed.contains(d.key) {
+            assert!(!md.contains(&format!("| `{}`", d.key)), "a row for {}", d.key);
+        } else {
+            assert!(md.contains(&format!("| `{}`", d.key)), "no row for {}", d.key);
+        }
     }
     // binpack crashes more: its restarts row is not the bold one
     let restarts = md.lines().find(|l| l.starts_with("| `restarts`")).unwrap();
@@ -286,8 +292,10 @@ fn complete_separation_is_exact_and_holm_adjusted() {
         .filter_map(|m| m.vs_reference)
         .map(|c| c.test.p)
         .collect();
+    // (metrics whose values are all equal on both sides are not in it)
     let smaller = family.iter().filter(|&&p| p < c.test.p).count();
-    assert!(c.p_holm >= c.test.p * (family.len() - smaller) as f64 - 1e-12);
+    assert!(c.family_size < family.len());
+    assert!(c.p_holm >= c.test.p * (c.family_size - smaller) as f64 - 1e-12);
     assert_eq!(c.significant, c.p_holm < 0.05);
     assert_eq!(restarts.defined_values(), [18.0, 21.0, 16.0, 27.0, 30.0]);
     assert_eq!(restarts.median, Some(21.0));
@@ -405,4 +413,100 @@ fn latex_shape() {
             d.key
         );
     }
+}
+
+/// `default` and `binpack` over `seeds`, binpack crashing 12 times more.
+fn separated_over(seeds: u64) -> Vec<RunResult> {
+    (1..=seeds)
+        .flat_map(|seed| [run("default", seed, 0), run("binpack", seed, 12)])
+        .collect()
+}
+
+#[test]
+fn headline_names_significant_differences_with_their_size() {
+    let s = Summary::new("churn", separated_over(8), 42);
+    let lines = results::summary::headline(&s);
+    assert_eq!(lines.len(), 1);
+    let line = &lines[0];
+    assert!(line.starts_with("binpack vs default: "), "{line}");
+    // default never restarts: the difference is absolute, in events
+    let restarts = s
+        .arm("binpack")
+        .unwrap()
+        .metric("restarts")
+        .unwrap()
+        .estimate
+        .unwrap()
+        .mean;
+    assert!(
+        line.contains(&format!("restarts +{} events (delta +1.00, Holm p ", restarts)),
+        "{line}"
+    );
+    // the terminal table and report.md open with it
+    let table = s.to_terminal_table();
+    let headline_at = table.find(line.as_str()).expect("terminal headline");
+    assert!(headline_at < table.find("╭").unwrap(), "{table}");
+    assert!(s.to_markdown().contains(&format!("- {line}")));
+}
+
+#[test]
+fn headline_without_significance_says_what_the_seeds_allow() {
+    let s = Summary::new("churn", separated_over(3), 42);
+    let lines = results::summary::headline(&s);
+    let line = &lines[0];
+    assert!(
+        line.starts_with("binpack vs default: no metric differs significantly (Holm-adjusted p < 0.05); 3 seeds a side; the smallest p attainable is 0.100 (1.00 after Holm over "),
+        "{line}"
+    );
+    assert!(results::summary::headline(&Summary::new("one", vec![run("default", 1, 0)], 1)).is_empty());
+}
+
+#[test]
+fn rows_zero_equal_or_undefined_everywhere_collapse_into_one_line_each() {
+    let s = Summary::new("churn", separated_over(3), 42);
+    let c = results::summary::collapsed_rows(&s);
+    assert!(
+        c.zero.contains(&"pods_declined") && c.zero.contains(&"evictions"),
+        "{c:?}"
+    );
+    assert!(c.constant.contains(&("nodes_in_use_max", 2.0)), "{c:?}");
+    assert!(c.undefined.contains(&"critical_bind_p50_s"), "{c:?}");
+    assert!(!c.contains("restarts"));
+    for text in [s.to_terminal_table(), s.to_markdown()] {
+        let zero_line = text
+            .lines()
+            .find(|l| l.starts_with("zero in every run: "))
+            .expect("zero line");
+        assert!(zero_line.contains("pods_declined, "), "{zero_line}");
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("the same in every run: ") && l.contains("nodes_in_use_max = 2")),
+            "{text}"
+        );
+        assert!(text.contains("undefined in every run: critical_pods, "), "{text}");
+        // no table row for them, and one for the rest
+        assert!(
+            !text.contains("│ pods_declined") && !text.contains("| `pods_declined` |"),
+            "{text}"
+        );
+        assert!(text.contains("restarts ↓") || text.contains("`restarts` ↓"), "{text}");
+    }
+    // CSV and JSON keep every metric
+    assert!(s.to_csv().contains("default,pods_declined,"));
+    assert!(s.to_json()["arms"][0]["metrics"]["pods_declined"].is_object());
+}
+
+#[test]
+fn partial_and_template_correlations_are_in_every_output() {
+    let s = Summary::new("churn", separated_over(3), 42);
+    let json = s.to_json();
+    let c = &json["arms"][0]["correlations"][0];
+    assert_eq!(c["partial"]["templates"], 1);
+    assert_eq!(c["templates"][0]["name"], "workload 0");
+    assert_eq!(c["templates"][0]["n"], c["n"]);
+    let md = s.to_markdown();
+    assert!(
+        md.contains("partial r [95% CI]") && md.contains("### Within each template"),
+        "{md}"
+    );
 }

@@ -1,12 +1,18 @@
 //! The streaming accumulator: records in, [`RunMetrics`] out.
 
-use super::pods::{Pods, name};
+use super::cascades::Cascades;
+use super::cost_volatility::CostSeries;
+use super::goodput::Goodput;
+use super::node_health::NodeHealth;
+use super::pods::{Pods, is_failure, name};
 use super::samples::Samples;
+use super::strata::strata;
 use super::{MetricsError, RunMetrics};
-use crate::stats::{pearson, spearman};
-use clusters::record::{EventKind, Record};
-use clusters::{NodeId, Time};
+use crate::stats::{partial_pearson, pearson, spearman};
+use clusters::record::{EventKind, OomCause, Record};
+use clusters::{NodeId, Time, WorkloadId};
 use hdrhistogram::Histogram;
+use std::collections::BTreeMap;
 
 /// Significant digits of the scheduling-latency histogram.
 const LATENCY_SIGNIFICANT_DIGITS: u8 = 3;
@@ -30,6 +36,11 @@ pub struct RunMetricsBuilder {
     latest: Time,
     samples: Samples,
     pods: Pods,
+    workload_names: BTreeMap<WorkloadId, String>,
+    node_health: NodeHealth,
+    cascades: Cascades,
+    goodput: Goodput,
+    cost: CostSeries,
 }
 
 impl Default for RunMetricsBuilder {
@@ -58,6 +69,11 @@ impl RunMetricsBuilder {
             latest: Time::ZERO,
             samples: Samples::default(),
             pods: Pods::default(),
+            workload_names: BTreeMap::new(),
+            node_health: NodeHealth::default(),
+            cascades: Cascades::default(),
+            goodput: Goodput::default(),
+            cost: CostSeries::default(),
         }
     }
 
@@ -106,16 +122,41 @@ impl RunMetricsBuilder {
                 {
                     return Err(format!("{} on node {} that has no Node record", name(&e.kind), node.0));
                 }
-                self.pods.event(e.t, &e.kind)
+                let onto_degraded =
+                    matches!(e.kind, EventKind::PodBound { node, .. } if self.node_health.is_degraded(node));
+                self.pods.event(e.t, &e.kind, onto_degraded)?;
+                self.node_health.event(e.t, &e.kind);
+                self.goodput.event(e.t, &e.kind);
+                if let Some(node) = node_of(&e.kind)
+                    && is_failure(&e.kind)
+                {
+                    self.cascades.failure(e.t, node);
+                }
+                if let EventKind::ContainerExited {
+                    node,
+                    oom_cause: Some(OomCause::NodePressure),
+                    ..
+                } = e.kind
+                {
+                    self.cascades.oom_pressure_victim(e.t, node);
+                }
+                Ok(())
             }
-            Record::Workload { .. } => Ok(()),
+            Record::Workload { workload, name } => {
+                if self.workload_names.insert(*workload, name.clone()).is_some() {
+                    return Err(format!("a second Workload record for workload {}", workload.0));
+                }
+                Ok(())
+            }
             Record::NodeSample(s) => {
                 self.latest = self.latest.max(s.t);
                 self.samples.node_sample(s)
             }
             Record::ClusterSample(s) => {
                 self.latest = self.latest.max(s.t);
-                self.samples.cluster_sample(s)
+                self.samples.cluster_sample(s)?;
+                self.cost.push(s.t, s.hourly_cost);
+                Ok(())
             }
             Record::End { t } => {
                 if *t < self.latest {
@@ -158,6 +199,10 @@ impl RunMetricsBuilder {
             .iter()
             .map(|p| (p.memory_request_bytes as f64, f64::from(p.failures)))
             .unzip();
+        let templates: Vec<u64> = pods.outcomes.iter().map(|p| u64::from(p.workload.0)).collect();
+        let fault_window = self.node_health.fault_window(end);
+        let (cost_volatility, fault_cost_volatility) = self.cost.finish(fault_window);
+        let running_pod_hours = self.goodput.finish(end);
         Ok(RunMetrics {
             end,
             samples: s,
@@ -180,7 +225,18 @@ impl RunMetricsBuilder {
             sched_latency_ms: histogram,
             mem_failure_pearson: pearson(&mem, &failures),
             mem_failure_spearman: spearman(&mem, &failures),
+            mem_failure_partial_pearson: partial_pearson(&mem, &failures, &templates),
             pod_outcomes: pods.outcomes,
+            workload_names: self.workload_names,
+            strata: strata(&pods.strata, end),
+            cascades: self.cascades.finish(),
+            cost_volatility,
+            fault_cost_volatility,
+            fault_window,
+            running_pod_hours,
+            failures_per_running_pod_hour: (running_pod_hours > 0.0)
+                .then(|| self.pods.failures as f64 / running_pod_hours),
+            decision_times: None,
         })
     }
 }

@@ -2,20 +2,28 @@
 //! [`crate::definitions`] says what each one means.
 
 mod builder;
+mod cascades;
+mod cost_volatility;
+mod goodput;
+mod node_health;
 mod pods;
 mod samples;
+mod strata;
 
 pub use samples::SampleMetrics;
 
 pub use builder::RunMetricsBuilder;
+pub use cascades::BURST_GAP;
 
+use crate::decision_time::{DECISION_TIMES_FILE, DecisionTimes, DecisionTimesError};
 use crate::records::{RecordsError, for_each_numbered_record};
-use crate::stats::{CONFIDENCE, CorrelationEstimate, correlation_ci};
+use crate::stats::{CONFIDENCE, CorrelationEstimate, PartialEstimate, correlation_ci, partial_correlation_ci};
 use base64::Engine;
-use clusters::{PodId, Time};
+use clusters::{PodId, Time, WorkloadId};
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Serializer, V2Serializer};
 use rand::Rng;
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Why a run's metrics could not be computed.
@@ -34,6 +42,8 @@ pub enum MetricsError {
     },
     #[error("scheduling latency histogram: {0}")]
     Histogram(String),
+    #[error(transparent)]
+    DecisionTimes(#[from] DecisionTimesError),
 }
 
 /// A pod incarnation bound at least once: what the memory/failure
@@ -43,6 +53,72 @@ pub struct PodOutcome {
     pub pod: PodId,
     pub memory_request_bytes: u64,
     pub failures: u32,
+    /// the template (PodCreated.slot.workload)
+    pub workload: WorkloadId,
+}
+
+/// One priority stratum's metrics (see `crate::definitions`, `critical_*`
+/// and `rest_*`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StratumMetrics {
+    /// pod incarnations created in the stratum
+    pub pods: u64,
+    /// of which bound at least once
+    pub bound: u64,
+    /// Kaplan–Meier time to first bind, never-bound pods censored
+    pub bind_p50_s: Option<f64>,
+    pub bind_p99_s: Option<f64>,
+    /// failures per pod bound at least once
+    pub failures_per_pod: Option<f64>,
+    /// PodBound events onto a node Degraded at that moment
+    pub degraded_binds: u64,
+    /// degraded_binds over the stratum's PodBound events
+    pub degraded_bind_share: Option<f64>,
+}
+
+/// The run's pods split by priority.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StrataMetrics {
+    /// the critical stratum's priority; `None` when there is no critical
+    /// stratum (the highest priority is 0 or below, or every pod has it)
+    pub critical_priority: Option<i32>,
+    pub critical: Option<StratumMetrics>,
+    /// every pod not in the critical stratum
+    pub rest: StratumMetrics,
+}
+
+/// OOM cascades and failure bursts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CascadeMetrics {
+    /// distinct (node, time) of ContainerExited with oom_cause NodePressure
+    pub oom_pressure_events: u64,
+    pub oom_victims_per_event_mean: Option<f64>,
+    /// 0 without such events
+    pub oom_victims_per_event_max: u32,
+    /// maximal chains of ≥ 2 failures on one node, each within
+    /// [`BURST_GAP`] of the previous one
+    pub failure_bursts: u64,
+    /// 0 without bursts
+    pub failure_burst_max: u32,
+}
+
+/// How much a cost-rate series swings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Volatility {
+    /// sample standard deviation over mean
+    pub cv: Option<f64>,
+    /// max − min
+    pub range: Option<f64>,
+    /// largest |change| between consecutive samples
+    pub step_max: Option<f64>,
+}
+
+/// A run's memory/failure correlation within one template.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TemplateCorrelation {
+    pub workload: WorkloadId,
+    pub name: String,
+    pub estimate: CorrelationEstimate,
 }
 
 /// The metrics of one run (one arm, one seed). `None` marks a metric that is
@@ -81,6 +157,26 @@ pub struct RunMetrics {
     pub pod_outcomes: Vec<PodOutcome>,
     pub mem_failure_pearson: Option<f64>,
     pub mem_failure_spearman: Option<f64>,
+    /// Pearson's r of memory request and failures after subtracting each
+    /// template's means (see [`crate::stats::partial_pearson`])
+    pub mem_failure_partial_pearson: Option<f64>,
+    /// template names from the Workload records; templates without one are
+    /// "workload N"
+    pub workload_names: BTreeMap<WorkloadId, String>,
+
+    pub strata: StrataMetrics,
+    pub cascades: CascadeMetrics,
+    pub cost_volatility: Volatility,
+    /// `None` without faults
+    pub fault_cost_volatility: Option<Volatility>,
+    /// the fault window, `None` without faults
+    pub fault_window: Option<(Time, Time)>,
+    pub running_pod_hours: f64,
+    pub failures_per_running_pod_hour: Option<f64>,
+
+    /// from decision_times.json beside the records, when there is one; not
+    /// from the records
+    pub decision_times: Option<DecisionTimes>,
 }
 
 impl RunMetrics {
@@ -116,6 +212,34 @@ impl RunMetrics {
             "sched_latency_mean_s" => self.sched_latency_mean_s,
             "mem_failure_pearson" => self.mem_failure_pearson,
             "mem_failure_spearman" => self.mem_failure_spearman,
+            "mem_failure_partial_pearson" => self.mem_failure_partial_pearson,
+            "critical_pods" => self.strata.critical.map(|c| c.pods as f64),
+            "critical_bind_p50_s" => self.strata.critical.and_then(|c| c.bind_p50_s),
+            "critical_bind_p99_s" => self.strata.critical.and_then(|c| c.bind_p99_s),
+            "critical_failures_per_pod" => self.strata.critical.and_then(|c| c.failures_per_pod),
+            "critical_degraded_binds" => self.strata.critical.map(|c| c.degraded_binds as f64),
+            "critical_degraded_bind_share" => self.strata.critical.and_then(|c| c.degraded_bind_share),
+            "rest_bind_p50_s" => self.strata.rest.bind_p50_s,
+            "rest_bind_p99_s" => self.strata.rest.bind_p99_s,
+            "rest_failures_per_pod" => self.strata.rest.failures_per_pod,
+            "rest_degraded_binds" => count(self.strata.rest.degraded_binds),
+            "rest_degraded_bind_share" => self.strata.rest.degraded_bind_share,
+            "oom_pressure_events" => count(self.cascades.oom_pressure_events),
+            "oom_victims_per_event_mean" => self.cascades.oom_victims_per_event_mean,
+            "oom_victims_per_event_max" => Some(f64::from(self.cascades.oom_victims_per_event_max)),
+            "failure_bursts" => count(self.cascades.failure_bursts),
+            "failure_burst_max" => Some(f64::from(self.cascades.failure_burst_max)),
+            "cost_rate_cv" => self.cost_volatility.cv,
+            "cost_rate_range_usd_h" => self.cost_volatility.range,
+            "cost_rate_step_max_usd_h" => self.cost_volatility.step_max,
+            "fault_cost_rate_cv" => self.fault_cost_volatility.and_then(|v| v.cv),
+            "fault_cost_rate_range_usd_h" => self.fault_cost_volatility.and_then(|v| v.range),
+            "fault_cost_rate_step_max_usd_h" => self.fault_cost_volatility.and_then(|v| v.step_max),
+            "running_pod_hours" => Some(self.running_pod_hours),
+            "failures_per_running_pod_hour" => self.failures_per_running_pod_hour,
+            "decision_time_p50_ms" => self.decision_time_ms(|d| d.quantile_ns(0.5).map(|ns| ns as f64)),
+            "decision_time_p99_ms" => self.decision_time_ms(|d| d.quantile_ns(0.99).map(|ns| ns as f64)),
+            "decision_time_mean_ms" => self.decision_time_ms(DecisionTimes::mean_ns),
             _ => None,
         }
         .filter(|v| v.is_finite())
@@ -133,6 +257,55 @@ impl RunMetrics {
         correlation_ci(&x, &y, CONFIDENCE, resamples, rng)
     }
 
+    fn decision_time_ms(&self, ns: impl Fn(&DecisionTimes) -> Option<f64>) -> Option<f64> {
+        self.decision_times.as_ref().and_then(ns).map(|ns| ns / 1e6)
+    }
+
+    /// A template's name: its Workload record's, else "workload N".
+    pub fn workload_name(&self, workload: WorkloadId) -> String {
+        self.workload_names
+            .get(&workload)
+            .cloned()
+            .unwrap_or_else(|| format!("workload {}", workload.0))
+    }
+
+    /// The memory/failure correlation within each template that has a pod
+    /// bound at least once, in template order; `rng_for` gives each template
+    /// its own bootstrap stream.
+    pub fn template_correlations<R: Rng>(
+        &self,
+        resamples: usize,
+        mut rng_for: impl FnMut(WorkloadId) -> R,
+    ) -> Vec<TemplateCorrelation> {
+        let mut by_template: BTreeMap<WorkloadId, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+        for p in &self.pod_outcomes {
+            let (x, y) = by_template.entry(p.workload).or_default();
+            x.push(p.memory_request_bytes as f64);
+            y.push(f64::from(p.failures));
+        }
+        by_template
+            .into_iter()
+            .map(|(workload, (x, y))| TemplateCorrelation {
+                workload,
+                name: self.workload_name(workload),
+                estimate: correlation_ci(&x, &y, CONFIDENCE, resamples, &mut rng_for(workload)),
+            })
+            .collect()
+    }
+
+    /// [`RunMetrics::mem_failure_partial_pearson`] with its bootstrap
+    /// interval over pods.
+    pub fn mem_failure_partial_correlation(&self, resamples: usize, rng: &mut impl Rng) -> PartialEstimate {
+        let x: Vec<f64> = self
+            .pod_outcomes
+            .iter()
+            .map(|p| p.memory_request_bytes as f64)
+            .collect();
+        let y: Vec<f64> = self.pod_outcomes.iter().map(|p| f64::from(p.failures)).collect();
+        let g: Vec<u64> = self.pod_outcomes.iter().map(|p| u64::from(p.workload.0)).collect();
+        partial_correlation_ci(&x, &y, &g, CONFIDENCE, resamples, rng)
+    }
+
     /// The latency histogram in HdrHistogram's V2 format (uncompressed),
     /// base64: any HdrHistogram implementation can read it back, merge runs,
     /// or draw the full distribution.
@@ -145,10 +318,16 @@ impl RunMetrics {
     }
 }
 
-/// Reads a records file and computes its run's metrics. Errors name the file,
-/// and the line where the records turn inconsistent.
+/// Reads a records file and computes its run's metrics, with the decision
+/// times of [`DECISION_TIMES_FILE`] beside it when that file exists. Errors
+/// name the file, and the line where the records turn inconsistent.
 pub fn from_file(path: &Path) -> Result<RunMetrics, MetricsError> {
     let mut builder = RunMetricsBuilder::for_source(path.display().to_string());
     for_each_numbered_record(path, |line, record| builder.push_at_line(line, &record))?;
-    builder.finish()
+    let mut metrics = builder.finish()?;
+    let decision_times = path.with_file_name(DECISION_TIMES_FILE);
+    if decision_times.is_file() {
+        metrics.decision_times = Some(DecisionTimes::read(&decision_times)?);
+    }
+    Ok(metrics)
 }

@@ -1,8 +1,9 @@
 //! The pod ledger: what happened to each pod incarnation, from the events.
 
 use super::PodOutcome;
+use super::strata::StratumPod;
 use clusters::record::{EventKind, ExitReason};
-use clusters::{PodId, Time};
+use clusters::{PodId, Time, WorkloadId};
 use std::collections::HashMap;
 
 #[derive(Debug)]
@@ -10,8 +11,15 @@ struct Pod {
     id: PodId,
     created: Time,
     memory_request: u64,
+    workload: WorkloadId,
+    priority: i32,
     first_bound: Option<Time>,
     deleted: bool,
+    /// deleted before it was ever bound, at this time
+    deleted_pending: Option<Time>,
+    binds: u32,
+    /// PodBound events onto a node Degraded at that moment
+    degraded_binds: u32,
     declined: bool,
     unschedulable: bool,
     failures: u32,
@@ -43,18 +51,37 @@ pub(super) struct PodCounts {
     pub unschedulable: u64,
     pub with_failure: u64,
     pub outcomes: Vec<PodOutcome>,
+    pub strata: Vec<StratumPod>,
 }
 
 fn pod_of(kind: &EventKind) -> Option<PodId> {
     kind.pod()
 }
 
+/// Whether the event is a failure as the `failures` metric counts them:
+/// a ContainerExited with reason Error or OOMKilled, a PodEvicted, a
+/// PodFailed. The one place that says so.
+pub(super) fn is_failure(kind: &EventKind) -> bool {
+    match kind {
+        EventKind::ContainerExited { reason, .. } => matches!(reason, ExitReason::Error | ExitReason::OOMKilled),
+        EventKind::PodEvicted { .. } | EventKind::PodFailed { .. } => true,
+        _ => false,
+    }
+}
+
 impl Pods {
     /// Applies one event; `Err` with the reason if it contradicts the earlier
-    /// ones.
-    pub fn event(&mut self, t: Time, kind: &EventKind) -> Result<(), String> {
+    /// ones. `onto_degraded`: a PodBound's node is Degraded at that moment.
+    pub fn event(&mut self, t: Time, kind: &EventKind, onto_degraded: bool) -> Result<(), String> {
         use EventKind as E;
-        if let E::PodCreated { pod, requests, .. } = kind {
+        if let E::PodCreated {
+            pod,
+            requests,
+            slot,
+            priority,
+            ..
+        } = kind
+        {
             if self.index.contains_key(pod) {
                 return Err(format!("a second PodCreated for pod {}", pod.0));
             }
@@ -63,8 +90,13 @@ impl Pods {
                 id: *pod,
                 created: t,
                 memory_request: requests.memory_bytes,
+                workload: slot.workload,
+                priority: *priority,
                 first_bound: None,
                 deleted: false,
+                deleted_pending: None,
+                binds: 0,
+                degraded_binds: 0,
                 declined: false,
                 unschedulable: false,
                 failures: 0,
@@ -84,7 +116,7 @@ impl Pods {
         if needs_bound && pod.first_bound.is_none() {
             return Err(format!("{} for pod {} that was never bound", name(kind), id.0));
         }
-        let mut failed = false;
+        let failed = is_failure(kind);
         match kind {
             E::PodUnschedulable { .. } => pod.unschedulable = true,
             E::PodDeclined { .. } => pod.declined = true,
@@ -96,6 +128,10 @@ impl Pods {
                     ));
                 }
                 self.binds += 1;
+                pod.binds = pod.binds.saturating_add(1);
+                if onto_degraded {
+                    pod.degraded_binds = pod.degraded_binds.saturating_add(1);
+                }
                 if pod.first_bound.is_none() {
                     pod.first_bound = Some(t);
                     self.latencies_ms.push(t.since(pod.created).as_millis());
@@ -106,21 +142,19 @@ impl Pods {
                     self.restarts += 1;
                 }
             }
-            E::ContainerExited { reason, .. } => match reason {
-                ExitReason::Completed => {}
-                ExitReason::Error => failed = true,
-                ExitReason::OOMKilled => {
+            E::ContainerExited { reason, .. } => {
+                if *reason == ExitReason::OOMKilled {
                     self.oom_kills += 1;
-                    failed = true;
                 }
-            },
-            E::PodEvicted { .. } => {
-                self.evictions += 1;
-                failed = true;
             }
-            E::PodFailed { .. } => failed = true,
-            E::PodDeleted { .. } => pod.deleted = true,
-            E::PodSucceeded { .. } | E::PodCreated { .. } => {}
+            E::PodEvicted { .. } => self.evictions += 1,
+            E::PodDeleted { .. } => {
+                pod.deleted = true;
+                if pod.first_bound.is_none() && pod.deleted_pending.is_none() {
+                    pod.deleted_pending = Some(t);
+                }
+            }
+            E::PodFailed { .. } | E::PodSucceeded { .. } | E::PodCreated { .. } => {}
             E::NodeFailed { .. }
             | E::NodeDegraded { .. }
             | E::NodeRecovered { .. }
@@ -151,6 +185,20 @@ impl Pods {
                     pod: p.id,
                     memory_request_bytes: p.memory_request,
                     failures: p.failures,
+                    workload: p.workload,
+                })
+                .collect(),
+            strata: self
+                .pods
+                .iter()
+                .map(|p| StratumPod {
+                    priority: p.priority,
+                    created: p.created,
+                    first_bound: p.first_bound,
+                    deleted_pending: p.deleted_pending,
+                    failures: p.failures,
+                    binds: p.binds,
+                    degraded_binds: p.degraded_binds,
                 })
                 .collect(),
         }

@@ -201,20 +201,51 @@ fn correlation_table(out: &mut String, summary: &Summary) {
     );
     let _ = writeln!(
         out,
+        "<p class=\"note\">Partial r: the same pods, each less its template's means: the correlation that remains \
+         within templates. A pooled correlation that the partial one does not keep comes from the mix of \
+         templates.</p>"
+    );
+    let _ = writeln!(
+        out,
         "<table>\n<thead><tr><th>arm</th><th>seed</th><th>pods (n)</th><th>Pearson r [{pct}% CI]</th>\
-         <th>Spearman rho [{pct}% CI]</th></tr></thead>\n<tbody>"
+         <th>Spearman rho [{pct}% CI]</th><th>templates</th><th>partial r [{pct}% CI]</th></tr></thead>\n<tbody>"
     );
     for arm in summary.arms() {
-        for (run, c) in arm.runs.iter().zip(&arm.correlations) {
+        for ((run, c), d) in arm.runs.iter().zip(&arm.correlations).zip(&arm.decoupling) {
             let _ = writeln!(
                 out,
-                "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 esc(&arm.arm),
                 run.seed,
                 c.n,
                 esc(&correlation_cell(c.pearson.as_ref())),
-                esc(&correlation_cell(c.spearman.as_ref()))
+                esc(&correlation_cell(c.spearman.as_ref())),
+                d.partial.groups,
+                esc(&correlation_cell(d.partial.pearson.as_ref()))
             );
+        }
+    }
+    out.push_str("</tbody>\n</table>\n");
+    out.push_str("<h3 id=\"template-correlations\">Within each template</h3>\n");
+    let _ = writeln!(
+        out,
+        "<table>\n<thead><tr><th>arm</th><th>seed</th><th>template</th><th>pods (n)</th>\
+         <th>Pearson r [{pct}% CI]</th><th>Spearman rho [{pct}% CI]</th></tr></thead>\n<tbody>"
+    );
+    for arm in summary.arms() {
+        for (run, d) in arm.runs.iter().zip(&arm.decoupling) {
+            for t in &d.templates {
+                let _ = writeln!(
+                    out,
+                    "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    esc(&arm.arm),
+                    run.seed,
+                    esc(&t.name),
+                    t.estimate.n,
+                    esc(&correlation_cell(t.estimate.pearson.as_ref())),
+                    esc(&correlation_cell(t.estimate.spearman.as_ref()))
+                );
+            }
         }
     }
     out.push_str("</tbody>\n</table>\n");
@@ -299,6 +330,14 @@ pub fn html(input: &HtmlInput<'_>) -> String {
          (two-sided Mann–Whitney U over seeds, Holm-adjusted across metrics, p &lt; 0.05; hover for p and effect \
          sizes). n/a: no run defines the metric.</p>"
     );
+    let lines = crate::summary::headline(summary);
+    if !lines.is_empty() {
+        out.push_str("<ul class=\"headline\">\n");
+        for line in lines {
+            let _ = writeln!(out, "<li>{}</li>", esc(&line));
+        }
+        out.push_str("</ul>\n");
+    }
     metric_table(&mut out, summary, HEADLINE);
 
     // Pareto

@@ -104,6 +104,147 @@ pub fn correlation_ci(
     }
 }
 
+/// The correlation of paired samples within groups, with its interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PartialEstimate {
+    pub n: usize,
+    /// distinct groups among the points
+    pub groups: usize,
+    pub resamples: usize,
+    pub pearson: Option<Estimate>,
+}
+
+/// The partial correlation of `x` and `y` controlling for a categorical
+/// `group`: Pearson's r of the residuals x − (mean x of the point's group)
+/// and y − (mean y of the point's group), the pooled within-group
+/// correlation. A correlation that only comes from groups differing in both
+/// means vanishes here. `None` if the lengths differ, a value is not finite,
+/// there are fewer than 3 points, fewer than 2 residual degrees of freedom
+/// (points minus groups), or either side is constant within every group.
+pub fn partial_pearson(x: &[f64], y: &[f64], group: &[u64]) -> Option<f64> {
+    let g = GroupedPoints::new(x, y, group)?;
+    g.pearson(&vec![1u32; g.x.len()])
+}
+
+/// [`partial_pearson`] with a percentile-bootstrap interval from `resamples`
+/// resamples of the points (group means recomputed in every resample).
+pub fn partial_correlation_ci(
+    x: &[f64],
+    y: &[f64],
+    group: &[u64],
+    confidence: f64,
+    resamples: usize,
+    rng: &mut impl Rng,
+) -> PartialEstimate {
+    let n = x.len().min(y.len()).min(group.len());
+    let Some(points) = GroupedPoints::new(x, y, group) else {
+        let mut distinct = group.to_vec();
+        distinct.sort_unstable();
+        distinct.dedup();
+        return PartialEstimate {
+            n,
+            groups: distinct.len(),
+            resamples,
+            pearson: None,
+        };
+    };
+    let value = points.pearson(&vec![1u32; n]);
+    let mut reps = Vec::with_capacity(resamples);
+    if value.is_some() {
+        let mut w = vec![0u32; n];
+        for _ in 0..resamples {
+            w.iter_mut().for_each(|c| *c = 0);
+            for _ in 0..n {
+                w[rng.random_range(0..n)] += 1;
+            }
+            reps.extend(points.pearson(&w));
+        }
+    }
+    PartialEstimate {
+        n,
+        groups: points.groups,
+        resamples,
+        pearson: value.map(|value| Estimate {
+            value,
+            ci: percentile_interval(&mut reps, confidence),
+            undefined_resamples: resamples - reps.len(),
+        }),
+    }
+}
+
+/// Points with a dense group index each.
+struct GroupedPoints<'a> {
+    x: &'a [f64],
+    y: &'a [f64],
+    of: Vec<usize>,
+    groups: usize,
+}
+
+impl<'a> GroupedPoints<'a> {
+    fn new(x: &'a [f64], y: &'a [f64], group: &[u64]) -> Option<GroupedPoints<'a>> {
+        if x.len() != y.len() || x.len() != group.len() || x.len() < 3 || x.iter().chain(y).any(|v| !v.is_finite()) {
+            return None;
+        }
+        let mut distinct = group.to_vec();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let of = group
+            .iter()
+            .map(|g| distinct.binary_search(g).unwrap_or_default())
+            .collect();
+        Some(GroupedPoints {
+            x,
+            y,
+            of,
+            groups: distinct.len(),
+        })
+    }
+
+    /// Whether the drawn values vary within at least one group, decided on
+    /// the values exactly (as [`Groups::varies`]).
+    fn varies_within(&self, values: &[f64], w: &[u32]) -> bool {
+        let mut first: Vec<Option<f64>> = vec![None; self.groups];
+        for ((&g, &v), &wi) in self.of.iter().zip(values).zip(w) {
+            if wi == 0 {
+                continue;
+            }
+            match first[g] {
+                None => first[g] = Some(v),
+                Some(f) if f != v => return true,
+                Some(_) => {}
+            }
+        }
+        false
+    }
+
+    fn pearson(&self, w: &[u32]) -> Option<f64> {
+        let mut weight = vec![0.0f64; self.groups];
+        let mut sum_x = vec![0.0f64; self.groups];
+        let mut sum_y = vec![0.0f64; self.groups];
+        for (i, &g) in self.of.iter().enumerate() {
+            let wi = f64::from(w[i]);
+            weight[g] += wi;
+            sum_x[g] += wi * self.x[i];
+            sum_y[g] += wi * self.y[i];
+        }
+        let drawn_groups = weight.iter().filter(|&&c| c > 0.0).count() as f64;
+        let total: f64 = weight.iter().sum();
+        if total - drawn_groups < 2.0 || !self.varies_within(self.x, w) || !self.varies_within(self.y, w) {
+            return None;
+        }
+        // undrawn points have weight 0 and do not count, whatever their residual
+        let residuals = |values: &[f64], sums: &[f64]| -> Vec<f64> {
+            self.of
+                .iter()
+                .zip(values)
+                .map(|(&g, &v)| if weight[g] > 0.0 { v - sums[g] / weight[g] } else { 0.0 })
+                .collect()
+        };
+        let (rx, ry) = (residuals(self.x, &sum_x), residuals(self.y, &sum_y));
+        weighted_pearson(rx.into_iter(), ry.into_iter(), w)
+    }
+}
+
 /// Distinct values of one side, ascending, and each point's value index.
 struct Groups {
     of: Vec<usize>,
@@ -289,6 +430,31 @@ mod tests {
         let c = correlation_ci(&[1.0, 1.0, 1.0], &[1.0, 2.0, 3.0], CONFIDENCE, 100, &mut stream(1, &[]));
         assert_eq!(c.n, 3);
         assert!(c.pearson.is_none() && c.spearman.is_none());
+    }
+
+    #[test]
+    fn partial_correlation_removes_the_group_mix() {
+        // Two groups, uncorrelated within each, far apart in both means:
+        // the pooled r is strong, the within-group r is 0.
+        let x = [1000.0, 1100.0, 1000.0, 1100.0, 5000.0, 5100.0, 5000.0, 5100.0];
+        let y = [0.0, 0.0, 1.0, 1.0, 4.0, 4.0, 5.0, 5.0];
+        let g = [0, 0, 0, 0, 1, 1, 1, 1];
+        assert!(pearson(&x, &y).unwrap() > 0.96);
+        assert!(close(partial_pearson(&x, &y, &g).unwrap(), 0.0));
+        // one group: the partial correlation is the plain one
+        let one = [7u64; 8];
+        assert!(close(partial_pearson(&x, &y, &one).unwrap(), pearson(&x, &y).unwrap()));
+        // constant within every group: undefined
+        assert_eq!(
+            partial_pearson(&[1.0, 1.0, 2.0, 2.0], &[0.0, 1.0, 0.0, 1.0], &[0, 0, 1, 1]),
+            None
+        );
+        // 3 points in 2 groups leave 1 degree of freedom: undefined
+        assert_eq!(partial_pearson(&[1.0, 2.0, 3.0], &[1.0, 3.0, 2.0], &[0, 0, 1]), None);
+        let c = partial_correlation_ci(&x, &y, &g, CONFIDENCE, 200, &mut stream(5, &[]));
+        assert_eq!((c.n, c.groups), (8, 2));
+        let e = c.pearson.unwrap();
+        assert!(close(e.value, 0.0) && e.ci.unwrap().contains(0.0), "{e:?}");
     }
 
     #[test]

@@ -17,8 +17,10 @@ pub const VS_REFERENCE: &str = "Against the reference arm (`default` when the sc
                                 reference) over all pairs of runs, and Vargha–Delaney A12 = P(arm > reference) + \
                                 P(tie)/2 = (delta + 1)/2, both of the metric's values whatever its better direction; \
                                 the p-values of one arm's metrics are Holm–Bonferroni adjusted together, and a \
-                                difference is significant when the adjusted p is below 0.05. With 3 runs against 3 \
-                                the smallest possible p is 0.1: few seeds cannot show significance.";
+                                difference is significant when the adjusted p is below 0.05. A metric whose values \
+                                are all equal on both sides (p = 1 whatever the split) cannot differ and is left out \
+                                of that family (its adjusted p is 1). With 3 runs against 3 the smallest possible p \
+                                is 0.1: few seeds cannot show significance.";
 
 /// One metric of one arm against the same metric of the reference arm.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -33,6 +35,9 @@ pub struct VsReference {
     pub a12: f64,
     /// `p_holm` < [`ALPHA`]
     pub significant: bool,
+    /// the tests of this arm's Holm family (metrics defined on both sides
+    /// whose values are not all equal)
+    pub family_size: usize,
 }
 
 /// Fills `vs_reference` of every metric of `arm` against `reference`.
@@ -46,9 +51,27 @@ pub(super) fn compare(arm: &mut ArmSummary, reference: &ArmSummary) {
             Some((mann_whitney(&x, &y)?, cliffs_delta(&x, &y)?))
         })
         .collect();
-    let p: Vec<Option<f64>> = raw.iter().map(|t| t.map(|(mw, _)| mw.p)).collect();
+    // A comparison whose pooled values are all equal has p = 1 under every
+    // split of them: it cannot reject, and counting it would only make every
+    // other test of the family harder to pass.
+    let tied: Vec<bool> = arm
+        .metrics
+        .iter()
+        .zip(&reference.metrics)
+        .map(|(m, r)| {
+            let pooled: Vec<f64> = m.defined_values().into_iter().chain(r.defined_values()).collect();
+            pooled.windows(2).all(|w| w[0] == w[1])
+        })
+        .collect();
+    let p: Vec<Option<f64>> = raw
+        .iter()
+        .zip(&tied)
+        .map(|(t, &tied)| t.filter(|_| !tied).map(|(mw, _)| mw.p))
+        .collect();
+    let family_size = p.iter().flatten().count();
     let adjusted = holm(&p);
-    for ((m, t), p_holm) in arm.metrics.iter_mut().zip(raw).zip(adjusted) {
+    for (((m, t), p_holm), tied) in arm.metrics.iter_mut().zip(raw).zip(adjusted).zip(tied) {
+        let p_holm = if tied { Some(1.0) } else { p_holm };
         m.vs_reference = match (t, p_holm) {
             (Some((test, delta)), Some(p_holm)) => Some(VsReference {
                 test,
@@ -56,6 +79,7 @@ pub(super) fn compare(arm: &mut ArmSummary, reference: &ArmSummary) {
                 cliffs_delta: delta,
                 a12: a12_from_delta(delta),
                 significant: p_holm < ALPHA,
+                family_size,
             }),
             _ => None,
         };

@@ -1,6 +1,7 @@
 //! summary.json: every statistic and every per-seed value behind the tables.
 
 use super::{Summary, VS_REFERENCE, VsReference};
+use crate::decision_time::DecisionTimes;
 use crate::definitions::{ACROSS_SEEDS, CORRELATIONS, METRICS};
 use crate::pareto::OBJECTIVES;
 use crate::stats::{ALPHA, BOOTSTRAP_RESAMPLES, CONFIDENCE, Estimate};
@@ -24,6 +25,7 @@ fn vs_reference(c: Option<&VsReference>) -> Value {
             "cliffs_delta": num(Some(c.cliffs_delta)),
             "a12": num(Some(c.a12)),
             "significant": c.significant,
+            "holm_family_size": c.family_size,
         }),
     }
 }
@@ -40,10 +42,17 @@ fn estimate(e: Option<&Estimate>) -> Value {
     }
 }
 
+/// A run's decision-time facts beside its metrics: how many, and whether
+/// they were charged to virtual time (then they shaped the records too).
+fn decision_times(d: &DecisionTimes) -> Value {
+    json!({ "decisions": d.decisions(), "charged": d.charged })
+}
+
 impl Summary {
     /// Per arm and metric the statistics, the comparison with the reference
     /// arm and every per-seed value; the Pareto front; per run
-    /// the memory/failure correlations with n and intervals, and the
+    /// the memory/failure correlations with n and intervals (pooled, partial
+    /// for the template, within each template), decision-time facts, and the
     /// scheduling-latency histogram (HdrHistogram V2, base64); the
     /// definitions of everything.
     pub fn to_json(&self) -> Value {
@@ -80,13 +89,33 @@ impl Summary {
                     .runs
                     .iter()
                     .zip(&arm.correlations)
-                    .map(|(run, c)| {
+                    .zip(&arm.decoupling)
+                    .map(|((run, c), d)| {
+                        let templates: Vec<Value> = d
+                            .templates
+                            .iter()
+                            .map(|t| {
+                                json!({
+                                    "workload": t.workload.0,
+                                    "name": t.name,
+                                    "n": t.estimate.n,
+                                    "pearson": estimate(t.estimate.pearson.as_ref()),
+                                    "spearman": estimate(t.estimate.spearman.as_ref()),
+                                })
+                            })
+                            .collect();
                         json!({
                             "seed": run.seed,
                             "n": c.n,
                             "resamples": c.resamples,
                             "pearson": estimate(c.pearson.as_ref()),
                             "spearman": estimate(c.spearman.as_ref()),
+                            "partial": {
+                                "n": d.partial.n,
+                                "templates": d.partial.groups,
+                                "pearson": estimate(d.partial.pearson.as_ref()),
+                            },
+                            "templates": templates,
                         })
                     })
                     .collect();
@@ -106,6 +135,7 @@ impl Summary {
                             "cluster_samples": run.metrics.samples.cluster_samples,
                             "binds": run.metrics.binds,
                             "sched_latency_ms_hdr_v2_base64": histogram,
+                            "decision_times": run.metrics.decision_times.as_ref().map(decision_times),
                         })
                     })
                     .collect();

@@ -1,7 +1,7 @@
 //! The body of report.md.
 
 use super::format::{NA, correlation_cell, effect, md_escape, metric_cell, p_value, plain};
-use super::{Summary, VS_REFERENCE};
+use super::{Summary, VS_REFERENCE, collapsed_rows, headline};
 use crate::definitions::{ACROSS_SEEDS, Better, CORRELATIONS, METRICS, MetricDef};
 use crate::pareto::ParetoStatus;
 use crate::stats::{BOOTSTRAP_RESAMPLES, CONFIDENCE};
@@ -62,7 +62,15 @@ impl Summary {
         }
         out.push_str("\n\n");
 
+        let collapsed = collapsed_rows(self);
         let _ = writeln!(out, "## Results\n");
+        let lines = headline(self);
+        if !lines.is_empty() {
+            for line in &lines {
+                let _ = writeln!(out, "- {}", md_escape(line));
+            }
+            out.push('\n');
+        }
         let _ = writeln!(
             out,
             "Each cell: the mean over the arm's runs ± half the width of the {pct}% percentile-bootstrap interval \
@@ -78,6 +86,9 @@ impl Summary {
         }
         let _ = writeln!(out, "{header}\n{rule}");
         for (i, def) in METRICS.iter().enumerate() {
+            if collapsed.contains(def.key) {
+                continue;
+            }
             let best = self.best_arms(i);
             let _ = write!(out, "| `{}`{} | {} |", def.key, direction(def.better), def.unit);
             for (arm, is_best) in self.arms().iter().zip(best) {
@@ -90,8 +101,15 @@ impl Summary {
             }
             out.push('\n');
         }
+        let collapsed_lines = collapsed.lines();
+        if !collapsed_lines.is_empty() {
+            out.push('\n');
+            for line in collapsed_lines {
+                let _ = writeln!(out, "{}.", md_escape(&line));
+            }
+        }
 
-        self.markdown_vs_reference(&mut out);
+        self.markdown_vs_reference(&mut out, &collapsed);
         self.markdown_pareto(&mut out);
 
         let _ = writeln!(out, "\n## Memory request vs failures\n");
@@ -104,19 +122,54 @@ impl Summary {
         );
         let _ = writeln!(
             out,
-            "| arm | seed | pods | Pearson r [{pct}% CI] | Spearman rho [{pct}% CI] |\n| --- | ---: | ---: | ---: | ---: |"
+            "Partial r: the same pods, each less its template's means: the correlation that remains within \
+             templates (`mem_failure_partial_pearson`). A pooled correlation that the partial one does not keep \
+             comes from the mix of templates, not from memory requests as such.\n"
+        );
+        let _ = writeln!(
+            out,
+            "| arm | seed | pods | Pearson r [{pct}% CI] | Spearman rho [{pct}% CI] | templates | partial r [{pct}% CI] |\n\
+             | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
         );
         for arm in self.arms() {
-            for (run, c) in arm.runs.iter().zip(&arm.correlations) {
+            for ((run, c), d) in arm.runs.iter().zip(&arm.correlations).zip(&arm.decoupling) {
                 let _ = writeln!(
                     out,
-                    "| `{}` | {} | {} | {} | {} |",
+                    "| `{}` | {} | {} | {} | {} | {} | {} |",
                     md_escape(&arm.arm),
                     run.seed,
                     c.n,
                     correlation_cell(c.pearson.as_ref()),
-                    correlation_cell(c.spearman.as_ref())
+                    correlation_cell(c.spearman.as_ref()),
+                    d.partial.groups,
+                    correlation_cell(d.partial.pearson.as_ref())
                 );
+            }
+        }
+        let _ = writeln!(
+            out,
+            "\n### Within each template\n\nPer run and template (`mem_failure_template_pearson`, \
+             `mem_failure_template_spearman`), over that template's pods bound at least once.\n"
+        );
+        let _ = writeln!(
+            out,
+            "| arm | seed | template | pods | Pearson r [{pct}% CI] | Spearman rho [{pct}% CI] |\n\
+             | --- | ---: | --- | ---: | ---: | ---: |"
+        );
+        for arm in self.arms() {
+            for (run, d) in arm.runs.iter().zip(&arm.decoupling) {
+                for t in &d.templates {
+                    let _ = writeln!(
+                        out,
+                        "| `{}` | {} | {} | {} | {} | {} |",
+                        md_escape(&arm.arm),
+                        run.seed,
+                        md_escape(&t.name),
+                        t.estimate.n,
+                        correlation_cell(t.estimate.pearson.as_ref()),
+                        correlation_cell(t.estimate.spearman.as_ref())
+                    );
+                }
             }
         }
 
@@ -136,7 +189,7 @@ impl Summary {
     }
 
     /// Every other arm against the reference arm, metric by metric.
-    fn markdown_vs_reference(&self, out: &mut String) {
+    fn markdown_vs_reference(&self, out: &mut String, collapsed: &super::Collapsed) {
         let Some(reference) = self.reference_arm() else {
             return;
         };
@@ -151,7 +204,7 @@ impl Summary {
              reference (delta > 0, A12 > 0.5: the arm's values tend to be larger, whichever direction is better), \
              the two-sided Mann–Whitney U p-value (exact or normal approximation, as marked) and the \
              Holm-adjusted p across this arm's metrics. **yes**: adjusted p < 0.05. n/a: a side has no defined \
-             value.\n"
+             value. Metrics zero, equal or undefined in every run are left out (listed under the results table).\n"
         );
         let _ = writeln!(
             out,
@@ -160,6 +213,9 @@ impl Summary {
         );
         for arm in self.arms().iter().filter(|a| a.arm != reference.arm) {
             for (m, r) in arm.metrics.iter().zip(&reference.metrics) {
+                if collapsed.contains(m.def.key) {
+                    continue;
+                }
                 let median = |x: Option<f64>| x.map_or_else(|| NA.to_string(), plain);
                 let _ = write!(
                     out,

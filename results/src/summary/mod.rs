@@ -5,6 +5,7 @@
 mod comparison;
 mod csv;
 pub(crate) mod format;
+mod headline;
 mod json;
 mod latex;
 mod markdown;
@@ -13,17 +14,32 @@ mod terminal;
 pub use comparison::{VS_REFERENCE, VsReference};
 pub use csv::HEADER as CSV_HEADER;
 pub use format::latex_escape;
+pub use headline::{Collapsed, collapsed_rows, headline};
 
 use crate::definitions::{METRICS, MetricDef};
-use crate::metrics::RunMetrics;
+use crate::metrics::{RunMetrics, TemplateCorrelation};
 use crate::pareto::{ParetoEntry, ParetoPoint, pareto_front};
-use crate::stats::{BOOTSTRAP_RESAMPLES, CONFIDENCE, CorrelationEstimate, MeanEstimate, bootstrap_mean_ci, median};
+use crate::stats::{
+    BOOTSTRAP_RESAMPLES, CONFIDENCE, CorrelationEstimate, MeanEstimate, PartialEstimate, bootstrap_mean_ci, median,
+};
 use clusters::rng::{purpose, stream};
 
 /// Keys that keep the summary's random streams apart (after
 /// [`purpose::STATISTICS`]).
 const STREAM_MEAN: u64 = 1;
 const STREAM_CORRELATION: u64 = 2;
+const STREAM_PARTIAL_CORRELATION: u64 = 3;
+const STREAM_TEMPLATE_CORRELATION: u64 = 4;
+
+/// Whether the memory/failure correlation of a run survives within its
+/// templates.
+#[derive(Debug, Clone)]
+pub struct Decoupling {
+    /// controlling for the template (see `mem_failure_partial_pearson`)
+    pub partial: PartialEstimate,
+    /// within each template with a pod bound at least once, in template order
+    pub templates: Vec<TemplateCorrelation>,
+}
 
 /// One run: an arm (scheduler) on one seed.
 #[derive(Debug, Clone)]
@@ -61,6 +77,8 @@ pub struct ArmSummary {
     pub metrics: Vec<MetricStats>,
     /// the memory/failure correlation of each run, parallel to `runs`
     pub correlations: Vec<CorrelationEstimate>,
+    /// the same within templates, parallel to `runs`
+    pub decoupling: Vec<Decoupling>,
 }
 
 impl ArmSummary {
@@ -138,11 +156,27 @@ impl Summary {
                         r.metrics.mem_failure_correlation(BOOTSTRAP_RESAMPLES, &mut rng)
                     })
                     .collect();
+                let decoupling = runs
+                    .iter()
+                    .map(|r| {
+                        let mut rng = stream(stats_seed, &[purpose::STATISTICS, STREAM_PARTIAL_CORRELATION, r.seed]);
+                        Decoupling {
+                            partial: r.metrics.mem_failure_partial_correlation(BOOTSTRAP_RESAMPLES, &mut rng),
+                            templates: r.metrics.template_correlations(BOOTSTRAP_RESAMPLES, |w| {
+                                stream(
+                                    stats_seed,
+                                    &[purpose::STATISTICS, STREAM_TEMPLATE_CORRELATION, r.seed, u64::from(w.0)],
+                                )
+                            }),
+                        }
+                    })
+                    .collect();
                 ArmSummary {
                     arm,
                     runs,
                     metrics,
                     correlations,
+                    decoupling,
                 }
             })
             .collect();

@@ -1,8 +1,8 @@
 //! The table printed at the end of a run.
 
-use super::Summary;
-use super::format::{metric_cell, p_value};
+use super::format::metric_cell;
 use super::markdown::direction;
+use super::{Summary, collapsed_rows, headline};
 use crate::definitions::METRICS;
 use crate::pareto::ParetoStatus;
 use crate::stats::CONFIDENCE;
@@ -11,12 +11,15 @@ use tabled::builder::Builder;
 use tabled::settings::Style;
 
 impl Summary {
-    /// Rows = metrics, columns = arms, cells "mean ± half-width" of the
-    /// bootstrap interval; `*` marks the best mean where a direction is
-    /// better, `†` a significant difference from the reference arm. Below
-    /// the table: the significant differences with their p-values, and the
-    /// Pareto front.
+    /// The headline (what differs significantly from the reference arm, see
+    /// [`headline`]), then the table: rows = metrics, columns = arms, cells
+    /// "mean ± half-width" of the bootstrap interval; `*` marks the best mean
+    /// where a direction is better, `†` a significant difference from the
+    /// reference arm. Rows zero, equal or undefined in every run are left out
+    /// of the table and listed in one line each below it (see
+    /// [`collapsed_rows`]); then the Pareto front.
     pub fn to_terminal_table(&self) -> String {
+        let collapsed = collapsed_rows(self);
         let mut builder = Builder::default();
         let mut header = vec!["metric".to_string(), "unit".to_string()];
         header.extend(self.arms().iter().map(|a| {
@@ -28,6 +31,9 @@ impl Summary {
         }));
         builder.push_record(header);
         for (i, def) in METRICS.iter().enumerate() {
+            if collapsed.contains(def.key) {
+                continue;
+            }
             let best = self.best_arms(i);
             let mut row = vec![format!("{}{}", def.key, direction(def.better)), def.unit.to_string()];
             for (arm, is_best) in self.arms().iter().zip(best) {
@@ -47,36 +53,16 @@ impl Summary {
         table.with(Style::rounded());
         let mut out = format!(
             "scenario {}: mean ± half-width of the {}% bootstrap interval over seeds; ↓/↑ lower/higher is better, \
-             * best mean, † differs from the reference arm (Mann–Whitney U, Holm p < 0.05)\n{table}\n",
+             * best mean, † differs from the reference arm (Mann–Whitney U, Holm p < 0.05)\n",
             self.scenario(),
             CONFIDENCE * 100.0
         );
-        if let Some(reference) = self.reference().filter(|_| self.arms().len() > 1) {
-            let significant: Vec<String> = self
-                .arms()
-                .iter()
-                .flat_map(|arm| {
-                    arm.metrics.iter().filter_map(move |m| {
-                        let c = m.vs_reference.filter(|c| c.significant)?;
-                        Some(format!(
-                            "{} {} (Holm p {}, A12 {:.2})",
-                            arm.arm,
-                            m.def.key,
-                            p_value(c.p_holm),
-                            c.a12
-                        ))
-                    })
-                })
-                .collect();
-            let _ = writeln!(
-                out,
-                "vs {reference}: {}",
-                if significant.is_empty() {
-                    "no significant difference".to_string()
-                } else {
-                    significant.join("; ")
-                }
-            );
+        for line in headline(self) {
+            let _ = writeln!(out, "{line}");
+        }
+        let _ = writeln!(out, "{table}");
+        for line in collapsed.lines() {
+            let _ = writeln!(out, "{line}");
         }
         let pareto: Vec<String> = self
             .pareto()

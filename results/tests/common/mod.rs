@@ -286,3 +286,60 @@ pub fn synthetic_run(seed: u64, crashes: u32) -> Vec<Record> {
     r.push(end(60_000 + 1000 * seed));
     r
 }
+
+/// A PodCreated of template `workload` at `priority`, requesting 100 m CPU
+/// and `memory_bytes`.
+pub fn created_with(t: u64, pod: u64, workload: u32, priority: i32, memory_bytes: u64) -> Record {
+    ev(
+        t,
+        EventKind::PodCreated {
+            pod: PodId(pod),
+            slot: PodSlot {
+                workload: WorkloadId(workload),
+                ordinal: pod as u32,
+            },
+            requests: Resources::new(100, memory_bytes),
+            memory_limit: None,
+            priority,
+            qos: QosClass::Burstable,
+            unstable: false,
+        },
+    )
+}
+
+/// A Workload record naming template `workload`.
+pub fn workload(id: u32, name: &str) -> Record {
+    Record::Workload {
+        workload: WorkloadId(id),
+        name: name.to_string(),
+    }
+}
+
+/// A container killed by the OOM killer under node memory pressure.
+pub fn oom_pressure(t: u64, pod: u64, node: u32) -> Record {
+    ev(
+        t,
+        EventKind::ContainerExited {
+            pod: PodId(pod),
+            node: NodeId(node),
+            reason: ExitReason::OOMKilled,
+            oom_cause: Some(OomCause::NodePressure),
+        },
+    )
+}
+
+pub fn node_degraded(t: u64, node: u32) -> Record {
+    ev(t, EventKind::NodeDegraded { node: NodeId(node) })
+}
+
+pub fn node_recovered(t: u64, node: u32) -> Record {
+    ev(t, EventKind::NodeRecovered { node: NodeId(node) })
+}
+
+pub fn node_lost(t: u64, node: u32) -> Record {
+    ev(t, EventKind::NodeLost { node: NodeId(node) })
+}
+
+pub fn node_replaced(t: u64, node: u32) -> Record {
+    ev(t, EventKind::NodeReplaced { node: NodeId(node) })
+}
