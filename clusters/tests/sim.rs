@@ -157,15 +157,7 @@ fn node_failure_evicts_after_the_toleration_and_the_owner_recreates() {
     // the failed node's container stopped without an exit event
     assert!(exits(&records, p0).is_empty());
     assert_eq!(starts(&records, p1), vec![(secs(401.0), 0)]);
-    let node0 = |t: f64| {
-        records
-            .iter()
-            .find_map(|r| match r {
-                Record::NodeSample(s) if s.t == secs(t) && s.node == NodeId(0) => Some(s.clone()),
-                _ => None,
-            })
-            .unwrap()
-    };
+    let node0 = |t: f64| node_sample(&records, secs(t), NodeId(0));
     assert_eq!(node0(90.0).used, Resources::new(500, 256 * MI));
     let down = node0(105.0);
     assert_eq!(down.condition, NodeCondition::NotReady);
@@ -665,15 +657,7 @@ fn a_lost_node_evicts_its_pods_at_once_and_comes_back_fresh_when_replaced() {
             (secs(400.0), ("replaced", NodeId(0)))
         ]
     );
-    let node0 = |t: f64| {
-        records
-            .iter()
-            .find_map(|r| match r {
-                Record::NodeSample(s) if s.t == secs(t) && s.node == NodeId(0) => Some(s.clone()),
-                _ => None,
-            })
-            .unwrap()
-    };
+    let node0 = |t: f64| node_sample(&records, secs(t), NodeId(0));
     assert_eq!(
         (node0(105.0).condition, node0(105.0).pods),
         (NodeCondition::NotReady, 0)

@@ -91,7 +91,11 @@ pub struct ScenarioArgs {
     /// Known arms: default, binpack, random, cost-binpack, target-load, load-aware (baselines);
     /// agmarl, agmarl-nognn, agmarl-linear,
     /// agmarl-nostress (AGMARL-DKS and its ablations, with the bundled checkpoint unless --checkpoint).
-    #[arg(long, value_delimiter = ',', default_value = "default,binpack,cost-binpack,target-load,load-aware,random,agmarl")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "default,binpack,cost-binpack,target-load,load-aware,random,agmarl"
+    )]
     pub arms: Vec<String>,
 
     /// An AGMARL checkpoint (`.safetensors` with its `.json` sidecar) for the agmarl arms,

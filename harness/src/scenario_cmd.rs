@@ -342,9 +342,12 @@ impl Runner<'_> {
             self.progress.inc(done - reported);
             reported = done;
         }
-        results::decision_time::DecisionTimes::from_histogram(sim.decision_times().clone(), sim.decision_time_charged())
-            .write(decision_times)
-            .with_context(|| format!("writing {}", decision_times.display()))?;
+        results::decision_time::DecisionTimes::from_histogram(
+            sim.decision_times().clone(),
+            sim.decision_time_charged(),
+        )
+        .write(decision_times)
+        .with_context(|| format!("writing {}", decision_times.display()))?;
         let summary = sim.finish(&mut placer, &mut sink);
         tracing::debug!(arm = %job.arm, seed = job.seed, ?summary, "run finished");
         self.progress.inc(PROGRESS_STEPS - reported);

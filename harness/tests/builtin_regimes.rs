@@ -115,10 +115,10 @@ fn regime(records: &[Record]) -> Regime {
                 EventKind::PodFailed { pod, .. } | EventKind::PodEvicted { pod, .. } => {
                     on_node.remove(pod);
                 }
-                EventKind::ContainerStarted { pod, usage, .. } => {
-                    if unstable.contains(pod) && usage.memory_bytes > requests[pod].memory_bytes {
-                        r.unstable_over_request += 1;
-                    }
+                EventKind::ContainerStarted { pod, usage, .. }
+                    if unstable.contains(pod) && usage.memory_bytes > requests[pod].memory_bytes =>
+                {
+                    r.unstable_over_request += 1;
                 }
                 EventKind::ContainerExited {
                     pod,
@@ -243,7 +243,10 @@ fn churn_is_tight_after_the_faults_and_its_critical_pods_arrive_when_room_is_sca
         neighbour_ooms += r.neighbour_oom_victims;
         critical_failures_on_degraded += r.critical_failures_on_degraded;
     }
-    assert!(neighbour_ooms > 0, "unstable pods push neighbours into node-pressure OOMs");
+    assert!(
+        neighbour_ooms > 0,
+        "unstable pods push neighbours into node-pressure OOMs"
+    );
     assert!(
         critical_failures_on_degraded > 0,
         "critical pods can fail on degraded nodes"

@@ -190,6 +190,17 @@ pub fn run_with(
     (records, summary)
 }
 
+/// The sample of `node` at `t`.
+pub fn node_sample(records: &[Record], t: Time, node: NodeId) -> clusters::record::NodeSample {
+    records
+        .iter()
+        .find_map(|r| match r {
+            Record::NodeSample(s) if s.t == t && s.node == node => Some(s.clone()),
+            _ => None,
+        })
+        .expect("a sample of the node at that time")
+}
+
 pub fn events(records: &[Record]) -> Vec<Event> {
     records
         .iter()
