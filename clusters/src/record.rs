@@ -149,6 +149,18 @@ impl EventKind {
         }
     }
 
+    /// Whether the event is a failure as schedlab counts them everywhere (the
+    /// `failures` metric, a node's and a workload's recent trouble): a
+    /// container that exited with an error or was OOM-killed, an eviction, a
+    /// pod failed for good.
+    pub fn is_failure(&self) -> bool {
+        match self {
+            EventKind::ContainerExited { reason, .. } => matches!(reason, ExitReason::Error | ExitReason::OOMKilled),
+            EventKind::PodEvicted { .. } | EventKind::PodFailed { .. } => true,
+            _ => false,
+        }
+    }
+
     /// The node the event happened on, if any.
     pub fn node(&self) -> Option<NodeId> {
         use EventKind as E;

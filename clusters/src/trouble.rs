@@ -11,8 +11,7 @@ use crate::view::WorkloadHistory;
 use std::collections::VecDeque;
 
 /// What an event counts as, for [`RecentTrouble`] and [`WorkloadHistory`].
-/// Failures follow the `results` crate's definition: containers that exited
-/// with an error or were OOM-killed, evictions, and pods failed for good.
+/// Failures are [`EventKind::is_failure`], as the `results` crate counts them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Trouble {
     Restart,
@@ -28,12 +27,7 @@ impl Trouble {
                 reason: ExitReason::OOMKilled,
                 ..
             } => Some(Trouble::OomKill),
-            EventKind::ContainerExited {
-                reason: ExitReason::Error,
-                ..
-            }
-            | EventKind::PodFailed { .. }
-            | EventKind::PodEvicted { .. } => Some(Trouble::Failure),
+            e if e.is_failure() => Some(Trouble::Failure),
             _ => None,
         }
     }

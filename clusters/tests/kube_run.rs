@@ -382,9 +382,8 @@ async fn emulator_case(api: &ApiClient) {
     assert!(times.windows(2).all(|w| w[0] <= w[1]), "record times go back");
 
     let evs = events(&records);
-    let of = |pod: PodId| -> Vec<(u64, EventKind)> {
-        evs.iter().filter(|(_, e)| event_pod(e) == Some(pod)).cloned().collect()
-    };
+    let of =
+        |pod: PodId| -> Vec<(u64, EventKind)> { evs.iter().filter(|(_, e)| e.pod() == Some(pod)).cloned().collect() };
     let created: BTreeMap<PodId, PodSlot> = evs
         .iter()
         .filter_map(|(_, e)| match e {
@@ -601,10 +600,6 @@ async fn existing_nodes_case(api: &ApiClient) {
         let on = p.spec.as_ref().and_then(|s| s.node_name.clone()).unwrap_or_default();
         assert!(on == names[0] || on == names[1], "pod on {on}");
     }
-}
-
-fn event_pod(e: &EventKind) -> Option<PodId> {
-    e.pod()
 }
 
 async fn cancelled_case(api: &ApiClient) {

@@ -12,8 +12,6 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 const RECORDS_FILE: &str = "records.jsonl";
-/// Each decision's wall-clock time, beside the records (which stay the same for a seed).
-const DECISION_TIMES_FILE: &str = "decision_times.json";
 /// Where the report of a scenario run goes, inside its run folder.
 const REPORT_DIR: &str = "report";
 /// Progress is reported this many times per run.
@@ -262,7 +260,10 @@ impl Runner<'_> {
         let records = dir.join(RECORDS_FILE);
         let started = Instant::now();
         let (simulated, cluster_run) = match (self.cluster, self.real) {
-            (ClusterKind::Sim, _) => (self.play_sim(job, &records, &dir.join(DECISION_TIMES_FILE))?, None),
+            (ClusterKind::Sim, _) => (
+                self.play_sim(job, &records, &dir.join(results::decision_time::DECISION_TIMES_FILE))?,
+                None,
+            ),
             (_, Some(target)) => self.play_real(target, job, &records)?,
             (_, None) => bail!("no cluster connected for the {} backend", self.cluster.name()),
         };

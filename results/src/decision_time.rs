@@ -18,9 +18,7 @@
 //! the simulator added the decision time to virtual time (then it shaped the
 //! run's records too).
 
-use base64::Engine;
 use hdrhistogram::Histogram;
-use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -130,10 +128,7 @@ impl DecisionTimes {
             path: path.to_path_buf(),
             reason,
         };
-        let mut bytes = Vec::new();
-        V2Serializer::new()
-            .serialize(&self.histogram, &mut bytes)
-            .map_err(|e| invalid(format!("histogram not serialised: {e:?}")))?;
+        let histogram = crate::hdr::to_base64(&self.histogram).map_err(invalid)?;
         let file = File {
             format: FORMAT,
             unit: "ns".to_string(),
@@ -143,7 +138,7 @@ impl DecisionTimes {
             p99_ns: self.quantile_ns(0.99),
             max_ns: self.max_ns(),
             charged: self.charged,
-            histogram: base64::engine::general_purpose::STANDARD.encode(bytes),
+            histogram,
         };
         let json = serde_json::to_string_pretty(&file).map_err(|source| DecisionTimesError::Json {
             path: path.to_path_buf(),
@@ -185,12 +180,7 @@ impl DecisionTimes {
         if file.unit != "ns" {
             return Err(invalid(format!("unit {:?}, expected \"ns\"", file.unit)));
         }
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(file.histogram.as_bytes())
-            .map_err(|e| invalid(format!("histogram is not base64: {e}")))?;
-        let histogram: Histogram<u64> = Deserializer::new()
-            .deserialize(&mut bytes.as_slice())
-            .map_err(|e| invalid(format!("histogram does not decode: {e:?}")))?;
+        let histogram = crate::hdr::from_base64(&file.histogram).map_err(invalid)?;
         if histogram.len() != file.decisions {
             return Err(invalid(format!(
                 "\"decisions\" is {} but the histogram holds {}",

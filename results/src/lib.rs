@@ -25,6 +25,7 @@ extern crate self as results;
 pub mod compare;
 pub mod decision_time;
 pub mod definitions;
+pub mod hdr;
 pub mod metrics;
 pub mod pareto;
 pub mod plots;

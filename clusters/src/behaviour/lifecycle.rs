@@ -398,7 +398,7 @@ impl PodLifecycle {
         let grown = run.memory_growth_per_ms * now.since(run.started).as_millis() as f64;
         let cap = ctx.spec.memory_limit().unwrap_or(MEMORY_CAP_BYTES);
         let memory = (run.memory_start as f64 + grown).min(cap as f64) as u64;
-        self.usage.memory_bytes = memory.max(run.memory_start);
+        self.usage.memory_bytes = memory;
         if self.usage.memory_bytes < cap {
             self.set_timer(TimerKind::Grow, now + growth_step(ctx.config), out);
         }

@@ -360,7 +360,7 @@ impl ClusterCache {
         let Some(trouble) = Trouble::of(event) else {
             return;
         };
-        if let Some(node) = event_node(event) {
+        if let Some(node) = event.node() {
             self.trouble.note(now, node, trouble, &mut self.nodes);
         }
         if let Some(w) = workload {
@@ -526,11 +526,6 @@ impl ClusterCache {
             self.account(&k);
         }
     }
-}
-
-/// The node an event happened on.
-fn event_node(event: &EventKind) -> Option<NodeId> {
-    event.node()
 }
 
 /// The simulator's events for a node's condition going from `old` to `new`.

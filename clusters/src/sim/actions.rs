@@ -48,13 +48,7 @@ impl Sim {
         self.lost[node.index()] = true;
         state.condition = NodeCondition::NotReady;
         self.emit(sink, EventKind::NodeLost { node });
-        let mut pods = std::mem::take(&mut self.scratch_pods);
-        pods.clear();
-        pods.extend_from_slice(&self.node_pods[node.index()]);
-        for &pod in &pods {
-            self.step_pod(pod, Input::Evict, sink);
-        }
-        self.scratch_pods = pods;
+        self.step_node_pods(node, Input::Evict, sink);
     }
 
     /// A fresh node in the lost one's place.
@@ -102,11 +96,17 @@ impl Sim {
     /// Tells every pod on `node` its current health.
     fn notify_pods(&mut self, node: NodeId, sink: &mut dyn RecordSink) {
         let health = self.node_health(node);
+        self.step_node_pods(node, Input::NodeChanged(health), sink);
+    }
+
+    /// Feeds `input` to every pod on `node` (the list is copied first: a
+    /// step may take the pod off the node).
+    fn step_node_pods(&mut self, node: NodeId, input: Input, sink: &mut dyn RecordSink) {
         let mut pods = std::mem::take(&mut self.scratch_pods);
         pods.clear();
         pods.extend_from_slice(&self.node_pods[node.index()]);
         for &pod in &pods {
-            self.step_pod(pod, Input::NodeChanged(health), sink);
+            self.step_pod(pod, input, sink);
         }
         self.scratch_pods = pods;
     }

@@ -45,6 +45,10 @@ impl Decisions {
         })
     }
 
+    pub(crate) fn set_charge(&mut self, charge: bool) {
+        self.charge = charge;
+    }
+
     pub(crate) fn histogram(&self) -> &Histogram<u64> {
         &self.histogram
     }

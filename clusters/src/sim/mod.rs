@@ -145,9 +145,7 @@ impl Sim {
     /// `sim::decisions`): a slow policy then builds a queue, as it would in
     /// a cluster. Records then depend on the machine, not only on the seed.
     pub fn charge_decision_time(&mut self, charge: bool) {
-        if let Ok(d) = decisions::Decisions::new(charge) {
-            self.decisions = d;
-        }
+        self.decisions.set_charge(charge);
     }
 
     /// The wall-clock time of every decision so far, in nanoseconds.

@@ -4,13 +4,13 @@ use super::cascades::Cascades;
 use super::cost_volatility::CostSeries;
 use super::goodput::Goodput;
 use super::node_health::NodeHealth;
-use super::pods::{Pods, is_failure, name};
+use super::pods::{Pods, name};
 use super::samples::Samples;
 use super::strata::strata;
 use super::{MetricsError, RunMetrics};
 use crate::stats::{partial_pearson, pearson, spearman};
 use clusters::record::{EventKind, OomCause, Record};
-use clusters::{NodeId, Time, WorkloadId};
+use clusters::{Time, WorkloadId};
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 
@@ -47,10 +47,6 @@ impl Default for RunMetricsBuilder {
     fn default() -> Self {
         Self::new()
     }
-}
-
-fn node_of(kind: &EventKind) -> Option<NodeId> {
-    kind.node()
 }
 
 impl RunMetricsBuilder {
@@ -117,7 +113,7 @@ impl RunMetricsBuilder {
             Record::Node { node, spec } => self.samples.node(*node, spec.allocatable),
             Record::Event(e) => {
                 self.latest = self.latest.max(e.t);
-                if let Some(node) = node_of(&e.kind)
+                if let Some(node) = e.kind.node()
                     && !self.samples.is_known(node)
                 {
                     return Err(format!("{} on node {} that has no Node record", name(&e.kind), node.0));
@@ -127,8 +123,8 @@ impl RunMetricsBuilder {
                 self.pods.event(e.t, &e.kind, onto_degraded)?;
                 self.node_health.event(e.t, &e.kind);
                 self.goodput.event(e.t, &e.kind);
-                if let Some(node) = node_of(&e.kind)
-                    && is_failure(&e.kind)
+                if let Some(node) = e.kind.node()
+                    && e.kind.is_failure()
                 {
                     self.cascades.failure(e.t, node);
                 }

@@ -18,10 +18,8 @@ pub use cascades::BURST_GAP;
 use crate::decision_time::{DECISION_TIMES_FILE, DecisionTimes, DecisionTimesError};
 use crate::records::{RecordsError, for_each_numbered_record};
 use crate::stats::{CONFIDENCE, CorrelationEstimate, PartialEstimate, correlation_ci, partial_correlation_ci};
-use base64::Engine;
 use clusters::{PodId, Time, WorkloadId};
 use hdrhistogram::Histogram;
-use hdrhistogram::serialization::{Serializer, V2Serializer};
 use rand::Rng;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -310,11 +308,7 @@ impl RunMetrics {
     /// base64: any HdrHistogram implementation can read it back, merge runs,
     /// or draw the full distribution.
     pub fn sched_latency_histogram_base64(&self) -> Result<String, MetricsError> {
-        let mut bytes = Vec::new();
-        V2Serializer::new()
-            .serialize(&self.sched_latency_ms, &mut bytes)
-            .map_err(|e| MetricsError::Histogram(format!("{e:?}")))?;
-        Ok(base64::engine::general_purpose::STANDARD.encode(bytes))
+        crate::hdr::to_base64(&self.sched_latency_ms).map_err(MetricsError::Histogram)
     }
 }
 

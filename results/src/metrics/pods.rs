@@ -14,9 +14,8 @@ struct Pod {
     workload: WorkloadId,
     priority: i32,
     first_bound: Option<Time>,
-    deleted: bool,
-    /// deleted before it was ever bound, at this time
-    deleted_pending: Option<Time>,
+    /// when the pod was deleted (first PodDeleted)
+    deleted: Option<Time>,
     binds: u32,
     /// PodBound events onto a node Degraded at that moment
     degraded_binds: u32,
@@ -54,21 +53,6 @@ pub(super) struct PodCounts {
     pub strata: Vec<StratumPod>,
 }
 
-fn pod_of(kind: &EventKind) -> Option<PodId> {
-    kind.pod()
-}
-
-/// Whether the event is a failure as the `failures` metric counts them:
-/// a ContainerExited with reason Error or OOMKilled, a PodEvicted, a
-/// PodFailed. The one place that says so.
-pub(super) fn is_failure(kind: &EventKind) -> bool {
-    match kind {
-        EventKind::ContainerExited { reason, .. } => matches!(reason, ExitReason::Error | ExitReason::OOMKilled),
-        EventKind::PodEvicted { .. } | EventKind::PodFailed { .. } => true,
-        _ => false,
-    }
-}
-
 impl Pods {
     /// Applies one event; `Err` with the reason if it contradicts the earlier
     /// ones. `onto_degraded`: a PodBound's node is Degraded at that moment.
@@ -93,8 +77,7 @@ impl Pods {
                 workload: slot.workload,
                 priority: *priority,
                 first_bound: None,
-                deleted: false,
-                deleted_pending: None,
+                deleted: None,
                 binds: 0,
                 degraded_binds: 0,
                 declined: false,
@@ -103,7 +86,7 @@ impl Pods {
             });
             return Ok(());
         }
-        let Some(id) = pod_of(kind) else {
+        let Some(id) = kind.pod() else {
             return Ok(());
         };
         let Some(pod) = self.index.get(&id).and_then(|&i| self.pods.get_mut(i)) else {
@@ -116,7 +99,7 @@ impl Pods {
         if needs_bound && pod.first_bound.is_none() {
             return Err(format!("{} for pod {} that was never bound", name(kind), id.0));
         }
-        let failed = is_failure(kind);
+        let failed = kind.is_failure();
         match kind {
             E::PodUnschedulable { .. } => pod.unschedulable = true,
             E::PodDeclined { .. } => pod.declined = true,
@@ -149,10 +132,7 @@ impl Pods {
             }
             E::PodEvicted { .. } => self.evictions += 1,
             E::PodDeleted { .. } => {
-                pod.deleted = true;
-                if pod.first_bound.is_none() && pod.deleted_pending.is_none() {
-                    pod.deleted_pending = Some(t);
-                }
+                pod.deleted.get_or_insert(t);
             }
             E::PodFailed { .. } | E::PodSucceeded { .. } | E::PodCreated { .. } => {}
             E::NodeFailed { .. }
@@ -173,7 +153,7 @@ impl Pods {
         PodCounts {
             created: self.pods.len() as u64,
             bound: count(|p| p.first_bound.is_some()),
-            pending_end: count(|p| p.first_bound.is_none() && !p.deleted),
+            pending_end: count(|p| p.first_bound.is_none() && p.deleted.is_none()),
             declined: count(|p| p.declined),
             unschedulable: count(|p| p.unschedulable),
             with_failure: count(|p| p.failures > 0),
@@ -195,7 +175,8 @@ impl Pods {
                     priority: p.priority,
                     created: p.created,
                     first_bound: p.first_bound,
-                    deleted_pending: p.deleted_pending,
+                    // a pod bound first cannot have been deleted pending
+                    deleted_pending: p.deleted.filter(|_| p.first_bound.is_none()),
                     failures: p.failures,
                     binds: p.binds,
                     degraded_binds: p.degraded_binds,

@@ -55,6 +55,20 @@ pub struct CorrelationEstimate {
     pub spearman: Option<Estimate>,
 }
 
+/// Calls `each` with the weights of `resamples` bootstrap resamples of `n`
+/// points (how often each point was drawn, with replacement), one buffer
+/// reused for all of them.
+fn for_each_resample(n: usize, resamples: usize, rng: &mut impl Rng, mut each: impl FnMut(&[u32])) {
+    let mut w = vec![0u32; n];
+    for _ in 0..resamples {
+        w.iter_mut().for_each(|c| *c = 0);
+        for _ in 0..n {
+            w[rng.random_range(0..n)] += 1;
+        }
+        each(&w);
+    }
+}
+
 /// Pearson's r and Spearman's rho of `(x, y)` with percentile-bootstrap
 /// intervals from `resamples` resamples of the pairs drawn from `rng`.
 pub fn correlation_ci(
@@ -79,15 +93,10 @@ pub fn correlation_ci(
     let mut r_reps = Vec::with_capacity(resamples);
     let mut rho_reps = Vec::with_capacity(resamples);
     if r.is_some() || rho.is_some() {
-        let mut w = vec![0u32; n];
-        for _ in 0..resamples {
-            w.iter_mut().for_each(|c| *c = 0);
-            for _ in 0..n {
-                w[rng.random_range(0..n)] += 1;
-            }
-            r_reps.extend(points.pearson(&w));
-            rho_reps.extend(points.spearman(&w));
-        }
+        for_each_resample(n, resamples, rng, |w| {
+            r_reps.extend(points.pearson(w));
+            rho_reps.extend(points.spearman(w));
+        });
     }
     let estimate = |value: Option<f64>, reps: &mut Vec<f64>| {
         value.map(|value| Estimate {
@@ -151,14 +160,7 @@ pub fn partial_correlation_ci(
     let value = points.pearson(&vec![1u32; n]);
     let mut reps = Vec::with_capacity(resamples);
     if value.is_some() {
-        let mut w = vec![0u32; n];
-        for _ in 0..resamples {
-            w.iter_mut().for_each(|c| *c = 0);
-            for _ in 0..n {
-                w[rng.random_range(0..n)] += 1;
-            }
-            reps.extend(points.pearson(&w));
-        }
+        for_each_resample(n, resamples, rng, |w| reps.extend(points.pearson(w)));
     }
     PartialEstimate {
         n,

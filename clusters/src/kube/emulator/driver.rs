@@ -415,10 +415,7 @@ impl Driver {
         let Some(&i) = self.node_index.get(name) else {
             return;
         };
-        let pods = self.nodes[i].as_ref().map(|n| n.pods.clone()).unwrap_or_default();
-        for serial in pods {
-            self.step(serial, Input::Evict, now);
-        }
+        self.step_node_pods(i, Input::Evict, now);
         self.settle(now);
     }
 
@@ -700,9 +697,15 @@ impl Driver {
     /// Tells every pod on `node` its current health.
     fn notify_pods(&mut self, node: usize, now: Time) {
         let health = self.health(node);
+        self.step_node_pods(node, Input::NodeChanged(health), now);
+    }
+
+    /// Feeds `input` to every pod on the node (a copy of its list: a step
+    /// may take the pod off it).
+    fn step_node_pods(&mut self, node: usize, input: Input, now: Time) {
         let pods = self.nodes[node].as_ref().map(|n| n.pods.clone()).unwrap_or_default();
         for serial in pods {
-            self.step(serial, Input::NodeChanged(health), now);
+            self.step(serial, input, now);
         }
     }
 
