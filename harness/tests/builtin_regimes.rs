@@ -43,6 +43,12 @@ struct Regime {
     scarce_ms_after_faults: u64,
     /// critical (highest-priority) pods created while free allocatable was below 15%
     critical_created_scarce: u64,
+    /// critical pods created while other pods were waiting for a node
+    critical_created_behind_queue: u64,
+    /// the largest number of nodes that failed at one instant
+    nodes_failed_at_once: usize,
+    /// the highest share of Ready allocatable requested (cpu or memory) at a sample
+    peak_requested_share: f64,
     critical_created: u64,
     /// failures of critical pods on degraded nodes
     critical_failures_on_degraded: u64,
@@ -66,6 +72,7 @@ fn regime(records: &[Record]) -> Regime {
     let mut scarce_now = false;
     let mut peak_at_sample = 0;
     let mut pendings = Vec::new();
+    let mut failed_at: BTreeMap<Time, usize> = BTreeMap::new();
     let top_priority = records
         .iter()
         .filter_map(|rec| match rec {
@@ -97,6 +104,9 @@ fn regime(records: &[Record]) -> Regime {
                         r.critical_created += 1;
                         if scarce_now {
                             r.critical_created_scarce += 1;
+                        }
+                        if pending.keys().any(|q| priority.get(q) != Some(&top_priority)) {
+                            r.critical_created_behind_queue += 1;
                         }
                     }
                 }
@@ -152,6 +162,7 @@ fn regime(records: &[Record]) -> Regime {
                     first_fault.get_or_insert(e.t);
                 }
                 EventKind::NodeFailed { node } | EventKind::NodeLost { node } => {
+                    *failed_at.entry(e.t).or_insert(0) += 1;
                     if condition.get(node) == Some(&NodeCondition::Degraded) {
                         failed_after_degrade.insert(*node);
                     }
@@ -174,6 +185,11 @@ fn regime(records: &[Record]) -> Regime {
                 let scarce = free(s.requested.cpu_milli, s.allocatable.cpu_milli) < 0.15
                     || free(s.requested.memory_bytes, s.allocatable.memory_bytes) < 0.15;
                 scarce_now = scarce;
+                let share = |used: u64, all: u64| if all == 0 { 0.0 } else { used as f64 / all as f64 };
+                r.peak_requested_share = r
+                    .peak_requested_share
+                    .max(share(s.requested.cpu_milli, s.allocatable.cpu_milli))
+                    .max(share(s.requested.memory_bytes, s.allocatable.memory_bytes));
                 if scarce && first_fault.is_some_and(|f| s.t >= f) {
                     let since = *scarce_since.get_or_insert(s.t);
                     r.scarce_ms_after_faults = r.scarce_ms_after_faults.max(s.t.since(since).as_millis());
@@ -192,6 +208,7 @@ fn regime(records: &[Record]) -> Regime {
     }
     r.pending_min_after_peak = pendings[peak_at_sample..].iter().copied().min().unwrap_or(0);
     r.degraded_then_failed = failed_after_degrade.intersection(&degraded_once).count();
+    r.nodes_failed_at_once = failed_at.values().copied().max().unwrap_or(0);
     r
 }
 
@@ -251,4 +268,27 @@ fn churn_is_tight_after_the_faults_and_its_critical_pods_arrive_when_room_is_sca
         critical_failures_on_degraded > 0,
         "critical pods can fail on degraded nodes"
     );
+}
+
+#[test]
+fn mixed_queues_batch_work_serves_critical_groups_behind_it_and_loses_a_zone() {
+    for seed in SEEDS {
+        let r = regime(&play("mixed", seed, &[]));
+        eprintln!("mixed seed {seed}: {r:?}");
+        assert!(r.succeeded > 0, "batch jobs complete");
+        assert!(r.pending_max >= 20, "batch work queues: peak {}", r.pending_max);
+        assert!(
+            r.critical_created_behind_queue * 2 >= r.critical_created,
+            "{} of {} critical pods arrive while other pods wait",
+            r.critical_created_behind_queue,
+            r.critical_created
+        );
+        // a zone of the default size: 15 on-demand nodes fail together
+        assert!(
+            r.nodes_failed_at_once >= 15,
+            "a zone outage: {} at once",
+            r.nodes_failed_at_once
+        );
+        assert!(r.degraded_then_failed > 0, "some nodes degrade before they fail");
+    }
 }

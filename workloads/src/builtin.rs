@@ -21,6 +21,11 @@ static BUILTINS: &[Builtin] = &[
         yaml: include_str!("../scenarios/churn.yaml"),
     },
     Builtin {
+        name: "mixed",
+        description: "batch waves, services and mission-critical groups across two zones, with a zone outage and spot reclaims",
+        yaml: include_str!("../scenarios/mixed.yaml"),
+    },
+    Builtin {
         name: "pressure-v1",
         description: "pressure as of schedlab 0.1 (never drains, no node-pressure OOMs), kept for its published tables",
         yaml: include_str!("../scenarios/pressure-v1.yaml"),
