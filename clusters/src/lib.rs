@@ -25,6 +25,7 @@ pub mod sample;
 pub mod sim;
 pub mod time;
 pub mod timeline;
+pub mod timing;
 pub mod trouble;
 pub mod view;
 

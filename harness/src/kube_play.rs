@@ -435,6 +435,13 @@ impl KubeTarget {
             Some((handle, token)) => {
                 token.cancel();
                 let stats = handle.await.context("the bind loop stopped abnormally")??;
+                // the policy's decision times, as the simulator writes them beside the records
+                if let Some(times) = &stats.decision_times {
+                    let path = records.with_file_name(results::decision_time::DECISION_TIMES_FILE);
+                    results::decision_time::DecisionTimes::from_histogram(times.clone(), false)
+                        .write(&path)
+                        .with_context(|| format!("writing {}", path.display()))?;
+                }
                 Some(to_value(&stats))
             }
             None => None,

@@ -84,6 +84,18 @@ fn scenarios_run_on_a_real_api_server_and_leave_nothing_behind() {
         let run = read_json(&dir.join("manifest.json"));
         let scheduler_name = run["cluster_run"]["scheduler_name"].as_str().unwrap();
         assert_eq!(scheduler_name, if arm == "default" { "default-scheduler" } else { arm });
+        // the bind loop's policy is timed as the simulator's is; the cluster's
+        // own kube-scheduler is not timed by schedlab
+        let times = dir.join("decision_times.json");
+        if arm == "default" {
+            assert!(!times.exists(), "{arm}: no decision times");
+        } else {
+            let times = read_json(&times);
+            assert_eq!(
+                times["decisions"], run["cluster_run"]["bind_loop"]["decisions"],
+                "{arm}"
+            );
+        }
         let records = fs::read_to_string(dir.join("records.jsonl")).unwrap();
         let count = |needle: &str| records.lines().filter(|l| l.contains(needle)).count();
         let created = count("\"event\":\"pod_created\"");

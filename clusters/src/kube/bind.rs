@@ -20,7 +20,6 @@
 //! - [`latency`]: decision and request latencies.
 
 pub mod binder;
-pub mod latency;
 pub mod queue;
 pub mod requests;
 mod watch;
@@ -32,6 +31,7 @@ use crate::kube::clock::ScenarioClock;
 use crate::kube::error::KubeError;
 use crate::kube::labels;
 use crate::node::NodeId;
+pub use crate::timing::LatencySummary;
 use crate::view::{ClusterView, PendingPod, Placement};
 use binder::{Binder, Request};
 use futures::StreamExt;
@@ -39,7 +39,6 @@ use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
 use k8s_openapi::api::core::v1 as core;
 use kube::api::{Api, ListParams};
-pub use latency::LatencySummary;
 use queue::PodKey;
 use requests::Answer;
 use std::sync::Arc;
@@ -104,6 +103,10 @@ pub struct BindStats {
     pub decision_latency: LatencySummary,
     /// a bind's POST, from the rate limiter's wait to the answer
     pub bind_latency: LatencySummary,
+    /// every decision's time, ns (what `decision_latency` summarises); for
+    /// the run folder's decision-times file, not the manifest
+    #[serde(skip)]
+    pub decision_times: Option<hdrhistogram::Histogram<u64>>,
 }
 
 /// Bind outcomes as they happen, for a process that exports them while the
@@ -271,7 +274,7 @@ pub async fn run_counted(
         checked = check_access(&api, &opts) => checked?,
         () = cancel.cancelled() => return Ok(BindStats::default()),
     };
-    let mut binder = Binder::new(opts.scheduler_name.clone(), opts.model.clone(), ClusterCache::new(ids));
+    let mut binder = Binder::new(opts.scheduler_name.clone(), opts.model.clone(), ClusterCache::new(ids))?;
     let mut changes = watch::changes(&api, &opts).await;
     let mut in_flight: FuturesUnordered<BoxFuture<'static, Outcome>> = FuturesUnordered::new();
     let far = || tokio::time::Instant::now() + Duration::from_secs(3600);

@@ -16,12 +16,6 @@ use crate::view::Placement;
 use hdrhistogram::Histogram;
 use std::time::Duration;
 
-/// Significant digits of the decision-time histogram.
-const SIGNIFICANT_DIGITS: u8 = 3;
-/// The longest decision the histogram tells apart (one hour, in ns); longer
-/// ones count as this.
-const MAX_NS: u64 = 3_600_000_000_000;
-
 #[derive(Debug)]
 pub(crate) struct Decisions {
     histogram: Histogram<u64>,
@@ -36,8 +30,7 @@ pub(crate) struct Decisions {
 impl Decisions {
     pub(crate) fn new(charge: bool) -> Result<Decisions, SimError> {
         Ok(Decisions {
-            histogram: Histogram::new_with_bounds(1, MAX_NS, SIGNIFICANT_DIGITS)
-                .map_err(|e| SimError::Histogram(format!("{e:?}")))?,
+            histogram: crate::timing::histogram().map_err(|e| SimError::Histogram(format!("{e:?}")))?,
             charge,
             clock_ns: 0,
             busy_until: Time::ZERO,
@@ -65,13 +58,12 @@ impl Decisions {
     /// Notes a decision made at `now` that took `took`; returns when it
     /// takes effect (`now` unless charged).
     pub(crate) fn decided(&mut self, now: Time, took: Duration) -> Time {
-        let ns = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
-        self.histogram.saturating_record(ns.clamp(1, MAX_NS));
+        crate::timing::record(&mut self.histogram, took);
         if !self.charge {
             return now;
         }
         let now_ns = u128::from(now.as_millis()) * 1_000_000;
-        self.clock_ns = self.clock_ns.max(now_ns) + u128::from(ns);
+        self.clock_ns = self.clock_ns.max(now_ns) + took.as_nanos();
         let done_ms = self.clock_ns.div_ceil(1_000_000);
         self.busy_until = Time(u64::try_from(done_ms).unwrap_or(u64::MAX)).max(now);
         self.busy_until

@@ -2,7 +2,6 @@
 //! requests they need out, request outcomes back in. Keeps the cluster cache
 //! (with assumed binds), the pending queue and what was written to each pod.
 
-use super::latency::LatencyHistogram;
 use super::queue::{PendingQueue, PodKey};
 use super::requests::{Answer, Failure, classify, written_answer};
 use super::{BindStats, Placer};
@@ -17,7 +16,9 @@ use crate::pod::{PodSlot, WorkloadId};
 use crate::record::EventKind;
 use crate::resources::Resources;
 use crate::time::Time;
+use crate::timing::{self, LatencySummary};
 use crate::view::{ClusterView, PendingPod, Placement};
+use hdrhistogram::Histogram;
 use k8s_openapi::api::core::v1 as core;
 use kube::runtime::watcher;
 use std::borrow::Cow;
@@ -86,8 +87,10 @@ pub struct Binder {
     /// something happened that may have made room since the queue last heard of it
     changed: bool,
     stats: BindStats,
-    decisions: LatencyHistogram,
-    bind_requests: LatencyHistogram,
+    /// the policy's time per decision, ns
+    decisions: Histogram<u64>,
+    /// a bind's POST, ns
+    bind_requests: Histogram<u64>,
     /// the cache's events: the player records them, the loop does not
     scratch: Vec<EventKind>,
 }
@@ -118,8 +121,9 @@ fn less(a: Resources, b: Resources) -> bool {
 }
 
 impl Binder {
-    pub fn new(scheduler_name: String, model: ModelConfig, cache: ClusterCache) -> Binder {
-        Binder {
+    pub fn new(scheduler_name: String, model: ModelConfig, cache: ClusterCache) -> Result<Binder, KubeError> {
+        let histogram = || timing::histogram().map_err(|e| KubeError::Other(format!("latency histogram: {e:?}")));
+        Ok(Binder {
             scheduler_name,
             model,
             cache,
@@ -133,10 +137,10 @@ impl Binder {
             nodes_synced: false,
             changed: false,
             stats: BindStats::default(),
-            decisions: LatencyHistogram::default(),
-            bind_requests: LatencyHistogram::default(),
+            decisions: histogram()?,
+            bind_requests: histogram()?,
             scratch: Vec::new(),
-        }
+        })
     }
 
     /// Both watches have listed everything once (decisions before that would
@@ -377,7 +381,7 @@ impl Binder {
         };
         let started = Instant::now();
         let placement = placer(&pending, &view);
-        self.decisions.record_duration(started.elapsed());
+        timing::record(&mut self.decisions, started.elapsed());
         self.stats.decisions += 1;
         let checked = match &placement {
             Placement::Bind(node) => Some(view.check_bind(*node, &cached.spec).and_then(|()| {
@@ -452,7 +456,7 @@ impl Binder {
         now: Time,
         retry_at: impl Fn(Duration) -> Time,
     ) -> Result<(), KubeError> {
-        self.bind_requests.record_duration(took);
+        timing::record(&mut self.bind_requests, took);
         let err = match result {
             Ok(()) => {
                 self.stats.binds += 1;
@@ -537,8 +541,9 @@ impl Binder {
     pub fn stats(&self) -> BindStats {
         BindStats {
             pending: self.queue.len() as u64,
-            decision_latency: self.decisions.summary(),
-            bind_latency: self.bind_requests.summary(),
+            decision_latency: LatencySummary::of(&self.decisions),
+            bind_latency: LatencySummary::of(&self.bind_requests),
+            decision_times: Some(self.decisions.clone()),
             ..self.stats.clone()
         }
     }

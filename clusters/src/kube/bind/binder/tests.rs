@@ -93,6 +93,7 @@ fn binder() -> Binder {
         ModelConfig::default(),
         ClusterCache::new(NodeIds::FromLabel),
     )
+    .unwrap()
 }
 
 fn list_nodes(b: &mut Binder, nodes: Vec<core::Node>, now: Time) {
