@@ -2,7 +2,7 @@
 //! about the `default` arm's own records over a few seeds (never about
 //! which arm wins). The same facts are in the README's "Scenarios" table.
 
-use clusters::record::{EventKind, ExitReason, OomCause, Record};
+use clusters::record::{DeleteCause, EventKind, ExitReason, OomCause, Record};
 use clusters::{NodeCondition, NodeId, PodId, Resources, Time};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -55,6 +55,11 @@ struct Regime {
     /// nodes that degraded and later failed while still degraded
     degraded_then_failed: usize,
     unstable_over_request: u64,
+    /// pods the scenario deleted for good (a trace's deletions)
+    deleted_for_good: u64,
+    /// of those, pods still pending when deleted (they never ran)
+    deleted_while_pending: u64,
+    pods_created: u64,
 }
 
 fn regime(records: &[Record]) -> Regime {
@@ -94,6 +99,7 @@ fn regime(records: &[Record]) -> Regime {
                     unstable: u,
                     ..
                 } => {
+                    r.pods_created += 1;
                     requests.insert(*pod, *req);
                     pending.insert(*pod, *req);
                     priority.insert(*pod, *p);
@@ -114,8 +120,12 @@ fn regime(records: &[Record]) -> Regime {
                     pending.remove(pod);
                     on_node.insert(*pod, *node);
                 }
-                EventKind::PodDeleted { pod, .. } => {
-                    pending.remove(pod);
+                EventKind::PodDeleted { pod, cause, .. } => {
+                    let was_pending = pending.remove(pod).is_some();
+                    if *cause == DeleteCause::Scenario {
+                        r.deleted_for_good += 1;
+                        r.deleted_while_pending += u64::from(was_pending);
+                    }
                     on_node.remove(pod);
                 }
                 EventKind::PodSucceeded { pod, .. } => {
@@ -290,5 +300,31 @@ fn mixed_queues_batch_work_serves_critical_groups_behind_it_and_loses_a_zone() {
             r.nodes_failed_at_once
         );
         assert!(r.degraded_then_failed > 0, "some nodes degrade before they fail");
+    }
+}
+
+#[test]
+fn trace_queues_at_its_peaks_and_the_trace_deletes_its_pods() {
+    for seed in SEEDS {
+        let r = regime(&play("trace", seed, &[]));
+        eprintln!("trace seed {seed}: {r:?}");
+        assert_eq!(r.pods_created, 600, "every row of the bundled sample is a pod");
+        assert!(
+            r.pending_max >= 10,
+            "pods queue at the peaks ({} pending at most)",
+            r.pending_max
+        );
+        assert!(
+            r.pending_min_after_peak * 2 <= r.pending_max,
+            "the queue drains after its peak ({} of {})",
+            r.pending_min_after_peak,
+            r.pending_max
+        );
+        assert!(r.overcommitted > 0, "demand exceeds the cluster at some samples");
+        assert!(
+            r.deleted_for_good >= 300,
+            "the trace deletes its tasks ({})",
+            r.deleted_for_good
+        );
     }
 }

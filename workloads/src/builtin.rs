@@ -7,6 +7,8 @@ pub struct Builtin {
     /// one line, for listings; the YAML's own description says more
     pub description: &'static str,
     pub yaml: &'static str,
+    /// files its `replay` phases read, by the name the YAML gives: (name, text)
+    pub files: &'static [(&'static str, &'static str)],
 }
 
 static BUILTINS: &[Builtin] = &[
@@ -14,26 +16,37 @@ static BUILTINS: &[Builtin] = &[
         name: "pressure",
         description: "cascading resource pressure: waves of ever hungrier batch jobs overflow a mixed-price cluster, queue, drain, and OOM nodes",
         yaml: include_str!("../scenarios/pressure.yaml"),
+        files: &[],
     },
     Builtin {
         name: "churn",
         description: "volatile churn with fault injection: crashing pods, churn, node failures and mission-critical arrivals",
         yaml: include_str!("../scenarios/churn.yaml"),
+        files: &[],
+    },
+    Builtin {
+        name: "trace",
+        description: "a replayed cluster trace: a bundled sample in Alibaba's openb_pod_list format, with waves of arrivals that queue at their peaks",
+        yaml: include_str!("../scenarios/trace.yaml"),
+        files: &[("openb-sample.csv", include_str!("../scenarios/openb-sample.csv"))],
     },
     Builtin {
         name: "mixed",
         description: "batch waves, services and mission-critical groups across two zones, with a zone outage and spot reclaims",
         yaml: include_str!("../scenarios/mixed.yaml"),
+        files: &[],
     },
     Builtin {
         name: "pressure-v1",
         description: "pressure as of schedlab 0.1 (never drains, no node-pressure OOMs), kept for its published tables",
         yaml: include_str!("../scenarios/pressure-v1.yaml"),
+        files: &[],
     },
     Builtin {
         name: "churn-v1",
         description: "churn as of schedlab 0.1 (never tight), kept for its published tables",
         yaml: include_str!("../scenarios/churn-v1.yaml"),
+        files: &[],
     },
 ];
 

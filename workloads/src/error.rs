@@ -58,6 +58,18 @@ pub enum ScenarioError {
         location: Option<Loc>,
     },
 
+    /// A `replay` phase's trace file is missing, unreadable or malformed:
+    /// names the file and, for a bad row, its line and column.
+    #[error("scenario {origin}: {path} = {}: {source}", shown(file))]
+    Trace {
+        origin: String,
+        path: String,
+        file: String,
+        /// boxed: a trace error is large and rare, scenario errors are common
+        #[source]
+        source: Box<crate::trace::TraceError>,
+    },
+
     /// A `--set key=value` that names no param or gives a value of the wrong type.
     #[error("scenario {origin}: --set {arg}: {reason} (known params: {known})")]
     Override {
@@ -76,6 +88,7 @@ impl ScenarioError {
             ScenarioError::Read { origin, .. }
             | ScenarioError::Syntax { origin, .. }
             | ScenarioError::Invalid { origin, .. }
+            | ScenarioError::Trace { origin, .. }
             | ScenarioError::Override { origin, .. } => Some(origin),
         }
     }
@@ -84,7 +97,7 @@ impl ScenarioError {
     pub fn path(&self) -> Option<&str> {
         match self {
             ScenarioError::Syntax { path, .. } => path.as_deref(),
-            ScenarioError::Invalid { path, .. } => Some(path),
+            ScenarioError::Invalid { path, .. } | ScenarioError::Trace { path, .. } => Some(path),
             _ => None,
         }
     }

@@ -23,6 +23,7 @@ mod resolved;
 mod scalar;
 mod scenario;
 mod syntax;
+pub mod trace;
 mod value;
 
 pub use builtin::{Builtin, builtin, builtins};
@@ -36,20 +37,26 @@ use std::path::Path;
 /// path of a YAML file. `overrides`: `key=value` strings from `--set`.
 pub fn load(scenario: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
     if let Some(b) = builtin(scenario) {
-        return scenario::build(&format!("builtin:{}", b.name), b.yaml, overrides);
+        return scenario::build(
+            &format!("builtin:{}", b.name),
+            &trace::Files::Bundled(b.files),
+            b.yaml,
+            overrides,
+        );
     }
     let text = read_file(scenario)?;
-    scenario::build(scenario, &text, overrides)
+    scenario::build(scenario, &trace::Files::beside(scenario), &text, overrides)
 }
 
-/// Parses a scenario text with its params' defaults; `origin` names it in errors.
+/// Parses a scenario text with its params' defaults; `origin` names it in
+/// errors, and `replay` phases read trace files next to it.
 pub fn parse_str(origin: &str, text: &str) -> Result<Scenario, ScenarioError> {
-    scenario::build(origin, text, &[])
+    scenario::build(origin, &trace::Files::beside(origin), text, &[])
 }
 
 /// Parses a scenario text with `key=value` param overrides.
 pub fn parse_str_with(origin: &str, text: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
-    scenario::build(origin, text, overrides)
+    scenario::build(origin, &trace::Files::beside(origin), text, overrides)
 }
 
 fn read_file(path: &str) -> Result<String, ScenarioError> {

@@ -33,6 +33,42 @@ pub(crate) struct Template {
     pub name: String,
     pub spec: PodSpec,
     pub recreate: bool,
+    /// made by a `replay` phase from its pods (so the resolved form leaves
+    /// it out: the phase makes it again on load)
+    pub from_trace: bool,
+}
+
+/// How a trace's qos class becomes a pod spec.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct QosClass {
+    pub priority: i32,
+    /// limits equal to the requests (Kubernetes' Guaranteed QoS); otherwise
+    /// no limits (Burstable)
+    pub guaranteed: bool,
+}
+
+/// One pod of a trace, in scenario time from the phase's start.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ReplayPod {
+    pub cpu_milli: u64,
+    pub memory_mib: u64,
+    pub qos: String,
+    pub template: usize,
+    pub at: Span,
+    /// deleted for good then; None: runs to the scenario's end
+    pub until: Option<Span>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Replay {
+    pub format: String,
+    /// the classes the phase maps, by trace qos value
+    pub classes: BTreeMap<String, QosClass>,
+    /// usage as a multiple of the requests (cpu, memory)
+    pub usage_ratio: (clusters::Dist, clusters::Dist),
+    pub gpu_rows: String,
+    /// sorted by `at`
+    pub pods: Vec<ReplayPod>,
 }
 
 /// How a create phase spaces its pods.
@@ -99,6 +135,7 @@ pub(crate) enum PhaseKind {
         zone: String,
         recover_after: Option<Span>,
     },
+    Replay(Box<Replay>),
     Wait(Span),
 }
 

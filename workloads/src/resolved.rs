@@ -3,7 +3,7 @@
 //! itself a valid scenario (JSON is YAML) that expands to the same timelines.
 
 use crate::duration::format_exact;
-use crate::model::{Model, Pacing, PhaseKind, Pool, Template};
+use crate::model::{Model, Pacing, PhaseKind, Pool, Replay, Template};
 use crate::params::{Params, number_json};
 use crate::resolve::dist_json;
 use crate::value::Unit;
@@ -12,7 +12,13 @@ use clusters::{Provisioning, Resources, TolerationOperator};
 use serde_json::{Map, Value, json};
 
 pub(crate) fn to_json(model: &Model, params: &Params) -> Value {
-    let templates: Map<String, Value> = model.templates.iter().map(|t| (t.name.clone(), template(t))).collect();
+    // a replay's workloads are made again from its inline pods on load
+    let templates: Map<String, Value> = model
+        .templates
+        .iter()
+        .filter(|t| !t.from_trace)
+        .map(|t| (t.name.clone(), template(t)))
+        .collect();
     json!({
         "name": model.name,
         "description": model.description,
@@ -213,6 +219,40 @@ fn phase(model: &Model, kind: &PhaseKind) -> (&'static str, Value) {
             }
             ("zone_outage", Value::Object(m))
         }
+        PhaseKind::Replay(r) => ("replay", replay(r)),
         PhaseKind::Wait(span) => ("wait", json!(format_exact(*span))),
     }
+}
+
+/// A replay with its pods inline, already in scenario time: the manifest
+/// does not depend on the trace file still being there, unchanged.
+fn replay(r: &Replay) -> Value {
+    let qos: Map<String, Value> = r
+        .classes
+        .iter()
+        .map(|(name, c)| {
+            let limits = if c.guaranteed { "requests" } else { "none" };
+            (name.clone(), json!({"priority": c.priority, "limits": limits}))
+        })
+        .collect();
+    let pods: Vec<Value> = r
+        .pods
+        .iter()
+        .map(|p| {
+            json!([
+                p.cpu_milli,
+                p.memory_mib,
+                p.qos,
+                p.at.as_millis(),
+                p.until.map(|u| u.as_millis())
+            ])
+        })
+        .collect();
+    json!({
+        "format": r.format,
+        "qos": qos,
+        "usage_ratio": {"cpu": dist_json(&r.usage_ratio.0, Unit::Plain), "memory": dist_json(&r.usage_ratio.1, Unit::Plain)},
+        "gpu_rows": r.gpu_rows,
+        "pods": pods,
+    })
 }

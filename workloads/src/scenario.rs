@@ -4,6 +4,7 @@ use crate::error::ScenarioError;
 use crate::expand;
 use crate::model::Model;
 use crate::params::Params;
+use crate::trace::Files;
 use crate::{resolve, resolved, syntax};
 use clusters::Timeline;
 use std::collections::BTreeMap;
@@ -55,9 +56,9 @@ impl Scenario {
 }
 
 /// Parses, resolves and checks a scenario text.
-pub(crate) fn build(origin: &str, text: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+pub(crate) fn build(origin: &str, files: &Files, text: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
     let raw = syntax::parse_raw(origin, text)?;
-    let (params, model) = resolve::resolve(origin, &raw, overrides)?;
+    let (params, model) = resolve::resolve(origin, files, &raw, overrides)?;
     // Phase timing, pod counts and size caps do not depend on the seed, so
     // one expansion finds every such problem for all seeds.
     let check = expand::expand(&model, 0);

@@ -6,7 +6,10 @@ use workloads::{builtin, builtins, load};
 #[test]
 fn every_builtin_loads_under_its_own_name() {
     let names: Vec<&str> = builtins().iter().map(|b| b.name).collect();
-    assert_eq!(names, ["pressure", "churn", "mixed", "pressure-v1", "churn-v1"]);
+    assert_eq!(
+        names,
+        ["pressure", "churn", "trace", "mixed", "pressure-v1", "churn-v1"]
+    );
     for b in builtins() {
         let s = load(b.name, &[]).unwrap();
         assert_eq!(s.name(), b.name);

@@ -164,6 +164,11 @@ proptest! {
 fn the_unmutated_inputs_are_valid() {
     load_text(&small()).unwrap();
     for b in workloads::builtins() {
-        workloads::parse_str_with("fuzz", b.yaml, &["nodes=4".to_string()]).unwrap();
+        if b.files.is_empty() {
+            workloads::parse_str_with("fuzz", b.yaml, &["nodes=4".to_string()]).unwrap();
+        } else {
+            // its replay reads bundled files, which only loading by name finds
+            workloads::load(b.name, &["nodes=4".to_string()]).unwrap();
+        }
     }
 }

@@ -390,6 +390,32 @@ impl Engine<'_> {
                 }
                 Span::ZERO
             }
+            PhaseKind::Replay(ref replay) => {
+                let n = replay.pods.len() as u64;
+                if !self.room(phase, 2 * n, n) {
+                    return Span::ZERO;
+                }
+                for pod in &replay.pods {
+                    let at = start + pod.at;
+                    // sorted by time: the rest start at or after the end too
+                    if at >= self.end {
+                        break;
+                    }
+                    let ordinal = self.slots[pod.template].create(at);
+                    let slot = PodSlot {
+                        workload: WorkloadId(pod.template as u32),
+                        ordinal,
+                    };
+                    self.push(at, Action::CreatePod { slot });
+                    if let Some(until) = pod.until {
+                        let gone = start + until;
+                        self.slots[pod.template].delete(ordinal, gone);
+                        self.push(gone, Action::DeletePod { slot, recreate: false });
+                    }
+                }
+                // the phase lasts until its last arrival; deletions go on
+                replay.pods.last().map_or(Span::ZERO, |p| p.at)
+            }
             PhaseKind::Wait(span) => span,
         }
     }

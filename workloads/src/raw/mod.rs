@@ -6,7 +6,7 @@ mod dist;
 mod phase;
 
 pub(crate) use dist::{RawDist, RawDistKind};
-pub(crate) use phase::{RawCreate, RawNodeFault, RawPhase, RawPhaseKind};
+pub(crate) use phase::{RawCreate, RawNodeFault, RawPhase, RawPhaseKind, RawReplay};
 
 use crate::scalar::Located;
 use serde::Deserialize;

@@ -1,8 +1,10 @@
 //! A phase as written: an optional `at` and exactly one kind key.
 
+use super::RawUsage;
 use crate::scalar::Located;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
+use std::collections::BTreeMap;
 use std::fmt;
 
 #[derive(Debug, Deserialize)]
@@ -83,6 +85,44 @@ pub(crate) struct RawRecover {
     pub pool: Option<Located>,
 }
 
+/// `replay`: pods from a cluster trace, or (in the resolved form) the pods
+/// parsed from one, inline.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawReplay {
+    #[serde(default)]
+    pub trace: Option<Located>,
+    pub format: Located,
+    #[serde(default)]
+    pub speedup: Option<Located>,
+    #[serde(default)]
+    pub offset: Option<Located>,
+    #[serde(default)]
+    pub limit: Option<Located>,
+    #[serde(default)]
+    pub gpu_rows: Option<Located>,
+    #[serde(default)]
+    pub qos: BTreeMap<String, RawQosClass>,
+    #[serde(default)]
+    pub usage_ratio: RawUsage,
+    /// the resolved form: `[cpu_milli, memory_mib, qos, at_ms, until_ms | null]`
+    /// per pod, times from the phase's start
+    #[serde(default)]
+    pub pods: Option<Vec<InlinePod>>,
+}
+
+/// `[cpu_milli, memory_mib, qos, at_ms, until_ms | null]`
+pub(crate) type InlinePod = (u64, u64, String, u64, Option<u64>);
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawQosClass {
+    #[serde(default)]
+    pub priority: Option<Located>,
+    #[serde(default)]
+    pub limits: Option<Located>,
+}
+
 #[derive(Debug)]
 pub(crate) enum RawPhaseKind {
     Create(RawCreate),
@@ -94,6 +134,7 @@ pub(crate) enum RawPhaseKind {
     RecoverNodes(RawRecover),
     LoseNodes(RawLoseNodes),
     ZoneOutage(RawZoneOutage),
+    Replay(Box<RawReplay>),
     Wait(Located),
 }
 
@@ -110,6 +151,7 @@ impl RawPhaseKind {
             RawPhaseKind::RecoverNodes(_) => "recover_nodes",
             RawPhaseKind::LoseNodes(_) => "lose_nodes",
             RawPhaseKind::ZoneOutage(_) => "zone_outage",
+            RawPhaseKind::Replay(_) => "replay",
             RawPhaseKind::Wait(_) => "wait",
         }
     }
@@ -136,6 +178,7 @@ enum PhaseKey {
     RecoverNodes,
     LoseNodes,
     ZoneOutage,
+    Replay,
     Wait,
 }
 
@@ -146,7 +189,7 @@ impl<'de> Visitor<'de> for PhaseVisitor {
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(
-            "a phase: a mapping with one of create, churn, kill_pods, delete_pods, fail_nodes, degrade_nodes, recover_nodes, lose_nodes, zone_outage, wait, and optionally at",
+            "a phase: a mapping with one of create, churn, kill_pods, delete_pods, fail_nodes, degrade_nodes, recover_nodes, lose_nodes, zone_outage, replay, wait, and optionally at",
         )
     }
 
@@ -174,6 +217,7 @@ impl<'de> Visitor<'de> for PhaseVisitor {
                 }
                 PhaseKey::LoseNodes => RawPhaseKind::LoseNodes(map.next_value()?),
                 PhaseKey::ZoneOutage => RawPhaseKind::ZoneOutage(map.next_value()?),
+                PhaseKey::Replay => RawPhaseKind::Replay(Box::new(map.next_value()?)),
                 PhaseKey::Wait => RawPhaseKind::Wait(map.next_value()?),
             };
             if let Some(first) = &kind {
@@ -188,7 +232,7 @@ impl<'de> Visitor<'de> for PhaseVisitor {
         match kind {
             Some(kind) => Ok(RawPhase { at, kind }),
             None => Err(de::Error::custom(
-                "a phase needs one of create, churn, kill_pods, delete_pods, fail_nodes, degrade_nodes, recover_nodes, lose_nodes, zone_outage, wait",
+                "a phase needs one of create, churn, kill_pods, delete_pods, fail_nodes, degrade_nodes, recover_nodes, lose_nodes, zone_outage, replay, wait",
             )),
         }
     }

@@ -4,6 +4,7 @@
 mod cluster;
 mod dist;
 mod phases;
+mod replay;
 mod templates;
 
 pub(crate) use cluster::ZONE_LABEL;
@@ -13,10 +14,16 @@ use crate::error::ScenarioError;
 use crate::model::Model;
 use crate::params::Params;
 use crate::raw::RawScenario;
+use crate::trace::Files;
 use crate::value::Resolver;
 use clusters::Span;
 
-pub(crate) fn resolve(origin: &str, raw: &RawScenario, overrides: &[String]) -> Result<(Params, Model), ScenarioError> {
+pub(crate) fn resolve(
+    origin: &str,
+    files: &Files,
+    raw: &RawScenario,
+    overrides: &[String],
+) -> Result<(Params, Model), ScenarioError> {
     let mut params = Params::from_defaults(origin, &raw.params)?;
     params.apply_overrides(origin, overrides)?;
     let r = Resolver {
@@ -50,8 +57,8 @@ pub(crate) fn resolve(origin: &str, raw: &RawScenario, overrides: &[String]) -> 
     };
 
     let pools = cluster::pools(&r, &raw.cluster)?;
-    let templates = templates::templates(&r, &raw.templates, &pools)?;
-    let phases = phases::phases(&r, &raw.phases, &pools, &templates, duration)?;
+    let mut templates = templates::templates(&r, &raw.templates, &pools)?;
+    let phases = phases::phases(&r, files, &raw.phases, &pools, &mut templates, duration)?;
     let model = Model {
         name,
         description,

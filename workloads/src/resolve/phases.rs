@@ -1,30 +1,73 @@
 //! `phases`: what happens when, checked against the pools and templates.
 
-use super::ZONE_LABEL;
+use super::{ZONE_LABEL, replay};
 use crate::duration::format_human;
 use crate::error::ScenarioError;
 use crate::limits::MAX_CHURN_ROUNDS;
 use crate::model::{NodeFault, NodeLoss, Pacing, Phase, PhaseKind, PhaseSource, Pool, Template};
 use crate::raw::{RawCreate, RawNodeFault, RawPhase, RawPhaseKind};
 use crate::scalar::Located;
+use crate::trace::Files;
 use crate::value::Resolver;
 use clusters::Span;
 
 /// More losses than one a minute per node is not a hazard but a typo.
 const MAX_LOSS_RATE_PER_NODE_HOUR: f64 = 60.0;
 
+/// Resolves the phases in order; `replay` phases add their workloads to
+/// `templates`, so later phases may name them.
 pub(crate) fn phases(
     r: &Resolver<'_>,
+    files: &Files,
     raw: &[RawPhase],
     pools: &[Pool],
-    templates: &[Template],
+    templates: &mut Vec<Template>,
     duration: Span,
 ) -> Result<Vec<Phase>, ScenarioError> {
-    let refs = Refs { r, pools, templates };
-    raw.iter()
-        .enumerate()
-        .map(|(i, p)| refs.phase(i, p, duration))
-        .collect()
+    let mut out = Vec::with_capacity(raw.len());
+    for (i, p) in raw.iter().enumerate() {
+        if let RawPhaseKind::Replay(rp) = &p.kind {
+            let path = format!("phases[{i}].replay");
+            let at = phase_at(r, p, i, duration)?;
+            let replay = replay::replay(r, files, rp, &path, pools, templates)?;
+            out.push(Phase {
+                at,
+                kind: PhaseKind::Replay(Box::new(replay)),
+                source: PhaseSource {
+                    count_shown: None,
+                    count_loc: rp.format.loc,
+                    at_loc: p.at.as_ref().and_then(|v| v.loc),
+                    path,
+                },
+            });
+            continue;
+        }
+        let refs = Refs {
+            r,
+            pools,
+            templates: templates.as_slice(),
+        };
+        out.push(refs.phase(i, p, duration)?);
+    }
+    Ok(out)
+}
+
+/// A phase's `at`, which must come before the scenario's end.
+fn phase_at(r: &Resolver<'_>, p: &RawPhase, i: usize, duration: Span) -> Result<Option<Span>, ScenarioError> {
+    let Some(v) = &p.at else {
+        return Ok(None);
+    };
+    let path = format!("phases[{i}].at");
+    let at = r.duration(v, &path)?;
+    if at >= duration {
+        return Err(r.error(
+            &path,
+            v,
+            r.shown(v, &path),
+            format!("at or after the scenario's end ({})", format_human(duration)),
+        ));
+    }
+    Ok(Some(at))
 }
 
 struct Refs<'a> {
@@ -85,22 +128,7 @@ impl Refs<'_> {
     fn phase(&self, i: usize, p: &RawPhase, duration: Span) -> Result<Phase, ScenarioError> {
         let r = self.r;
         let base = format!("phases[{i}]");
-        let at = match &p.at {
-            Some(v) => {
-                let path = format!("{base}.at");
-                let at = r.duration(v, &path)?;
-                if at >= duration {
-                    return Err(r.error(
-                        &path,
-                        v,
-                        r.shown(v, &path),
-                        format!("at or after the scenario's end ({})", format_human(duration)),
-                    ));
-                }
-                Some(at)
-            }
-            None => None,
-        };
+        let at = phase_at(r, p, i, duration)?;
         let path = format!("{base}.{}", p.kind.key());
         let field = |f: &str| format!("{path}.{f}");
         let mut count_of: Option<&Located> = None;
@@ -221,6 +249,16 @@ impl Refs<'_> {
                 PhaseKind::ZoneOutage { zone, recover_after }
             }
             RawPhaseKind::Wait(v) => PhaseKind::Wait(r.positive_duration(v, &path)?),
+            // resolved by `phases`, which may add templates; never reached
+            RawPhaseKind::Replay(rp) => {
+                return Err(ScenarioError::invalid(
+                    r.origin,
+                    path,
+                    None,
+                    "a replay phase is resolved with the templates it makes",
+                    rp.format.loc,
+                ));
+            }
         };
         Ok(Phase {
             at,

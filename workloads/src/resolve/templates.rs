@@ -171,6 +171,7 @@ fn template(r: &Resolver<'_>, name: &str, t: &RawTemplate, path: &str) -> Result
             },
         },
         recreate,
+        from_trace: false,
     })
 }
 

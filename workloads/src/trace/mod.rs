@@ -1,0 +1,152 @@
+//! Cluster traces replayed as pod arrivals: the parser of Alibaba's
+//! `openb_pod_list` CSV (cluster-trace-gpu-v2023) and a seeded generator of
+//! small samples in that format (see FORMAT.md, "Replaying a trace").
+
+mod openb;
+pub mod sample;
+
+pub use openb::{COLUMNS, Trace, TraceRow, parse_openb};
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// Where a scenario's `replay` phases find their trace files: next to the
+/// scenario file, or among a built-in's bundled files.
+#[derive(Debug, Clone)]
+pub(crate) enum Files {
+    Dir(PathBuf),
+    Bundled(&'static [(&'static str, &'static str)]),
+}
+
+impl Files {
+    /// Files next to the scenario file `origin` (the current directory for
+    /// a bare file name).
+    pub(crate) fn beside(origin: &str) -> Files {
+        let dir = std::path::Path::new(origin)
+            .parent()
+            .map(PathBuf::from)
+            .unwrap_or_default();
+        Files::Dir(dir)
+    }
+
+    /// The text of the trace file `name`.
+    pub(crate) fn read(&self, name: &str) -> Result<std::borrow::Cow<'static, str>, TraceError> {
+        match self {
+            Files::Dir(dir) => read_capped(&dir.join(name)).map(std::borrow::Cow::Owned),
+            Files::Bundled(files) => files
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, text)| std::borrow::Cow::Borrowed(*text))
+                .ok_or_else(|| TraceError::Read {
+                    reason: format!(
+                        "the built-in bundles no such file (bundled: {})",
+                        files.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+                    ),
+                }),
+        }
+    }
+}
+
+/// Bytes of a trace file read at most: the whole openb_pod_list_default.csv
+/// is about 0.6 MB, so 64 MiB leaves room for larger traces of that shape
+/// while a wrong path (a disk image, a log) fails at once.
+pub const MAX_TRACE_BYTES: u64 = 64 << 20;
+
+/// A column of a trace file, 1-based, with its header name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Column {
+    pub index: usize,
+    pub name: &'static str,
+}
+
+/// Why a trace file could not be used; shown after the file's name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TraceError {
+    /// The file does not exist, is not a regular file, is too large or
+    /// cannot be read.
+    #[error("cannot read the trace file: {reason}")]
+    Read { reason: String },
+    /// The header lacks a column the format needs.
+    #[error("line {line}: missing column `{column}` (the header has: {found})")]
+    MissingColumn {
+        line: u64,
+        column: &'static str,
+        found: String,
+    },
+    /// A row's field is not what its column holds.
+    #[error("line {line}, {}: {reason}", column_detail(column, value))]
+    Field {
+        line: u64,
+        column: Column,
+        value: String,
+        reason: String,
+    },
+    /// A row without enough fields.
+    #[error("line {line}: {reason}")]
+    Row { line: u64, reason: String },
+}
+
+impl TraceError {
+    /// The 1-based line of the trace file the error is about, if any.
+    pub fn line(&self) -> Option<u64> {
+        match self {
+            TraceError::Read { .. } => None,
+            TraceError::MissingColumn { line, .. } | TraceError::Field { line, .. } | TraceError::Row { line, .. } => {
+                Some(*line)
+            }
+        }
+    }
+}
+
+fn column_detail<'a>(c: &'a Column, value: &'a str) -> ColumnDetail<'a> {
+    ColumnDetail { column: c, value }
+}
+
+struct ColumnDetail<'a> {
+    column: &'a Column,
+    value: &'a str,
+}
+
+impl fmt::Display for ColumnDetail<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "column {} ({}) = {}",
+            self.column.index,
+            self.column.name,
+            crate::error::shown(self.value)
+        )
+    }
+}
+
+/// Reads a trace file: a regular file of at most [`MAX_TRACE_BYTES`], read
+/// through a capped reader so a file that grows while read cannot exceed it.
+pub(crate) fn read_capped(path: &std::path::Path) -> Result<String, TraceError> {
+    use std::io::Read;
+    let fail = |reason: String| TraceError::Read { reason };
+    let meta = std::fs::metadata(path).map_err(|e| fail(format!("{} ({e})", path.display())))?;
+    if !meta.is_file() {
+        return Err(fail(format!("{} is not a regular file", path.display())));
+    }
+    if meta.len() > MAX_TRACE_BYTES {
+        return Err(fail(format!(
+            "{} has {} bytes; trace files are capped at {} MiB",
+            path.display(),
+            meta.len(),
+            MAX_TRACE_BYTES >> 20
+        )));
+    }
+    let file = std::fs::File::open(path).map_err(|e| fail(format!("{} ({e})", path.display())))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_TRACE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| fail(format!("{} ({e})", path.display())))?;
+    if bytes.len() as u64 > MAX_TRACE_BYTES {
+        return Err(fail(format!(
+            "{} grew past {} MiB while read",
+            path.display(),
+            MAX_TRACE_BYTES >> 20
+        )));
+    }
+    String::from_utf8(bytes).map_err(|e| fail(format!("{} is not UTF-8 text ({e})", path.display())))
+}
