@@ -24,32 +24,16 @@ pub(crate) fn phases(
     templates: &mut Vec<Template>,
     duration: Span,
 ) -> Result<Vec<Phase>, ScenarioError> {
-    let mut out = Vec::with_capacity(raw.len());
-    for (i, p) in raw.iter().enumerate() {
-        if let RawPhaseKind::Replay(rp) = &p.kind {
-            let path = format!("phases[{i}].replay");
-            let at = phase_at(r, p, i, duration)?;
-            let replay = replay::replay(r, files, rp, &path, pools, templates)?;
-            out.push(Phase {
-                at,
-                kind: PhaseKind::Replay(Box::new(replay)),
-                source: PhaseSource {
-                    count_shown: None,
-                    count_loc: rp.format.loc,
-                    at_loc: p.at.as_ref().and_then(|v| v.loc),
-                    path,
-                },
-            });
-            continue;
-        }
-        let refs = Refs {
-            r,
-            pools,
-            templates: templates.as_slice(),
-        };
-        out.push(refs.phase(i, p, duration)?);
-    }
-    Ok(out)
+    let mut refs = Refs {
+        r,
+        files,
+        pools,
+        templates,
+    };
+    raw.iter()
+        .enumerate()
+        .map(|(i, p)| refs.phase(i, p, duration))
+        .collect()
 }
 
 /// A phase's `at`, which must come before the scenario's end.
@@ -72,8 +56,10 @@ fn phase_at(r: &Resolver<'_>, p: &RawPhase, i: usize, duration: Span) -> Result<
 
 struct Refs<'a> {
     r: &'a Resolver<'a>,
+    files: &'a Files,
     pools: &'a [Pool],
-    templates: &'a [Template],
+    /// grows as `replay` phases add their workloads
+    templates: &'a mut Vec<Template>,
 }
 
 impl Refs<'_> {
@@ -125,13 +111,14 @@ impl Refs<'_> {
         Ok(n as u32)
     }
 
-    fn phase(&self, i: usize, p: &RawPhase, duration: Span) -> Result<Phase, ScenarioError> {
+    fn phase(&mut self, i: usize, p: &RawPhase, duration: Span) -> Result<Phase, ScenarioError> {
         let r = self.r;
         let base = format!("phases[{i}]");
         let at = phase_at(r, p, i, duration)?;
         let path = format!("{base}.{}", p.kind.key());
         let field = |f: &str| format!("{path}.{f}");
         let mut count_of: Option<&Located> = None;
+        let mut loc_of: Option<&Located> = None;
         let kind = match &p.kind {
             RawPhaseKind::Create(c) => {
                 count_of = Some(&c.count);
@@ -249,15 +236,10 @@ impl Refs<'_> {
                 PhaseKind::ZoneOutage { zone, recover_after }
             }
             RawPhaseKind::Wait(v) => PhaseKind::Wait(r.positive_duration(v, &path)?),
-            // resolved by `phases`, which may add templates; never reached
             RawPhaseKind::Replay(rp) => {
-                return Err(ScenarioError::invalid(
-                    r.origin,
-                    path,
-                    None,
-                    "a replay phase is resolved with the templates it makes",
-                    rp.format.loc,
-                ));
+                loc_of = Some(&rp.format);
+                let replay = replay::replay(r, self.files, rp, &path, self.pools, self.templates)?;
+                PhaseKind::Replay(Box::new(replay))
             }
         };
         Ok(Phase {
@@ -265,7 +247,7 @@ impl Refs<'_> {
             kind,
             source: PhaseSource {
                 count_shown: count_of.map(|v| r.shown(v, &field("count"))),
-                count_loc: count_of.and_then(|v| v.loc),
+                count_loc: count_of.or(loc_of).and_then(|v| v.loc),
                 at_loc: p.at.as_ref().and_then(|v| v.loc),
                 path,
             },
