@@ -233,19 +233,17 @@ fn correlation_table(out: &mut String, summary: &Summary) {
          <th>Pearson r [{pct}% CI]</th><th>Spearman rho [{pct}% CI]</th></tr></thead>\n<tbody>"
     );
     for arm in summary.arms() {
-        for (run, d) in arm.runs.iter().zip(&arm.decoupling) {
-            for t in &d.templates {
-                let _ = writeln!(
-                    out,
-                    "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                    esc(&arm.arm),
-                    run.seed,
-                    esc(&t.name),
-                    t.estimate.n,
-                    esc(&correlation_cell(t.estimate.pearson.as_ref())),
-                    esc(&correlation_cell(t.estimate.spearman.as_ref()))
-                );
-            }
+        for (seed, t) in arm.template_correlations() {
+            let _ = writeln!(
+                out,
+                "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&arm.arm),
+                seed,
+                esc(&t.name),
+                t.estimate.n,
+                esc(&correlation_cell(t.estimate.pearson.as_ref())),
+                esc(&correlation_cell(t.estimate.spearman.as_ref()))
+            );
         }
     }
     out.push_str("</tbody>\n</table>\n");

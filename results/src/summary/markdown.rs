@@ -157,19 +157,17 @@ impl Summary {
              | --- | ---: | --- | ---: | ---: | ---: |"
         );
         for arm in self.arms() {
-            for (run, d) in arm.runs.iter().zip(&arm.decoupling) {
-                for t in &d.templates {
-                    let _ = writeln!(
-                        out,
-                        "| `{}` | {} | {} | {} | {} | {} |",
-                        md_escape(&arm.arm),
-                        run.seed,
-                        md_escape(&t.name),
-                        t.estimate.n,
-                        correlation_cell(t.estimate.pearson.as_ref()),
-                        correlation_cell(t.estimate.spearman.as_ref())
-                    );
-                }
+            for (seed, t) in arm.template_correlations() {
+                let _ = writeln!(
+                    out,
+                    "| `{}` | {} | {} | {} | {} | {} |",
+                    md_escape(&arm.arm),
+                    seed,
+                    md_escape(&t.name),
+                    t.estimate.n,
+                    correlation_cell(t.estimate.pearson.as_ref()),
+                    correlation_cell(t.estimate.spearman.as_ref())
+                );
             }
         }
 

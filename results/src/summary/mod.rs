@@ -82,6 +82,15 @@ pub struct ArmSummary {
 }
 
 impl ArmSummary {
+    /// (seed, template correlation) of every run and template, in seed and
+    /// template order: the rows of the within-template tables.
+    pub fn template_correlations(&self) -> impl Iterator<Item = (u64, &TemplateCorrelation)> {
+        self.runs
+            .iter()
+            .zip(&self.decoupling)
+            .flat_map(|(run, d)| d.templates.iter().map(move |t| (run.seed, t)))
+    }
+
     pub fn seeds(&self) -> Vec<u64> {
         self.runs.iter().map(|r| r.seed).collect()
     }
