@@ -50,7 +50,8 @@ pub fn decide(
     let answer = match &placement {
         Placement::Bind(_) => Answer::Bind,
         Placement::Decline { .. } => Answer::Decline,
-        Placement::Unschedulable { .. } => Answer::Unschedulable,
+        // the agmarl policy never preempts; the bind loop would not carry it out
+        Placement::Unschedulable { .. } | Placement::Preempt { .. } => Answer::Unschedulable,
     };
     metrics.record_decision(
         answer,

@@ -61,6 +61,7 @@ fn workload(scheduler: &str) -> Workload {
                 },
                 run_seconds: None,
                 crash_rate_per_hour: 0.0,
+                crash_rate_growth_per_hour: 0.0,
                 unstable: false,
                 memory_growth_per_hour: None,
             },

@@ -65,6 +65,7 @@ fn workload() -> Workload {
                 run_seconds: None,
                 // about one crash per pod per scenario hour
                 crash_rate_per_hour: 1.0,
+                crash_rate_growth_per_hour: 0.0,
                 unstable: false,
                 memory_growth_per_hour: None,
             },

@@ -38,4 +38,4 @@ pub use record::{Event, EventKind, Record, RecordSink};
 pub use resources::Resources;
 pub use time::{Span, Time};
 pub use timeline::{Action, TimedAction, Timeline, Workload};
-pub use view::{ClusterView, PendingPod, Placement, WorkloadHistory};
+pub use view::{BoundPod, ClusterView, Nomination, PendingPod, Placement, WorkloadHistory};

@@ -107,6 +107,11 @@ pub struct Behaviour {
     /// base crash hazard, crashes per hour of running on a healthy node
     #[serde(default)]
     pub crash_rate_per_hour: f64,
+    /// how the crash hazard grows with the container's age: at `a` hours of
+    /// running it is `crash_rate_per_hour × (1 + g·a)` (a wear-out process);
+    /// 0: constant over the container's life
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub crash_rate_growth_per_hour: f64,
     /// marked unstable by its workload (the scenario's "unstable" pods); the
     /// model does not use this, schedulers may
     #[serde(default)]
@@ -173,6 +178,7 @@ mod tests {
                 memory_usage: Dist::Const { value: 0.0 },
                 run_seconds: None,
                 crash_rate_per_hour: 0.0,
+                crash_rate_growth_per_hour: 0.0,
                 unstable: false,
                 memory_growth_per_hour: None,
             },
@@ -221,4 +227,8 @@ mod tests {
         };
         assert!(!wrong_effect.tolerates(&taint));
     }
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }

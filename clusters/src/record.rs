@@ -38,6 +38,9 @@ pub enum DeleteCause {
     Churn,
     /// the scenario deleted it for good
     Scenario,
+    /// the scheduler deleted it to make room for a pod of higher priority
+    /// (kube-scheduler's DefaultPreemption); its owner recreates it
+    Preempted,
 }
 
 /// Something that happened in the cluster.
@@ -105,6 +108,14 @@ pub enum EventKind {
         node: Option<NodeId>,
         cause: DeleteCause,
     },
+    /// preemption chose `node` for the pending pod and deleted its victims
+    /// there (recorded before their deletions); the pod stays pending until
+    /// it is bound, on that node or another
+    PodNominated {
+        pod: PodId,
+        node: NodeId,
+        victims: u32,
+    },
     NodeFailed {
         node: NodeId,
     },
@@ -140,7 +151,8 @@ impl EventKind {
             | E::PodSucceeded { pod, .. }
             | E::PodFailed { pod, .. }
             | E::PodEvicted { pod, .. }
-            | E::PodDeleted { pod, .. } => Some(*pod),
+            | E::PodDeleted { pod, .. }
+            | E::PodNominated { pod, .. } => Some(*pod),
             E::NodeFailed { .. }
             | E::NodeDegraded { .. }
             | E::NodeRecovered { .. }
@@ -175,7 +187,8 @@ impl EventKind {
             | E::NodeDegraded { node }
             | E::NodeRecovered { node }
             | E::NodeLost { node }
-            | E::NodeReplaced { node } => Some(*node),
+            | E::NodeReplaced { node }
+            | E::PodNominated { node, .. } => Some(*node),
             E::PodDeleted { node, .. } => *node,
             E::PodCreated { .. } | E::PodUnschedulable { .. } | E::PodDeclined { .. } => None,
         }

@@ -4,6 +4,7 @@
 
 use crate::node::{NodeId, NodeState};
 use crate::pod::{PodId, PodSlot, PodSpec};
+use crate::resources::Resources;
 use crate::time::Time;
 use std::borrow::Cow;
 
@@ -29,6 +30,27 @@ pub struct PendingPod<'a> {
     pub history: WorkloadHistory,
 }
 
+/// A pod bound to a node, as preemption weighs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BoundPod {
+    pub id: PodId,
+    pub priority: i32,
+    pub requests: Resources,
+    /// when it was bound (a pod's `status.startTime`, which the kubelet sets
+    /// as it admits the pod)
+    pub started: Time,
+}
+
+/// A pending pod that preemption nominated to a node (`status.nominatedNodeName`):
+/// kube-scheduler keeps its requests free there for pods of lower priority.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Nomination {
+    pub pod: PodId,
+    pub node: NodeId,
+    pub priority: i32,
+    pub requests: Resources,
+}
+
 /// The cluster as a scheduler sees it at one moment.
 #[derive(Debug, Clone, Copy)]
 pub struct ClusterView<'a> {
@@ -39,11 +61,34 @@ pub struct ClusterView<'a> {
     pub pending_pods: u32,
     /// pods bound to a node
     pub bound_pods: u32,
+    /// the pods bound to each node, indexed by [`NodeId`]; a backend that
+    /// does not list them gives an empty slice, and preemption then finds
+    /// nothing to evict
+    pub pods_by_node: &'a [Vec<BoundPod>],
+    /// pending pods nominated to a node by preemption
+    pub nominated: &'a [Nomination],
 }
 
 impl<'a> ClusterView<'a> {
+    /// A view of `nodes` without pod lists or nominations.
+    pub fn of_nodes(now: Time, nodes: &'a [NodeState], pending_pods: u32, bound_pods: u32) -> ClusterView<'a> {
+        ClusterView {
+            now,
+            nodes,
+            pending_pods,
+            bound_pods,
+            pods_by_node: &[],
+            nominated: &[],
+        }
+    }
+
     pub fn node(&self, id: NodeId) -> Option<&'a NodeState> {
         self.nodes.get(id.index())
+    }
+
+    /// The pods bound to `node` (empty when the backend does not list them).
+    pub fn pods_on(&self, node: NodeId) -> &'a [BoundPod] {
+        self.pods_by_node.get(node.index()).map_or(&[], Vec::as_slice)
     }
 
     /// Why `node` cannot take a pod of `spec`, if it cannot. Backends check a
@@ -79,4 +124,13 @@ pub enum Placement {
     /// feasible nodes exist, but the policy chose not to place the pod now
     /// (strategic restraint); it stays pending and is retried with back-off
     Decline { reason: Cow<'static, str> },
+    /// no node is feasible, but deleting `victims` (pods of lower priority
+    /// bound to `node`) makes room (kube-scheduler's DefaultPreemption): the
+    /// backend deletes them and nominates the pod to `node`; the pod stays
+    /// pending with `reason` (the failure message) and is retried with back-off
+    Preempt {
+        node: NodeId,
+        victims: Vec<PodId>,
+        reason: Cow<'static, str>,
+    },
 }

@@ -63,6 +63,7 @@ fn workload(id: u32, name: &str, cpu_milli: u64) -> Workload {
                 },
                 run_seconds: None,
                 crash_rate_per_hour: 0.0,
+                crash_rate_growth_per_hour: 0.0,
                 unstable: false,
                 memory_growth_per_hour: None,
             },

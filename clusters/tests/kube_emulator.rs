@@ -57,6 +57,7 @@ fn workload(id: u32, name: &str, memory_use: u64, crash_per_hour: f64) -> Worklo
                 },
                 run_seconds: None,
                 crash_rate_per_hour: crash_per_hour,
+                crash_rate_growth_per_hour: 0.0,
                 unstable: false,
                 memory_growth_per_hour: None,
             },

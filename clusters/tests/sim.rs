@@ -481,6 +481,107 @@ fn higher_priority_is_placed_first() {
 }
 
 #[test]
+fn preemption_deletes_the_victims_and_holds_the_room_for_the_preemptor() {
+    let mut urgent = pod(600, 100 * MI);
+    urgent.priority = 100;
+    let timeline = TimelineBuilder::new(60.0)
+        .nodes(1, 1000, GI)
+        .workload("low", pod(600, 100 * MI), true)
+        .workload("urgent", urgent, false)
+        .create(0.0, 0, 0, 1)
+        .create(10.0, 1, 0, 1)
+        .create(30.0, 1, 1, 1)
+        .build();
+    let mut seen_bound = Vec::new();
+    let mut seen_nominated = Vec::new();
+    let (records, summary) = run_with(timeline, 1, &mut |p: &PendingPod<'_>, v: &ClusterView<'_>| {
+        if let Placement::Bind(n) = first_feasible(p, v) {
+            // a lower-priority pod leaves a nominated pod's room alone
+            let held = v
+                .nominated
+                .iter()
+                .any(|m| m.node == n && m.priority >= p.spec.priority && m.pod != p.id);
+            if !held {
+                return Placement::Bind(n);
+            }
+            seen_nominated.push((p.id, v.nominated.to_vec()));
+            return Placement::Unschedulable {
+                reason: "room held".into(),
+            };
+        }
+        if p.spec.priority == 100 {
+            seen_bound.push(v.pods_on(NodeId(0)).to_vec());
+            // pod 3 names a victim of its own priority: refused
+            return Placement::Preempt {
+                node: NodeId(0),
+                victims: v.pods_on(NodeId(0)).iter().map(|b| b.id).collect(),
+                reason: "no node fits".into(),
+            };
+        }
+        Placement::Unschedulable {
+            reason: "no node fits".into(),
+        }
+    });
+    let low = pod(600, 100 * MI);
+    assert_eq!(
+        seen_bound[0],
+        vec![clusters::BoundPod {
+            id: PodId(0),
+            priority: 0,
+            requests: low.requests,
+            started: secs(0.0),
+        }]
+    );
+    let at_10: Vec<EventKind> = events(&records)
+        .into_iter()
+        .filter(|e| e.t == secs(10.0))
+        .map(|e| e.kind)
+        .collect();
+    assert_eq!(
+        at_10[1..4],
+        [
+            EventKind::PodNominated {
+                pod: PodId(1),
+                node: NodeId(0),
+                victims: 1
+            },
+            EventKind::PodDeleted {
+                pod: PodId(0),
+                node: Some(NodeId(0)),
+                cause: DeleteCause::Preempted
+            },
+            // the victim's owner recreates it
+            at_10[3].clone(),
+        ]
+    );
+    assert!(matches!(at_10[3], EventKind::PodCreated { pod: PodId(2), .. }));
+    // the recreated pod found the freed room held for the preemptor
+    assert_eq!(
+        seen_nominated[0],
+        (
+            PodId(2),
+            vec![clusters::Nomination {
+                pod: PodId(1),
+                node: NodeId(0),
+                priority: 100,
+                requests: low.requests,
+            }]
+        )
+    );
+    // the preemptor binds after its back-off, and then holds no room
+    assert_eq!(bound(&records)[1], (secs(11.0), PodId(1), NodeId(0)));
+    assert_eq!(seen_nominated.len(), 1, "{seen_nominated:?}");
+    // pod 3 asked to delete pod 1, of its own priority: nothing was deleted
+    assert_eq!(summary.preempted, 1);
+    assert!(summary.rejected_preemptions >= 1);
+    assert!(
+        !events(&records)
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::PodDeleted { pod: PodId(1), .. }))
+    );
+}
+
+#[test]
 fn failed_pods_are_replaced_by_their_owner() {
     let mut once = pod(100, 100 * MI);
     once.restart_policy = RestartPolicy::Never;

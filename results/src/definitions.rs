@@ -124,7 +124,8 @@ pub const METRICS: &[MetricDef] = &[
         unit: "pods",
         better: Better::Neither,
         definition: "PodCreated events: pod incarnations created during the run, including those an owner recreated \
-                     after an eviction, a churn deletion or a failure (each incarnation has its own pod id).",
+                     after an eviction, a churn deletion, a preemption or a failure (each incarnation has its own \
+                     pod id).",
     },
     MetricDef {
         key: "pods_bound",
@@ -185,6 +186,23 @@ pub const METRICS: &[MetricDef] = &[
         unit: "events",
         better: Better::Lower,
         definition: "PodEvicted events.",
+    },
+    MetricDef {
+        key: "preemptions",
+        label: "preemptions",
+        unit: "events",
+        better: Better::Neither,
+        definition: "PodNominated events: a pod no node could take had pods of lower priority deleted to make room \
+                     (kube-scheduler's DefaultPreemption). Neither good nor bad by itself: it serves urgent work \
+                     at the cost of the victims.",
+    },
+    MetricDef {
+        key: "pods_preempted",
+        label: "pods preempted",
+        unit: "pods",
+        better: Better::Lower,
+        definition: "Pods deleted by preemption (PodDeleted with cause preempted); their owners recreate them. \
+                     Not counted as failures.",
     },
     MetricDef {
         key: "failures",

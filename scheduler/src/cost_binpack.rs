@@ -80,7 +80,7 @@ impl Scheduler for CostBinPackScheduler {
 
     fn schedule(&mut self, pod: &PendingPod<'_>, cluster: &ClusterView<'_>) -> Placement {
         self.cycle
-            .schedule(pod, cluster.nodes, run_filters, |pod, nodes, feasible, totals| {
+            .schedule(pod, cluster, run_filters, |pod, nodes, feasible, totals| {
                 let healthy = |i: &&usize| nodes[**i].condition != NodeCondition::Degraded;
                 let only_degraded = !feasible.iter().any(|i| healthy(&i));
                 let candidates = || feasible.iter().filter(move |i| only_degraded || healthy(i));

@@ -20,13 +20,16 @@
 //!   `DefaultNormalizeScore` (weight 1 in v1.20, 3 in v1.33).
 //! - host selection ([`crate::select`]): `selectHost`.
 //! - the failure message ([`crate::diagnosis`]): `FitError.Error`.
+//! - preemption ([`crate::preemption`]): the DefaultPreemption PostFilter
+//!   for a pod no node takes (`defaultpreemption/default_preemption.go`).
 //!
 //! The twin test (`tests/twin_local.rs`) plays one pod sequence against the
 //! real v1.20 kube-scheduler and checks that its choice is in this
-//! re-implementation's top-score set ([`DefaultScheduler::evaluate`]).
+//! re-implementation's top-score set ([`DefaultScheduler::evaluate`]); a
+//! second sequence of pods that must preempt checks the nominated node and
+//! the victims ([`DefaultScheduler::evaluate_preemption`]).
 //!
-//! Not modelled: preemption (DefaultPreemption PostFilter; an unschedulable
-//! pod simply stays pending), and the plugins whose inputs the model lacks
+//! Not modelled: the plugins whose inputs the model lacks
 //! (node affinity, ports, volumes, inter-pod affinity, image locality, and
 //! PodTopologySpread's system-default constraints, which spread the pods of a
 //! Service, ReplicaSet or StatefulSet over hostnames and zones; the kube
@@ -37,6 +40,7 @@
 //! ImageLocality.
 
 use crate::api::Scheduler;
+use crate::preemption::Candidate;
 use crate::profile::{Evaluation, KubeProfile, Scoring};
 use crate::release::Release;
 use crate::scores::FitStrategy;
@@ -80,6 +84,12 @@ impl DefaultScheduler {
     /// scores, the top-score set), without making it.
     pub fn evaluate(&self, pod: &PodSpec, cluster: &ClusterView<'_>) -> Evaluation {
         self.profile.evaluate(pod, cluster)
+    }
+
+    /// What DefaultPreemption would find for `pod` (see
+    /// [`KubeProfile::evaluate_preemption`]).
+    pub fn evaluate_preemption(&self, pod: &PendingPod<'_>, cluster: &ClusterView<'_>) -> (Vec<Candidate>, Vec<usize>) {
+        self.profile.evaluate_preemption(pod, cluster)
     }
 }
 

@@ -5,8 +5,8 @@
 //!
 //! Counting is cheap (a few integers, plus one entry per distinct taint) so a
 //! scan can record every rejection as it goes; the message is formatted only
-//! when a pod turns out unschedulable. Preemption is not modelled, so the
-//! message never carries upstream's trailing "preemption: ..." part.
+//! when a pod turns out unschedulable. The message has no trailing
+//! "preemption: ..." part: v1.20 writes none (later releases add one).
 
 use crate::filters::FilterFailure;
 use crate::release::Release;

@@ -34,6 +34,7 @@ pub mod diagnosis;
 pub mod feasible;
 pub mod filters;
 pub mod load_aware;
+pub mod preemption;
 pub mod profile;
 pub mod random;
 pub mod registry;

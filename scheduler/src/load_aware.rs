@@ -199,7 +199,7 @@ impl Scheduler for LoadAwareScheduler {
     fn schedule(&mut self, pod: &PendingPod<'_>, cluster: &ClusterView<'_>) -> Placement {
         let scores = &mut self.scores;
         self.cycle
-            .schedule(pod, cluster.nodes, filters, |pod, nodes, feasible, totals| {
+            .schedule(pod, cluster, filters, |pod, nodes, feasible, totals| {
                 Scoring::new(Self::RELEASE, FitStrategy::LeastAllocated).prioritize(pod, nodes, feasible, scores);
                 totals.extend(
                     scores

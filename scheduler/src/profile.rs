@@ -8,9 +8,10 @@
 //! data for, with their default weights: NodeResourcesFit (1, with the
 //! profile's [`FitStrategy`]), NodeResourcesBalancedAllocation (1) and
 //! TaintToleration (3 as of v1.33, 1 in v1.20), each as the profile's
-//! [`Release`] computes it. Preemption (the DefaultPreemption PostFilter) is
-//! not modelled: an unschedulable pod stays pending and nothing is evicted
-//! for it.
+//! [`Release`] computes it. A pod no node takes goes to the DefaultPreemption
+//! PostFilter ([`crate::preemption`]), with v1.20's rules whatever the
+//! release (v1.33 differs in how it runs, not in what it chooses, for what
+//! the model has).
 //!
 //! [`Cycle`] is that cycle with the filter and score functions left to the
 //! caller, so policies built from other plugins (`cost-binpack`,
@@ -24,6 +25,7 @@
 use crate::diagnosis::Diagnosis;
 use crate::feasible::{NodeScan, num_feasible_nodes_to_find};
 use crate::filters::{FilterFailure, run_filters};
+use crate::preemption::{Candidate, Nominated, best_candidates, find_candidates, preempt};
 use crate::release::Release;
 use crate::scores::{
     FitStrategy, MAX_NODE_SCORE, balanced_allocation_as, default_normalize_score_by, intolerable_prefer_no_schedule,
@@ -210,23 +212,45 @@ impl Cycle {
     }
 
     /// One attempt for `pod`: the nodes passing `filter` (the whole filter
-    /// chain, default plugins first), then, when more than one does, `score`
-    /// writes `(node, total)` for the nodes it ranks (all of `feasible`, or
-    /// those a policy prefers among them) and the highest total wins.
-    pub fn schedule<'a>(
+    /// chain, default plugins first, with the room of nominated pods of at
+    /// least the pod's priority taken), then, when more than one does,
+    /// `score` writes `(node, total)` for the nodes it ranks (all of
+    /// `feasible`, or those a policy prefers among them) and the highest
+    /// total wins. When none does, DefaultPreemption looks for pods of lower
+    /// priority to delete ([`crate::preemption`]).
+    pub fn schedule<'a, F>(
         &mut self,
         pod: &PendingPod<'_>,
-        nodes: &'a [NodeState],
-        filter: impl FnMut(&PodSpec, &'a NodeState) -> Result<(), FilterFailure<'a>>,
+        cluster: &ClusterView<'a>,
+        mut filter: F,
         score: impl FnOnce(&PodSpec, &'a [NodeState], &[usize], &mut Vec<(usize, i64)>),
-    ) -> Placement {
+    ) -> Placement
+    where
+        F: for<'x> FnMut(&PodSpec, &'x NodeState) -> Result<(), FilterFailure<'x>>,
+    {
+        let nodes = cluster.nodes;
         let mut diagnosis = Diagnosis::new();
         let limit = self.limit(nodes.len());
-        self.scan
-            .find_with(pod.spec, nodes, limit, &mut self.feasible, &mut diagnosis, filter);
+        let nominated = Nominated::for_pod(pod, cluster);
+        self.scan.find_with(
+            pod.spec,
+            nodes,
+            limit,
+            &mut self.feasible,
+            &mut diagnosis,
+            |spec, node| nominated.filter(&mut filter, spec, node),
+        );
         let chosen = match self.feasible.as_slice() {
             [] => {
                 let reason = diagnosis.message_as(self.release, nodes.len());
+                if let Some((node, victims)) = preempt(pod, cluster, &nominated, &mut filter, &mut self.rng) {
+                    tracing::trace!(pod = pod.id.0, node = node.0, victims = victims.len(), "preempt");
+                    return Placement::Preempt {
+                        node,
+                        victims: victims.iter().map(|v| v.id).collect(),
+                        reason: reason.into(),
+                    };
+                }
                 tracing::trace!(pod = pod.id.0, %reason, "unschedulable");
                 return Placement::Unschedulable { reason: reason.into() };
             }
@@ -299,11 +323,21 @@ impl KubeProfile {
         }
     }
 
+    /// What DefaultPreemption would find for `pod` if no node took it: every
+    /// candidate (all potential nodes are tried) and the indices of those its
+    /// choice ties between. Draws nothing.
+    pub fn evaluate_preemption(&self, pod: &PendingPod<'_>, cluster: &ClusterView<'_>) -> (Vec<Candidate>, Vec<usize>) {
+        let nominated = Nominated::for_pod(pod, cluster);
+        let candidates = find_candidates(pod, cluster, &nominated, &mut run_filters, None::<&mut SimRng>);
+        let best = best_candidates(&candidates);
+        (candidates, best)
+    }
+
     /// One scheduling attempt for `pod`.
     pub fn schedule(&mut self, pod: &PendingPod<'_>, cluster: &ClusterView<'_>) -> Placement {
         let (scoring, scores) = (self.scoring, &mut self.scores);
         self.cycle
-            .schedule(pod, cluster.nodes, run_filters, |pod, nodes, feasible, totals| {
+            .schedule(pod, cluster, run_filters, |pod, nodes, feasible, totals| {
                 scoring.prioritize(pod, nodes, feasible, scores);
                 totals.extend(scores.iter().map(|s| (s.node, s.total)));
             })

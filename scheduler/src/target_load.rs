@@ -124,7 +124,7 @@ impl Scheduler for TargetLoadScheduler {
     fn schedule(&mut self, pod: &PendingPod<'_>, cluster: &ClusterView<'_>) -> Placement {
         let taint_scores = &mut self.taint_scores;
         self.cycle
-            .schedule(pod, cluster.nodes, run_filters, |pod, nodes, feasible, totals| {
+            .schedule(pod, cluster, run_filters, |pod, nodes, feasible, totals| {
                 taint_toleration_scores(pod, nodes, feasible, taint_scores);
                 let taint_weight = Self::RELEASE.taint_toleration_weight();
                 totals.extend(feasible.iter().zip(taint_scores.iter()).map(|(&i, &taint)| {

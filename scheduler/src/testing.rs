@@ -160,12 +160,7 @@ pub fn cluster(nodes: impl IntoIterator<Item = NodeBuilder>) -> Vec<NodeState> {
 
 /// A view of `nodes` at time zero.
 pub fn view(nodes: &[NodeState]) -> ClusterView<'_> {
-    ClusterView {
-        now: Time::ZERO,
-        nodes,
-        pending_pods: 1,
-        bound_pods: nodes.iter().map(|n| n.pod_count).sum(),
-    }
+    ClusterView::of_nodes(Time::ZERO, nodes, 1, nodes.iter().map(|n| n.pod_count).sum())
 }
 
 /// A pod under construction; by default best-effort (no requests).
@@ -220,6 +215,7 @@ impl PodBuilder {
                 memory_usage: Dist::Const { value: 0.0 },
                 run_seconds: None,
                 crash_rate_per_hour: 0.0,
+                crash_rate_growth_per_hour: 0.0,
                 unstable: false,
                 memory_growth_per_hour: None,
             },

@@ -388,6 +388,7 @@ fn binds_only_feasible_nodes_and_reports_like_the_baselines() {
                     unschedulable += 1;
                 }
                 Placement::Decline { reason } => panic!("calm cluster declined: {reason}"),
+                Placement::Preempt { node, .. } => panic!("agmarl preempted on node {}", node.0),
             }
         }
     }

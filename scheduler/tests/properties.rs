@@ -97,6 +97,8 @@ proptest! {
                         prop_assert!(nodes.is_empty() || reason.starts_with(&prefix), "{}", reason);
                     }
                     Placement::Decline { reason } => prop_assert!(false, "{} declined: {}", name, reason),
+                    // the view lists no bound pods, so there is nothing to preempt
+                    Placement::Preempt { node, .. } => prop_assert!(false, "{} preempted on {}", name, node.0),
                 }
             }
         }

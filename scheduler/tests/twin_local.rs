@@ -30,6 +30,15 @@
 //! Pods the re-implementation finds no room for are created only when no
 //! bound pod has a lower priority, so the real scheduler has nothing to
 //! preempt and the node states stay the pods bound so far.
+//!
+//! A second sequence (module `preemption`) starts from the same nodes
+//! emptied: it fills them with pods of priorities 0, 100 and 500, each with
+//! a distinct `status.startTime` written as a kubelet would, then creates
+//! pods of priority 1000 that fit nowhere. For each, the real scheduler's
+//! nominated node and the pods it deleted are compared with
+//! DefaultPreemption's re-implementation on the same node states and pod
+//! lists: the nominated node must be among the candidates its choice ties
+//! between, with the same victims.
 
 use clusters::kube::{ApiClient, ClientOptions, objects};
 use clusters::node::{NodeId, NodeSpec, Taint, TaintEffect};
@@ -53,6 +62,9 @@ use scheduler::release::Release;
 use scheduler::scores::non_zero_requests;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
+
+#[path = "twin_local/preemption.rs"]
+mod preemption;
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
@@ -288,12 +300,7 @@ struct Report {
 }
 
 fn view(nodes: &[NodeState]) -> ClusterView<'_> {
-    ClusterView {
-        now: Time::ZERO,
-        nodes,
-        pending_pods: 1,
-        bound_pods: nodes.iter().map(|n| n.pod_count).sum(),
-    }
+    ClusterView::of_nodes(Time::ZERO, nodes, 1, nodes.iter().map(|n| n.pod_count).sum())
 }
 
 fn names(nodes: &[NodeState], idx: &[usize]) -> Vec<String> {
@@ -395,7 +402,7 @@ async fn create_priority_classes(api: &ApiClient, priorities: &BTreeSet<i32>) ->
     Ok(())
 }
 
-async fn play(plane: &ScopedCluster) -> Result<Report, Error> {
+async fn play(plane: &ScopedCluster) -> Result<(Report, Vec<NodeState>), Error> {
     let api = ApiClient::connect(&ClientOptions {
         kubeconfig: Some(plane.admin_kubeconfig().to_path_buf()),
         qps: 500.0,
@@ -424,6 +431,7 @@ async fn play(plane: &ScopedCluster) -> Result<Report, Error> {
     create_priority_classes(&api, &sequence.iter().map(|w| w.spec.priority).collect()).await?;
     // node_spec_of gives the nodes their API names, which bindings use
     let mut nodes = create_nodes(&api, &specs, &cordoned).await?;
+    let fresh = nodes.clone();
     let index: BTreeMap<String, usize> = nodes
         .iter()
         .enumerate()
@@ -543,7 +551,11 @@ async fn play(plane: &ScopedCluster) -> Result<Report, Error> {
         .filter(|p| objects::pod_node_name(p).is_some())
         .count();
     assert_eq!(bound_now, report.bound, "every bound pod is still bound");
-    Ok(report)
+    // the preemption sequence starts from empty nodes
+    api.throttle().await;
+    pods.delete_collection(&DeleteParams::default().grace_period(0), &Default::default())
+        .await?;
+    Ok((report, fresh))
 }
 
 #[test]
@@ -556,8 +568,12 @@ fn real_kube_scheduler_picks_from_the_re_implementations_top_score_set() {
         .enable_all()
         .build()
         .expect("runtime");
-    let report = runtime.block_on(play(&plane)).expect("the twin run");
+    let (report, fresh) = runtime.block_on(play(&plane)).expect("the twin run");
+    let preemption = runtime
+        .block_on(preemption::play(&plane, fresh))
+        .expect("the preemption sequence");
     drop(plane);
+    preemption.print();
 
     eprintln!(
         "twin: {} decisions ({} bound, {} unschedulable; {} pods left out to avoid preemption; \
@@ -608,4 +624,5 @@ fn real_kube_scheduler_picks_from_the_re_implementations_top_score_set() {
         asserted.messages_equal, asserted.messages_compared,
         "unschedulable messages differ"
     );
+    preemption.check();
 }

@@ -13,7 +13,7 @@
 //! pressure, which the model's hazard factors stand for.
 
 use crate::settings::Settings;
-use clusters::behaviour::draw_container;
+use clusters::behaviour::{crash_after_start, draw_container};
 use clusters::pod::{PodSpec, RestartPolicy};
 use clusters::resources::Resources;
 use clusters::time::Span;
@@ -26,7 +26,6 @@ use std::time::Duration;
 pub const RUNTIME_RESERVE: u64 = 8 << 20;
 
 /// Crash timers further out than this are never set (as the lifecycle's).
-const CRASH_HORIZON_MS: f64 = 1e15;
 
 /// How a start ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -101,7 +100,7 @@ impl Plan {
         if oom {
             ends.push((EndKind::OomLimit, draw.oom_delay));
         }
-        if let Some(crash) = crash_after(settings.behaviour.crash_rate_per_hour, draw.crash_budget) {
+        if let Some(crash) = crash_after_start(&spec, draw.crash_budget) {
             ends.push((EndKind::Crash, crash));
         }
         let end = ends
@@ -169,20 +168,6 @@ fn pod_spec(settings: &Settings) -> PodSpec {
 /// The space kept free below `limit`: [`RUNTIME_RESERVE`], or half of a tiny limit.
 fn reserve_below(limit: u64) -> u64 {
     RUNTIME_RESERVE.min(limit / 2)
-}
-
-/// Time to the crash on a healthy node, as `PodLifecycle::schedule_crash`
-/// computes it (the same float operations, so the same millisecond).
-fn crash_after(crash_rate_per_hour: f64, budget: f64) -> Option<Span> {
-    if !(crash_rate_per_hour.is_finite() && crash_rate_per_hour > 0.0) {
-        return None;
-    }
-    let rate_per_ms = crash_rate_per_hour * 1.0 / 3_600_000.0;
-    if !(rate_per_ms.is_finite() && rate_per_ms > 0.0) {
-        return None;
-    }
-    let ms = (budget / rate_per_ms).ceil();
-    (ms < CRASH_HORIZON_MS).then_some(Span(ms as u64))
 }
 
 #[cfg(test)]

@@ -32,6 +32,7 @@ fn pod() -> core::Pod {
                 },
                 run_seconds: None,
                 crash_rate_per_hour: 4.0,
+                crash_rate_growth_per_hour: 0.0,
                 unstable: false,
                 memory_growth_per_hour: None,
             },

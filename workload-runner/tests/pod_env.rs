@@ -36,6 +36,7 @@ fn workload(limits: Option<Resources>) -> Workload {
                 },
                 run_seconds: Some(Dist::Exponential { mean: 600.0 }),
                 crash_rate_per_hour: 1.5,
+                crash_rate_growth_per_hour: 0.0,
                 unstable: true,
                 memory_growth_per_hour: None,
             },

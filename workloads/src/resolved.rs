@@ -123,6 +123,12 @@ fn template(t: &Template) -> Value {
         m.insert("memory_growth_per_hour".into(), dist_json(growth, Unit::Memory));
     }
     m.insert("crash_rate_per_hour".into(), number_json(b.crash_rate_per_hour));
+    if b.crash_rate_growth_per_hour != 0.0 {
+        m.insert(
+            "crash_rate_growth_per_hour".into(),
+            number_json(b.crash_rate_growth_per_hour),
+        );
+    }
     m.insert("unstable".into(), json!(b.unstable));
     m.insert("recreate".into(), json!(t.recreate));
     Value::Object(m)

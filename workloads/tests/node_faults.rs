@@ -175,6 +175,31 @@ fn a_leak_is_part_of_the_template_and_of_the_resolved_scenario() {
 }
 
 #[test]
+fn a_crash_hazard_growing_with_age_is_part_of_the_template_and_of_the_resolved_scenario() {
+    let text = zoned("").replace(
+        "    memory_growth_per_hour:",
+        "    crash_rate_per_hour: 0.5\n    crash_rate_growth_per_hour: 2\n    memory_growth_per_hour:",
+    );
+    let s = parse_str("t", &text).unwrap();
+    let t = s.expand(1);
+    assert_eq!(t.workloads[0].spec.behaviour.crash_rate_growth_per_hour, 2.0);
+    let again = parse_str("resolved", &s.resolved().to_string()).unwrap();
+    assert_eq!(again.expand(1), t);
+    // absent: flat, and not written into the resolved scenario
+    let flat = parse_str("t", &zoned("")).unwrap();
+    assert_eq!(
+        flat.expand(1).workloads[0].spec.behaviour.crash_rate_growth_per_hour,
+        0.0
+    );
+    assert!(!flat.resolved().to_string().contains("crash_rate_growth_per_hour"));
+    let m = err(&text.replace("crash_rate_growth_per_hour: 2", "crash_rate_growth_per_hour: -1"));
+    assert!(
+        m.contains("my.yaml") && m.contains("templates.web.crash_rate_growth_per_hour") && m.contains("-1"),
+        "{m}"
+    );
+}
+
+#[test]
 fn bad_fault_values_name_their_field() {
     let m = err(&zoned("  - fail_nodes: {count: 1, fail_after: 1m}\n"));
     assert!(

@@ -106,6 +106,7 @@ pub fn workload() -> Workload {
                 },
                 run_seconds: None,
                 crash_rate_per_hour: 0.0,
+                crash_rate_growth_per_hour: 0.0,
                 unstable: false,
                 memory_growth_per_hour: None,
             },

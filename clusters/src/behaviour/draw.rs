@@ -125,6 +125,7 @@ mod tests {
                 },
                 run_seconds: Some(Dist::Exponential { mean: 60.0 }),
                 crash_rate_per_hour: 1.0,
+                crash_rate_growth_per_hour: 0.0,
                 unstable: false,
                 memory_growth_per_hour: None,
             },

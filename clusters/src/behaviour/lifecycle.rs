@@ -15,6 +15,11 @@
 //! exponential is memoryless this is the same in distribution as redrawing
 //! the remaining time at the new rate, but it draws nothing, so arms that see
 //! the same health history see the same crash times (common random numbers).
+//!
+//! A hazard may also grow with the container's age
+//! (`crash_rate_growth_per_hour`, a wear-out process: the rate at age `a`
+//! hours is the base rate × `(1 + g·a)`); the budget is then spent along
+//! that line, and the time to crash solves the quadratic it gives.
 
 use super::backoff::CrashBackOff;
 use super::config::ModelConfig;
@@ -162,8 +167,38 @@ struct Run {
     /// what is left of the crash budget at `budget_at`
     budget: f64,
     budget_at: Time,
-    /// crash hazard per millisecond since `budget_at`
+    /// crash hazard per millisecond since `budget_at`, at age zero
     rate_per_ms: f64,
+    /// the hazard's growth with age: a fraction of `rate_per_ms` per millisecond run
+    growth_per_ms: f64,
+}
+
+impl Run {
+    /// The crash hazard accumulated from `budget_at` to `now`.
+    fn spent(&self, now: Time) -> f64 {
+        let elapsed = now.since(self.budget_at).as_millis() as f64;
+        if self.growth_per_ms == 0.0 {
+            return self.rate_per_ms * elapsed;
+        }
+        let from = self.budget_at.since(self.started).as_millis() as f64;
+        let to = from + elapsed;
+        self.rate_per_ms * (elapsed + self.growth_per_ms * (to * to - from * from) / 2.0)
+    }
+
+    /// Milliseconds from `budget_at` until the budget is spent (infinite at rate zero).
+    fn until_crash(&self) -> f64 {
+        if self.rate_per_ms <= 0.0 {
+            return f64::INFINITY;
+        }
+        if self.growth_per_ms == 0.0 {
+            return self.budget / self.rate_per_ms;
+        }
+        // rate·(d + g·((a + d)² − a²)/2) = budget, as 2·budget / (b + √(b² + 4·c·budget))
+        let age = self.budget_at.since(self.started).as_millis() as f64;
+        let b = self.rate_per_ms * (1.0 + self.growth_per_ms * age);
+        let c = self.rate_per_ms * self.growth_per_ms / 2.0;
+        2.0 * self.budget / (b + (b * b + 4.0 * c * self.budget).sqrt())
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -339,6 +374,7 @@ impl PodLifecycle {
             budget: draw.crash_budget,
             budget_at: now,
             rate_per_ms: crash_rate_per_ms(ctx.spec, self.health, ctx.config),
+            growth_per_ms: crash_growth_per_ms(ctx.spec),
         });
         self.schedule_crash(now, out);
     }
@@ -430,8 +466,7 @@ impl PodLifecycle {
                 if let Phase::Running(run) = &mut self.phase
                     && run.rate_per_ms != rate
                 {
-                    let elapsed = now.since(run.budget_at).as_millis() as f64;
-                    run.budget = (run.budget - run.rate_per_ms * elapsed).max(0.0);
+                    run.budget = (run.budget - run.spent(now)).max(0.0);
                     run.budget_at = now;
                     run.rate_per_ms = rate;
                     self.schedule_crash(now, out);
@@ -455,11 +490,7 @@ impl PodLifecycle {
         let Phase::Running(run) = self.phase else {
             return;
         };
-        let ms = if run.rate_per_ms > 0.0 {
-            (run.budget / run.rate_per_ms).ceil()
-        } else {
-            f64::INFINITY
-        };
+        let ms = run.until_crash().ceil();
         if ms < CRASH_HORIZON_MS {
             self.set_timer(TimerKind::Crash, now + Span(ms as u64), out);
         } else {
@@ -503,6 +534,30 @@ fn crash_rate_per_ms(spec: &PodSpec, health: NodeHealth, config: &ModelConfig) -
     }
     let rate = base * health.crash_factor(config) / 3_600_000.0;
     if rate.is_finite() { rate } else { 0.0 }
+}
+
+/// The time from a container's start to its crash on a healthy node whose
+/// health never changes, exactly as the lifecycle schedules it: for drivers
+/// that play one container by themselves (the workload image). None: no
+/// crash within the horizon.
+pub fn crash_after_start(spec: &PodSpec, budget: f64) -> Option<Span> {
+    let run = Run {
+        started: Time::ZERO,
+        memory_start: 0,
+        memory_growth_per_ms: 0.0,
+        budget,
+        budget_at: Time::ZERO,
+        rate_per_ms: crash_rate_per_ms(spec, NodeHealth::HEALTHY, &ModelConfig::default()),
+        growth_per_ms: crash_growth_per_ms(spec),
+    };
+    let ms = run.until_crash().ceil();
+    (ms < CRASH_HORIZON_MS).then_some(Span(ms as u64))
+}
+
+/// How fast `spec`'s crash hazard grows with its container's age, per millisecond.
+fn crash_growth_per_ms(spec: &PodSpec) -> f64 {
+    let g = spec.behaviour.crash_rate_growth_per_hour;
+    if g.is_finite() && g > 0.0 { g / 3_600_000.0 } else { 0.0 }
 }
 
 #[cfg(test)]

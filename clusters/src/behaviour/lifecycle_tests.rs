@@ -20,6 +20,7 @@ fn spec() -> PodSpec {
             },
             run_seconds: None,
             crash_rate_per_hour: 0.0,
+            crash_rate_growth_per_hour: 0.0,
             unstable: false,
             memory_growth_per_hour: None,
         },
@@ -396,6 +397,60 @@ fn a_health_change_spends_the_remaining_budget_at_the_new_rate() {
     let expected = crash_at - 4.0;
     let got = d.exits()[0].0.as_secs_f64();
     assert!((got - expected).abs() <= 0.003, "{got} vs {expected}");
+}
+
+#[test]
+fn a_hazard_that_grows_with_age_crashes_where_the_accumulated_hazard_meets_the_budget() {
+    let mut s = spec();
+    s.behaviour.crash_rate_per_hour = 1.0;
+    // at one crash an hour the flat crash age in hours is the drawn budget
+    let budget = Driver::bind(s.clone(), 7, NodeHealth::HEALTHY).first_crash_after_start() / 3600.0;
+    let g = 2.0;
+    s.behaviour.crash_rate_growth_per_hour = g;
+    // age a (hours) where a + g·a²/2 reaches a cumulative hazard of h
+    let age_at = |h: f64| ((1.0 + 2.0 * g * h).sqrt() - 1.0) / g;
+    let mut d = Driver::bind(s.clone(), 7, NodeHealth::HEALTHY);
+    let got = d.first_crash_after_start();
+    let expected = age_at(budget) * 3600.0;
+    assert!((got - expected).abs() <= 0.003, "{got} vs {expected}");
+    assert!(got < budget * 3600.0 - 1.0, "the growing hazard crashes sooner");
+    // degraded (5×) halfway: the rest of the budget is spent five times as fast along the same line
+    let mut d = Driver::bind(s.clone(), 7, NodeHealth::HEALTHY);
+    d.step(Time(u64::MAX));
+    let start = d.starts()[0].0.as_secs_f64();
+    let half = got / 2.0 / 3600.0;
+    d.input(secs(start + half * 3600.0), Input::NodeChanged(degraded(false)));
+    d.run_until(secs(start + got + 10.0));
+    let spent = half + g * half * half / 2.0;
+    let expected = start + age_at(spent + (budget - spent) / 5.0) * 3600.0;
+    let exit = d.exits()[0].0.as_secs_f64();
+    assert!((exit - expected).abs() <= 0.003, "{exit} vs {expected}");
+}
+
+#[test]
+fn crash_after_start_is_the_lifecycles_crash_on_a_healthy_node() {
+    let mut s = spec();
+    let with_rate = |s: &mut PodSpec, rate: f64| {
+        s.behaviour.crash_rate_per_hour = rate;
+        s.clone()
+    };
+    assert_eq!(crash_after_start(&with_rate(&mut s, f64::NAN), 1.0), None);
+    assert_eq!(crash_after_start(&with_rate(&mut s, 3600.0), 0.5), Some(Span(500)));
+    // a budget too large to spend within the horizon never crashes
+    assert_eq!(crash_after_start(&with_rate(&mut s, 1e-12), 1.0), None);
+    s.behaviour.crash_rate_per_hour = 1.0;
+    s.behaviour.crash_rate_growth_per_hour = 2.0;
+    let mut d = Driver::bind(s.clone(), 7, NodeHealth::HEALTHY);
+    let lived = d.first_crash_after_start();
+    let slot = PodSlot {
+        workload: WorkloadId(0),
+        ordinal: 7,
+    };
+    let draw = super::draw_container(42, slot, 0, 0, &s, &ModelConfig::default());
+    assert_eq!(
+        crash_after_start(&s, draw.crash_budget).map(|span| span.as_millis()),
+        Some((lived * 1000.0).round() as u64)
+    );
 }
 
 #[test]

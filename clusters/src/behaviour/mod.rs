@@ -26,6 +26,8 @@ pub use config::{ModelConfig, ModelConfigError};
 pub use draw::{ContainerDraw, draw_container};
 pub use eviction::unreachable_eviction_delay;
 pub use health::{NodeHealth, under_memory_pressure};
-pub use lifecycle::{Effects, Input, PodContext, PodEnd, PodIdent, PodLifecycle, PodPhase, TimerKind, TimerRequest};
+pub use lifecycle::{
+    Effects, Input, PodContext, PodEnd, PodIdent, PodLifecycle, PodPhase, TimerKind, TimerRequest, crash_after_start,
+};
 pub use oom::{OomCandidate, badness, oom_score_adj, oom_victim_pods, select_oom_victims};
 pub use owner::owner_recreates;

@@ -5,13 +5,16 @@ use crate::record::DeleteCause;
 
 /// Whether the owner of a workload with `recreate` set replaces a pod that
 /// ended with `end`: after an eviction, a churn deletion, or a failure for
-/// good, as a ReplicaSet keeps its replica count. Completed pods and pods the
-/// scenario deleted for good are not replaced.
+/// good, or a preemption, as a ReplicaSet keeps its replica count. Completed
+/// pods and pods the scenario deleted for good are not replaced.
 pub fn owner_recreates(recreate: bool, end: PodEnd) -> bool {
     recreate
         && matches!(
             end,
-            PodEnd::Evicted | PodEnd::Failed | PodEnd::Deleted(DeleteCause::Churn)
+            PodEnd::Evicted
+                | PodEnd::Failed
+                | PodEnd::Deleted(DeleteCause::Churn)
+                | PodEnd::Deleted(DeleteCause::Preempted)
         )
 }
 
@@ -21,7 +24,12 @@ mod tests {
 
     #[test]
     fn replaces_lost_pods_only() {
-        for end in [PodEnd::Evicted, PodEnd::Failed, PodEnd::Deleted(DeleteCause::Churn)] {
+        for end in [
+            PodEnd::Evicted,
+            PodEnd::Failed,
+            PodEnd::Deleted(DeleteCause::Churn),
+            PodEnd::Deleted(DeleteCause::Preempted),
+        ] {
             assert!(owner_recreates(true, end));
             assert!(!owner_recreates(false, end));
         }

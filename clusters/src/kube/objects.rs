@@ -652,6 +652,7 @@ pub fn pod_spec_of(pod: &core::Pod) -> Result<PodSpec, KubeError> {
             run_seconds: None,
             memory_growth_per_hour: None,
             crash_rate_per_hour: 0.0,
+            crash_rate_growth_per_hour: 0.0,
             unstable,
         },
     };
@@ -759,6 +760,7 @@ mod tests {
                     },
                     run_seconds: None,
                     crash_rate_per_hour: 0.5,
+                    crash_rate_growth_per_hour: 0.0,
                     unstable: true,
                     memory_growth_per_hour: None,
                 },

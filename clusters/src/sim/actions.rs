@@ -8,6 +8,7 @@ use crate::node::{NodeCondition, NodeId};
 use crate::pod::PodId;
 use crate::record::{DeleteCause, EventKind, RecordSink};
 use crate::timeline::Action;
+use crate::view::BoundPod;
 
 impl Sim {
     pub(super) fn apply_action(&mut self, action: Action, sink: &mut dyn RecordSink) {
@@ -104,7 +105,7 @@ impl Sim {
     fn step_node_pods(&mut self, node: NodeId, input: Input, sink: &mut dyn RecordSink) {
         let mut pods = std::mem::take(&mut self.scratch_pods);
         pods.clear();
-        pods.extend_from_slice(&self.node_pods[node.index()]);
+        pods.extend(self.node_pods[node.index()].iter().map(|b| b.id));
         for &pod in &pods {
             self.step_pod(pod, input, sink);
         }
@@ -143,7 +144,7 @@ impl Sim {
         }
         let mut running: Vec<(PodId, OomCandidate)> = self.node_pods[node.index()]
             .iter()
-            .filter_map(|&pod| {
+            .filter_map(|&BoundPod { id: pod, .. }| {
                 let entry = self.pods.get(pod.0 as usize)?;
                 let PodState::Bound { lifecycle, .. } = &entry.state else {
                     return None;

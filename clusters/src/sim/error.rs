@@ -33,8 +33,12 @@ pub enum SimError {
         field: &'static str,
         source: DistError,
     },
-    #[error("timeline: workload {workload:?}: behaviour.crash_rate_per_hour = {value}: expected a finite number >= 0")]
-    InvalidCrashRate { workload: String, value: f64 },
+    #[error("timeline: workload {workload:?}: behaviour.{field} = {value}: expected a finite number >= 0")]
+    InvalidCrashRate {
+        workload: String,
+        field: &'static str,
+        value: f64,
+    },
     #[error("timeline: sample_interval must be > 0")]
     ZeroSampleInterval,
     #[error("timeline: {nodes} nodes is more than node ids can number")]

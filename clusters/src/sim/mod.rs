@@ -15,6 +15,7 @@ mod decisions;
 mod error;
 mod events;
 mod pods;
+mod preempt;
 mod sample;
 mod schedule;
 mod summary;
@@ -30,7 +31,7 @@ use crate::record::{Record, RecordSink};
 use crate::time::Time;
 use crate::timeline::Timeline;
 use crate::trouble::TroubleWindow;
-use crate::view::{ClusterView, PendingPod, Placement, WorkloadHistory};
+use crate::view::{BoundPod, ClusterView, Nomination, PendingPod, Placement, WorkloadHistory};
 use active::ActiveQueue;
 use events::{EventQueue, Queued};
 use pods::{PodEntry, SlotState};
@@ -52,7 +53,9 @@ pub struct Sim {
     queue: EventQueue,
     nodes: Vec<NodeState>,
     /// bound pods per node; each bound pod knows its position here
-    node_pods: Vec<Vec<PodId>>,
+    node_pods: Vec<Vec<BoundPod>>,
+    /// pending pods nominated to a node by a preemption
+    nominated: Vec<Nomination>,
     node_pressure: Vec<bool>,
     /// nodes lost and not yet replaced
     lost: Vec<bool>,
@@ -96,6 +99,7 @@ impl Sim {
             queue: EventQueue::default(),
             nodes,
             node_pods: vec![Vec::new(); n],
+            nominated: Vec::new(),
             node_pressure: vec![false; n],
             lost: vec![false; n],
             dirty: Vec::new(),

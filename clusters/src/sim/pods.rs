@@ -9,6 +9,7 @@ use crate::pod::{PodId, PodSlot};
 use crate::record::{DeleteCause, Event, EventKind, Record, RecordSink};
 use crate::resources::Resources;
 use crate::trouble::Trouble;
+use crate::view::BoundPod;
 
 /// The scheduler's last answer for a pending pod, to record only changes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,6 +127,7 @@ impl Sim {
         entry.state = PodState::Gone;
         let slot = entry.slot;
         self.pending_count = self.pending_count.saturating_sub(1);
+        self.forget_nomination(pod);
         self.emit(sink, EventKind::PodDeleted { pod, node: None, cause });
         self.pod_gone(pod, slot, PodEnd::Deleted(cause), sink);
     }
@@ -155,7 +157,12 @@ impl Sim {
         let lifecycle = PodLifecycle::bind(ident, node, health, self.now, &ctx, &mut self.effects);
         let usage = lifecycle.usage();
         let pos = self.node_pods[node.index()].len();
-        self.node_pods[node.index()].push(pod);
+        self.node_pods[node.index()].push(BoundPod {
+            id: pod,
+            priority: spec.priority,
+            requests: spec.requests,
+            started: self.now,
+        });
         entry.state = PodState::Bound {
             lifecycle: Box::new(lifecycle),
             pos,
@@ -166,6 +173,7 @@ impl Sim {
         n.pod_count += 1;
         self.pending_count = self.pending_count.saturating_sub(1);
         self.bound_count += 1;
+        self.forget_nomination(pod);
         self.summary.binds += 1;
         self.emit(sink, EventKind::PodBound { pod, node });
         self.after_step(pod, node, Resources::ZERO, usage, None, sink);
@@ -245,9 +253,9 @@ impl Sim {
         let node = lifecycle.node();
         let list = &mut self.node_pods[node.index()];
         list.swap_remove(pos);
-        if let Some(&moved) = list.get(pos)
+        if let Some(moved) = list.get(pos)
             && let Some(PodState::Bound { pos: moved_pos, .. }) =
-                self.pods.get_mut(moved.0 as usize).map(|e| &mut e.state)
+                self.pods.get_mut(moved.id.0 as usize).map(|e| &mut e.state)
         {
             *moved_pos = pos;
         }

@@ -45,6 +45,8 @@ impl Sim {
                 nodes: &self.nodes,
                 pending_pods: self.pending_count,
                 bound_pods: self.bound_count,
+                pods_by_node: &self.node_pods,
+                nominated: &self.nominated,
             };
             self.summary.scheduling_attempts += 1;
             let started = Instant::now();
@@ -86,22 +88,37 @@ impl Sim {
             },
             Placement::Unschedulable { reason } => self.not_placed(pod, Answer::Unschedulable, reason, sink),
             Placement::Decline { reason } => self.not_placed(pod, Answer::Declined, reason, sink),
+            Placement::Preempt { node, victims, reason } => {
+                if let Err(why) = self.preempt(pod, node, &victims, sink) {
+                    tracing::warn!(pod = pod.0, node = node.0, %why, "the scheduler's preemption cannot be carried out; nothing was deleted");
+                    self.summary.rejected_preemptions += 1;
+                }
+                self.not_placed(pod, Answer::Unschedulable, reason, sink);
+            }
         }
         self.settle(sink);
     }
 
-    fn view(&self) -> ClusterView<'_> {
+    pub(super) fn view(&self) -> ClusterView<'_> {
         ClusterView {
             now: self.now,
             nodes: &self.nodes,
             pending_pods: self.pending_count,
             bound_pods: self.bound_count,
+            pods_by_node: &self.node_pods,
+            nominated: &self.nominated,
         }
     }
 
     /// The pod stays pending and retries after kube-scheduler's back-off;
     /// an event is recorded when its answer changes.
-    fn not_placed(&mut self, pod: PodId, answer: Answer, reason: Cow<'static, str>, sink: &mut dyn RecordSink) {
+    pub(super) fn not_placed(
+        &mut self,
+        pod: PodId,
+        answer: Answer,
+        reason: Cow<'static, str>,
+        sink: &mut dyn RecordSink,
+    ) {
         let Some(PodState::Pending(pending)) = self.pods.get_mut(pod.0 as usize).map(|e| &mut e.state) else {
             return;
         };

@@ -16,6 +16,10 @@ pub struct SimSummary {
     pub binds: u64,
     /// binds refused because the node could not take the pod (scheduler bugs)
     pub rejected_binds: u64,
+    /// pods deleted by preemption
+    pub preempted: u64,
+    /// preemptions refused because a victim was not a lower-priority pod on the node (scheduler bugs)
+    pub rejected_preemptions: u64,
     pub pods_created: u64,
     pub container_starts: u64,
     pub samples: u64,

@@ -37,7 +37,15 @@ pub(super) fn validate(timeline: &mut Timeline, model: &ModelConfig) -> Result<(
         if !(b.crash_rate_per_hour.is_finite() && b.crash_rate_per_hour >= 0.0) {
             return Err(SimError::InvalidCrashRate {
                 workload: w.name.clone(),
+                field: "crash_rate_per_hour",
                 value: b.crash_rate_per_hour,
+            });
+        }
+        if !(b.crash_rate_growth_per_hour.is_finite() && b.crash_rate_growth_per_hour >= 0.0) {
+            return Err(SimError::InvalidCrashRate {
+                workload: w.name.clone(),
+                field: "crash_rate_growth_per_hour",
+                value: b.crash_rate_growth_per_hour,
             });
         }
     }

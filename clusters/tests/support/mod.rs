@@ -53,6 +53,7 @@ pub fn pod(cpu_milli: u64, memory: u64) -> PodSpec {
             memory_usage: Dist::Const { value: memory as f64 },
             run_seconds: None,
             crash_rate_per_hour: 0.0,
+            crash_rate_growth_per_hour: 0.0,
             unstable: false,
             memory_growth_per_hour: None,
         },

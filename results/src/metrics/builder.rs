@@ -212,6 +212,8 @@ impl RunMetricsBuilder {
             restarts: self.pods.restarts,
             oom_kills: self.pods.oom_kills,
             evictions: self.pods.evictions,
+            preemptions: self.pods.preemptions,
+            pods_preempted: self.pods.preempted,
             failures: self.pods.failures,
             pods_with_failure: pods.with_failure,
             failure_rate: (pods.bound > 0).then(|| pods.with_failure as f64 / pods.bound as f64),

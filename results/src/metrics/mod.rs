@@ -141,6 +141,10 @@ pub struct RunMetrics {
     pub oom_kills: u64,
     pub evictions: u64,
     pub failures: u64,
+    /// preemptions carried out (PodNominated events)
+    pub preemptions: u64,
+    /// pods deleted by preemption
+    pub pods_preempted: u64,
     /// pods bound at least once with at least one failure
     pub pods_with_failure: u64,
     pub failure_rate: Option<f64>,
@@ -203,6 +207,8 @@ impl RunMetrics {
             "restarts" => count(self.restarts),
             "oom_kills" => count(self.oom_kills),
             "evictions" => count(self.evictions),
+            "preemptions" => count(self.preemptions),
+            "pods_preempted" => count(self.pods_preempted),
             "failures" => count(self.failures),
             "failure_rate" => self.failure_rate,
             "sched_latency_p50_s" => self.sched_latency_p50_s,

@@ -2,7 +2,7 @@
 
 use super::PodOutcome;
 use super::strata::StratumPod;
-use clusters::record::{EventKind, ExitReason};
+use clusters::record::{DeleteCause, EventKind, ExitReason};
 use clusters::{PodId, Time, WorkloadId};
 use std::collections::HashMap;
 
@@ -36,6 +36,10 @@ pub(super) struct Pods {
     pub oom_kills: u64,
     pub evictions: u64,
     pub failures: u64,
+    /// PodNominated events: preemptions carried out
+    pub preemptions: u64,
+    /// pods deleted by preemption
+    pub preempted: u64,
     /// creation → first bind, ms, one entry per pod bound
     pub latencies_ms: Vec<u64>,
 }
@@ -94,7 +98,11 @@ impl Pods {
         };
         let needs_bound = !matches!(
             kind,
-            E::PodUnschedulable { .. } | E::PodDeclined { .. } | E::PodBound { .. } | E::PodDeleted { .. }
+            E::PodUnschedulable { .. }
+                | E::PodDeclined { .. }
+                | E::PodBound { .. }
+                | E::PodDeleted { .. }
+                | E::PodNominated { .. }
         );
         if needs_bound && pod.first_bound.is_none() {
             return Err(format!("{} for pod {} that was never bound", name(kind), id.0));
@@ -131,9 +139,13 @@ impl Pods {
                 }
             }
             E::PodEvicted { .. } => self.evictions += 1,
-            E::PodDeleted { .. } => {
+            E::PodDeleted { cause, .. } => {
+                if pod.deleted.is_none() && *cause == DeleteCause::Preempted {
+                    self.preempted += 1;
+                }
                 pod.deleted.get_or_insert(t);
             }
+            E::PodNominated { .. } => self.preemptions += 1,
             E::PodFailed { .. } | E::PodSucceeded { .. } | E::PodCreated { .. } => {}
             E::NodeFailed { .. }
             | E::NodeDegraded { .. }
@@ -200,6 +212,7 @@ pub(super) fn name(kind: &EventKind) -> &'static str {
         E::PodFailed { .. } => "PodFailed",
         E::PodEvicted { .. } => "PodEvicted",
         E::PodDeleted { .. } => "PodDeleted",
+        E::PodNominated { .. } => "PodNominated",
         E::NodeFailed { .. } => "NodeFailed",
         E::NodeDegraded { .. } => "NodeDegraded",
         E::NodeRecovered { .. } => "NodeRecovered",

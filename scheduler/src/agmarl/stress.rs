@@ -638,12 +638,7 @@ mod tests {
 
     #[test]
     fn signals_of_an_empty_view_are_zero_and_finite() {
-        let v = ClusterView {
-            now: Time::ZERO,
-            nodes: &[],
-            pending_pods: 0,
-            bound_pods: 0,
-        };
+        let v = ClusterView::of_nodes(Time::ZERO, &[], 0, 0);
         assert_eq!(signals(&v), StressSignals::default());
     }
 
@@ -673,12 +668,7 @@ mod tests {
         nodes[1].used = Resources::new(0, 95 * GI / 10);
         nodes[2].used = Resources::new(0, 10 * GI);
         nodes[4].used = Resources::new(0, 9 * GI);
-        let v = ClusterView {
-            now: Time::ZERO,
-            nodes: &nodes,
-            pending_pods: 5,
-            bound_pods: 15,
-        };
+        let v = ClusterView::of_nodes(Time::ZERO, &nodes, 5, 15);
         let s = signals(&v);
         assert_eq!(s.pending_ratio, 5.0 / 20.0);
         assert_eq!(s.unhealthy_node_fraction, 2.0 / 5.0);
@@ -693,12 +683,7 @@ mod tests {
         let mut nodes = cluster([node("a")]);
         nodes[0].recent.restarts = 4;
         nodes[0].recent.oom_kills = 2;
-        let v = ClusterView {
-            now: Time::ZERO,
-            nodes: &nodes,
-            pending_pods: 3,
-            bound_pods: 0,
-        };
+        let v = ClusterView::of_nodes(Time::ZERO, &nodes, 3, 0);
         let s = signals(&v);
         assert_eq!((s.restart_rate, s.oom_rate), (4.0, 2.0));
         assert_eq!(s.pending_ratio, 1.0);

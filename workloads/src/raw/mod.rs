@@ -115,6 +115,8 @@ pub(crate) struct RawTemplate {
     #[serde(default)]
     pub crash_rate_per_hour: Option<Located>,
     #[serde(default)]
+    pub crash_rate_growth_per_hour: Option<Located>,
+    #[serde(default)]
     pub unstable: Option<Located>,
     #[serde(default)]
     pub recreate: Option<Located>,

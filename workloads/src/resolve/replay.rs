@@ -314,6 +314,7 @@ fn trace_template(pod: &ReplayPod, class: QosClass, ratio: &(Dist, Dist)) -> Tem
                 run_seconds: None,
                 memory_growth_per_hour: None,
                 crash_rate_per_hour: 0.0,
+                crash_rate_growth_per_hour: 0.0,
                 unstable: false,
             },
         },

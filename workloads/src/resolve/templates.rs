@@ -140,6 +140,15 @@ fn template(r: &Resolver<'_>, name: &str, t: &RawTemplate, path: &str) -> Result
         )?,
         None => 0.0,
     };
+    let crash_rate_growth_per_hour = match &t.crash_rate_growth_per_hour {
+        Some(v) => r.number_where(
+            v,
+            &format!("{path}.crash_rate_growth_per_hour"),
+            |x| x >= 0.0,
+            "the hazard may grow with age or stay flat, not shrink",
+        )?,
+        None => 0.0,
+    };
     let unstable = t
         .unstable
         .as_ref()
@@ -167,6 +176,7 @@ fn template(r: &Resolver<'_>, name: &str, t: &RawTemplate, path: &str) -> Result
                 run_seconds,
                 memory_growth_per_hour,
                 crash_rate_per_hour,
+                crash_rate_growth_per_hour,
                 unstable,
             },
         },

@@ -373,12 +373,9 @@ impl Binder {
             attempts: popped.attempts,
             history: self.cache.history(slot.workload),
         };
-        let view = ClusterView {
-            now,
-            nodes: self.cache.nodes(),
-            pending_pods: self.cache.pending(),
-            bound_pods: self.cache.bound(),
-        };
+        // no pod lists: the bind loop does not carry out preemptions (yet),
+        // so policies find nothing to preempt here
+        let view = ClusterView::of_nodes(now, self.cache.nodes(), self.cache.pending(), self.cache.bound());
         let started = Instant::now();
         let placement = placer(&pending, &view);
         timing::record(&mut self.decisions, started.elapsed());
@@ -422,6 +419,11 @@ impl Binder {
             (Placement::Decline { reason }, _) => {
                 self.stats.declined += 1;
                 self.not_placed(key, Answer::Declined, reason, now)
+            }
+            (Placement::Preempt { reason, .. }, _) => {
+                tracing::warn!(pod = %key, "the bind loop does not carry out preemptions; treated as unschedulable");
+                self.stats.unschedulable += 1;
+                self.not_placed(key, Answer::Unschedulable, reason, now)
             }
             (Placement::Bind(_), None) => None,
         }

@@ -46,6 +46,7 @@ fn spec(request_mi: u64, limit_mi: Option<u64>, usage: Dist, crash_per_hour: f64
             memory_usage: usage,
             run_seconds: None,
             crash_rate_per_hour: crash_per_hour,
+            crash_rate_growth_per_hour: 0.0,
             unstable: false,
             memory_growth_per_hour: None,
         },

@@ -51,6 +51,7 @@ pub(crate) fn workload(id: u32, restart: RestartPolicy) -> Workload {
                 },
                 run_seconds: Some(Dist::Exponential { mean: 900.0 }),
                 crash_rate_per_hour: 6.0,
+                crash_rate_growth_per_hour: 0.0,
                 unstable: true,
                 memory_growth_per_hour: None,
             },

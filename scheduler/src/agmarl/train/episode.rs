@@ -114,7 +114,8 @@ impl Explorer {
         let decision = self.scheduler.decide(pod, view, Some(&mut perturb));
         let kind = match decision.placement {
             Placement::Bind(_) => Kind::Bind,
-            Placement::Unschedulable { .. } => Kind::Unschedulable,
+            // agmarl never preempts; were it to, the pod still waits
+            Placement::Unschedulable { .. } | Placement::Preempt { .. } => Kind::Unschedulable,
             Placement::Decline { .. } => Kind::Decline,
         };
         let mut logged = Logged {

@@ -248,6 +248,7 @@ impl RealisedTracker {
             }
             EventKind::PodUnschedulable { .. }
             | EventKind::PodDeclined { .. }
+            | EventKind::PodNominated { .. }
             | EventKind::ContainerStarted { .. }
             | EventKind::NodeDegraded { .. }
             | EventKind::NodeRecovered { .. }

@@ -48,6 +48,7 @@ fn pod_for(scheduler: &str, i: u64, cpu: u64, priority: i32) -> core::Pod {
                 memory_usage: Dist::Const { value: 1.0 },
                 run_seconds: None,
                 crash_rate_per_hour: 0.0,
+                crash_rate_growth_per_hour: 0.0,
                 unstable: false,
                 memory_growth_per_hour: None,
             },
