@@ -7,6 +7,7 @@ use crate::api::Scheduler;
 use crate::binpack::BinPackScheduler;
 use crate::cost_binpack::CostBinPackScheduler;
 use crate::default::DefaultScheduler;
+use crate::explain::DefaultArm;
 use crate::load_aware::LoadAwareScheduler;
 use crate::random::RandomScheduler;
 use crate::target_load::TargetLoadScheduler;
@@ -76,7 +77,8 @@ pub struct UnknownScheduler {
 /// The baseline called `name`, drawing its random choices from `seed`.
 pub fn baseline(name: &str, seed: u64) -> Result<Box<dyn Scheduler>, UnknownScheduler> {
     match name {
-        DefaultScheduler::NAME => Ok(Box::new(DefaultScheduler::new(seed))),
+        // the default profile with explanations (see explain::default_arm)
+        DefaultScheduler::NAME => Ok(Box::new(DefaultArm::new(seed))),
         BinPackScheduler::NAME => Ok(Box::new(BinPackScheduler::new(seed))),
         RandomScheduler::NAME => Ok(Box::new(RandomScheduler::new(seed))),
         CostBinPackScheduler::NAME => Ok(Box::new(CostBinPackScheduler::new(seed))),
