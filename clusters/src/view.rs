@@ -65,6 +65,9 @@ pub struct ClusterView<'a> {
     /// does not list them gives an empty slice, and preemption then finds
     /// nothing to evict
     pub pods_by_node: &'a [Vec<BoundPod>],
+    /// the lowest priority among the pods of `pods_by_node` (None without
+    /// any), so a policy sees at once whether a pod could preempt anything
+    pub lowest_bound_priority: Option<i32>,
     /// pending pods nominated to a node by preemption
     pub nominated: &'a [Nomination],
 }
@@ -78,6 +81,7 @@ impl<'a> ClusterView<'a> {
             pending_pods,
             bound_pods,
             pods_by_node: &[],
+            lowest_bound_priority: None,
             nominated: &[],
         }
     }

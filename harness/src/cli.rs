@@ -134,6 +134,14 @@ pub struct ScenarioArgs {
     #[arg(long)]
     pub charge_decision_time: bool,
 
+    /// Write one JSON line per scheduling decision to runs/<arm>/seed-<n>/decisions.jsonl: the pod, its
+    /// candidates, the chosen node and the runner-up with their scores, the cluster's stress, and for the agmarl
+    /// arms the objective order in force, the candidates after each lexicographic step and why a pod was
+    /// declined. Decisions and records are the same as without it; decision times include the explaining. On a
+    /// real cluster, only for arms schedlab's bind loop decides (not `default`, the cluster's kube-scheduler).
+    #[arg(long)]
+    pub explain: bool,
+
     /// Real clusters: scenario seconds per wall second (60 plays a scenario hour in a wall minute).
     #[arg(long, default_value_t = 1.0)]
     pub time_scale: f64,

@@ -16,6 +16,7 @@ use clusters::provision::local::{self, LocalOptions, ScopedCluster};
 use indicatif::ProgressBar;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
@@ -241,6 +242,10 @@ pub struct KubeRunFacts {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_faults: Option<serde_json::Value>,
     pub teardown: serde_json::Value,
+    /// decisions written to the run's decisions.jsonl (`--explain` and the
+    /// bind loop only); the run manifest reports it with the file
+    #[serde(skip)]
+    pub decisions: Option<u64>,
 }
 
 /// Everything one run needs besides the target.
@@ -250,6 +255,8 @@ pub struct RunRequest<'a> {
     pub seed: u64,
     pub policy: Option<Box<dyn scheduler::Scheduler>>,
     pub records: &'a Path,
+    /// `--explain`: where the bind loop writes its policy's decisions
+    pub decisions: Option<&'a Path>,
     pub progress: &'a ProgressBar,
     pub progress_steps: u64,
 }
@@ -291,6 +298,7 @@ impl KubeTarget {
             &opts,
             req.policy,
             req.records,
+            req.decisions,
             req.progress,
             req.progress_steps,
             &cancel,
@@ -305,6 +313,7 @@ impl KubeTarget {
             bind_stats,
             emulator_stats,
             fault_stats,
+            decisions,
         } = outcome?;
         Ok(KubeRunFacts {
             run_id,
@@ -314,6 +323,7 @@ impl KubeTarget {
             emulator: emulator_stats,
             node_faults: fault_stats,
             teardown: to_value(&teardown),
+            decisions,
         })
     }
 
@@ -339,6 +349,7 @@ impl KubeTarget {
         opts: &RunOptions,
         policy: Option<Box<dyn scheduler::Scheduler>>,
         records: &Path,
+        decisions: Option<&Path>,
         progress: &ProgressBar,
         steps: u64,
         cancel: &CancellationToken,
@@ -377,6 +388,14 @@ impl KubeTarget {
         } else {
             None
         };
+        // the bind loop's task owns the placer; the writer comes back through here when it has stopped
+        let writer = match decisions {
+            Some(path) if policy.is_some() => Some(Arc::new(Mutex::new(Some(
+                results::decisions::DecisionsWriter::create(path)?,
+            )))),
+            _ => None,
+        };
+        let workloads: Vec<String> = timeline.workloads.iter().map(|w| w.name.clone()).collect();
         let binder = policy.map(|mut policy| {
             let bind_opts = match &opts.nodes {
                 NodeSource::Emulated => BindOptions {
@@ -393,7 +412,21 @@ impl KubeTarget {
                     model: opts.model.clone(),
                 },
             };
-            let placer: Box<bind::Placer> = Box::new(move |pod, view| policy.schedule(pod, view));
+            let placer: Box<bind::Placer> = match writer.clone() {
+                Some(writer) => {
+                    let mut explaining = scheduler::explain::Explaining::new(policy);
+                    Box::new(move |pod, view| {
+                        let placement = explaining.schedule(pod, view);
+                        if let (Some(e), Ok(mut guard)) = (explaining.last(), writer.lock())
+                            && let Some(w) = guard.as_mut()
+                        {
+                            w.record(&crate::explain::decision_record(pod, view, &placement, e, &workloads));
+                        }
+                        placement
+                    })
+                }
+                None => Box::new(move |pod, view| policy.schedule(pod, view)),
+            };
             let token = cancel.child_token();
             let handle = tokio::spawn(bind::run(
                 self.scheduler.clone(),
@@ -446,6 +479,10 @@ impl KubeTarget {
             }
             None => None,
         };
+        let decisions = match writer.and_then(|w| w.lock().ok().and_then(|mut guard| guard.take())) {
+            Some(w) => Some(w.finish()?),
+            None => None,
+        };
         let emulator_stats = match emulator {
             Some(e) => Some(to_value(&e.stop().await?)),
             None => None,
@@ -466,6 +503,7 @@ impl KubeTarget {
             bind_stats,
             emulator_stats,
             fault_stats,
+            decisions,
         })
     }
 
@@ -481,6 +519,8 @@ struct Played {
     bind_stats: Option<serde_json::Value>,
     emulator_stats: Option<serde_json::Value>,
     fault_stats: Option<serde_json::Value>,
+    /// decisions written with `--explain`
+    decisions: Option<u64>,
 }
 
 /// Creates the run's emulated nodes beside the cluster's own (kind beyond

@@ -4,6 +4,7 @@ mod cli;
 mod cluster_cmd;
 mod compare_cmd;
 mod exit;
+mod explain;
 mod kube_play;
 mod manifest;
 mod real_cluster;

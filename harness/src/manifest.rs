@@ -36,6 +36,9 @@ pub struct InvocationManifest {
     /// the agmarl arms' checkpoint: "bundled" or a path
     #[serde(skip_serializing_if = "Option::is_none")]
     pub checkpoint: Option<String>,
+    /// `--explain`: every run beside its records has decisions.jsonl (see the
+    /// run manifests for arms where that does not apply)
+    pub explain: bool,
     #[serde(flatten)]
     pub build: Build,
     pub command_line: Vec<String>,
@@ -58,6 +61,9 @@ pub struct RunManifest {
     #[serde(flatten)]
     pub build: Build,
     pub records: &'static str,
+    /// with `--explain`: the decisions file, or why this run has none
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<crate::explain::RunExplain>,
     pub wall_seconds: f64,
     pub simulated_seconds: f64,
     /// on a real cluster: the run's id (its namespace and label), scheduler name and what each part did

@@ -2,6 +2,7 @@
 
 use crate::cli::{ClusterKind, ScenarioArgs};
 use crate::exit::InputError;
+use crate::explain::RunExplain;
 use crate::manifest::{Build, InvocationManifest, RunManifest};
 use crate::run_folder::RunFolder;
 use anyhow::{Context, Result, bail};
@@ -85,6 +86,7 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         backend: args.cluster.name(),
         cluster: real.as_ref().map(|t| t.facts.clone()),
         checkpoint: checkpoint_origin(args.checkpoint.as_deref(), &arms),
+        explain: args.explain,
         build: Build::current(),
         command_line: std::env::args().collect(),
         started_at: jiff::Timestamp::now(),
@@ -108,6 +110,7 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         progress: &progress,
         real: real.as_ref(),
         charge_decision_time: args.charge_decision_time,
+        explain: args.explain,
     };
     let records = runner.play_all(&jobs, jobs_in_parallel)?;
     progress.finish_and_clear();
@@ -211,6 +214,8 @@ struct Runner<'a> {
     real: Option<&'a crate::kube_play::KubeTarget>,
     /// the simulator charges decision time to virtual time
     charge_decision_time: bool,
+    /// write every decision's explanation beside the records
+    explain: bool,
 }
 
 impl Runner<'_> {
@@ -259,12 +264,14 @@ impl Runner<'_> {
         let dir = self.folder.run_dir(&job.arm, job.seed)?;
         let records = dir.join(RECORDS_FILE);
         let started = Instant::now();
-        let (simulated, cluster_run) = match (self.cluster, self.real) {
-            (ClusterKind::Sim, _) => (
-                self.play_sim(job, &records, &dir.join(results::decision_time::DECISION_TIMES_FILE))?,
-                None,
-            ),
-            (_, Some(target)) => self.play_real(target, job, &records)?,
+        let decisions = self.explain.then(|| dir.join(results::decisions::DECISIONS_FILE));
+        let (simulated, cluster_run, explain) = match (self.cluster, self.real) {
+            (ClusterKind::Sim, _) => {
+                let decision_times = dir.join(results::decision_time::DECISION_TIMES_FILE);
+                let (simulated, explain) = self.play_sim(job, &records, &decision_times, decisions.as_deref())?;
+                (simulated, None, explain)
+            }
+            (_, Some(target)) => self.play_real(target, job, &records, decisions.as_deref())?,
             (_, None) => bail!("no cluster connected for the {} backend", self.cluster.name()),
         };
         let manifest = RunManifest {
@@ -277,6 +284,7 @@ impl Runner<'_> {
             backend: self.cluster.name(),
             build: Build::current(),
             records: RECORDS_FILE,
+            explain,
             wall_seconds: started.elapsed().as_secs_f64(),
             simulated_seconds: simulated,
             cluster_run,
@@ -296,49 +304,104 @@ impl Runner<'_> {
         })
     }
 
-    /// Plays one run on a real cluster; returns the scenario seconds and what the run did there.
+    /// Plays one run on a real cluster; returns the scenario seconds, what the run did there and, with
+    /// `decisions`, what became of its decision records.
     fn play_real(
         &self,
         target: &crate::kube_play::KubeTarget,
         job: &Job,
         records: &Path,
-    ) -> Result<(f64, Option<crate::kube_play::KubeRunFacts>)> {
+        decisions: Option<&Path>,
+    ) -> Result<(f64, Option<crate::kube_play::KubeRunFacts>, Option<RunExplain>)> {
         let timeline = self.scenario.expand(job.seed);
         let end = timeline.end;
         // `default` is the cluster's own kube-scheduler (on kind and GKE `agmarl` is the in-cluster
         // agmarl-scheduler); every other arm runs in schedlab's bind loop.
-        let policy = if target.in_cluster(&job.arm) {
-            None
-        } else {
-            Some(self.policy(job)?)
-        };
+        let in_cluster = target.in_cluster(&job.arm);
+        let policy = if in_cluster { None } else { Some(self.policy(job)?) };
         let facts = target.play(crate::kube_play::RunRequest {
             timeline,
             arm: &job.arm,
             seed: job.seed,
             policy,
             records,
+            decisions: decisions.filter(|_| !in_cluster),
             progress: self.progress,
             progress_steps: PROGRESS_STEPS,
         })?;
-        Ok((end.as_secs_f64(), Some(facts)))
+        let explain = match (decisions, facts.decisions) {
+            (None, _) => None,
+            (Some(_), Some(decisions)) => Some(RunExplain::Written {
+                file: results::decisions::DECISIONS_FILE,
+                decisions,
+            }),
+            (Some(_), None) => Some(RunExplain::NotApplicable {
+                reason: format!(
+                    "arm {} is decided by the cluster's own {} ({}), not by schedlab's bind loop, so its decisions \
+                     cannot be explained",
+                    job.arm,
+                    if job.arm == "default" {
+                        "kube-scheduler"
+                    } else {
+                        "in-cluster scheduler"
+                    },
+                    facts.scheduler_name
+                ),
+            }),
+        };
+        Ok((end.as_secs_f64(), Some(facts), explain))
     }
 
-    /// Plays one run on the simulator; returns the simulated seconds.
-    fn play_sim(&self, job: &Job, records: &Path, decision_times: &Path) -> Result<f64> {
+    /// Plays one run on the simulator; returns the simulated seconds and, with `decisions` (the file to
+    /// write every decision's explanation to), how many it wrote.
+    fn play_sim(
+        &self,
+        job: &Job,
+        records: &Path,
+        decision_times: &Path,
+        decisions: Option<&Path>,
+    ) -> Result<(f64, Option<RunExplain>)> {
         let timeline = self.scenario.expand(job.seed);
+        let workloads: Vec<String> = timeline.workloads.iter().map(|w| w.name.clone()).collect();
         let mut sim = clusters::sim::Sim::new(timeline, job.seed, clusters::behaviour::ModelConfig::default())
             .context("setting up the simulator")?;
         sim.charge_decision_time(self.charge_decision_time);
         let mut policy = self.policy(job)?;
-        let mut placer = |pod: &clusters::PendingPod<'_>, view: &clusters::ClusterView<'_>| policy.schedule(pod, view);
+        let mut writer = decisions.map(results::decisions::DecisionsWriter::create).transpose()?;
+        // Explained decisions wait here between simulator steps: serialising them inside the placer would
+        // count the writing as the policy's decision time.
+        let explained = std::cell::RefCell::new(Vec::new());
+        let mut placer: Box<clusters::sim::Placer<'_>> = if writer.is_some() {
+            let mut explaining = scheduler::explain::Explaining::new(policy);
+            let (explained, workloads) = (&explained, &workloads);
+            Box::new(
+                move |pod: &clusters::PendingPod<'_>, view: &clusters::ClusterView<'_>| {
+                    let placement = explaining.schedule(pod, view);
+                    if let Some(e) = explaining.last() {
+                        let record = crate::explain::decision_record(pod, view, &placement, e, workloads);
+                        explained.borrow_mut().push(record);
+                    }
+                    placement
+                },
+            )
+        } else {
+            Box::new(move |pod: &clusters::PendingPod<'_>, view: &clusters::ClusterView<'_>| policy.schedule(pod, view))
+        };
+        let flush = |writer: &mut Option<results::decisions::DecisionsWriter>| {
+            if let Some(w) = writer {
+                for d in explained.borrow_mut().drain(..) {
+                    w.record(&d);
+                }
+            }
+        };
         let mut sink = results::records::JsonlSink::create(records)?;
         let end = sim.end();
         let step = (end.as_millis() / PROGRESS_STEPS).max(1);
         let mut reported = 0;
         while sim.now() < end {
             let until = clusters::Time((sim.now().as_millis() + step).min(end.as_millis()));
-            sim.run_until(until, &mut placer, &mut sink);
+            sim.run_until(until, &mut *placer, &mut sink);
+            flush(&mut writer);
             let done = (until.as_millis() * PROGRESS_STEPS / end.as_millis().max(1)).min(PROGRESS_STEPS);
             self.progress.inc(done - reported);
             reported = done;
@@ -349,11 +412,19 @@ impl Runner<'_> {
         )
         .write(decision_times)
         .with_context(|| format!("writing {}", decision_times.display()))?;
-        let summary = sim.finish(&mut placer, &mut sink);
+        let summary = sim.finish(&mut *placer, &mut sink);
+        flush(&mut writer);
         tracing::debug!(arm = %job.arm, seed = job.seed, ?summary, "run finished");
         self.progress.inc(PROGRESS_STEPS - reported);
         sink.finish()?;
-        Ok(end.as_secs_f64())
+        let explain = match writer {
+            Some(w) => Some(RunExplain::Written {
+                file: results::decisions::DECISIONS_FILE,
+                decisions: w.finish()?,
+            }),
+            None => None,
+        };
+        Ok((end.as_secs_f64(), explain))
     }
 }
 

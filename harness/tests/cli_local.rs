@@ -53,13 +53,22 @@ fn scenarios_run_on_a_real_api_server_and_leave_nothing_behind() {
     let plane = ScopedCluster::up(&opts).unwrap();
     let tmp = tempfile::tempdir().unwrap();
 
-    // A complete run: the real kube-scheduler and schedlab's bind loop, same client limits.
+    // A complete run: the real kube-scheduler and schedlab's bind loop, same client limits,
+    // with the bind loop's decisions explained.
     let out_dir = tmp.path().join("complete");
     let started = Instant::now();
     let out = Command::cargo_bin("schedlab")
         .unwrap()
         .args(["scenario", "churn", "--cluster", "local", "--time-scale", "120"])
-        .args(["--arms", "default,binpack", "--seeds", "1", "--set", "nodes=8"])
+        .args([
+            "--arms",
+            "default,binpack",
+            "--seeds",
+            "1",
+            "--set",
+            "nodes=8",
+            "--explain",
+        ])
         .arg("--local-state")
         .arg(&opts.state_dir)
         .arg("--out")
@@ -94,6 +103,21 @@ fn scenarios_run_on_a_real_api_server_and_leave_nothing_behind() {
             assert_eq!(
                 times["decisions"], run["cluster_run"]["bind_loop"]["decisions"],
                 "{arm}"
+            );
+        }
+        // --explain: the bind loop's policy explains each decision; kube-scheduler cannot be asked
+        let decisions = dir.join("decisions.jsonl");
+        if arm == "default" {
+            assert!(!decisions.exists(), "{arm}: no decisions");
+            let reason = run["explain"]["not_applicable"]["reason"].as_str().unwrap();
+            assert!(reason.contains("kube-scheduler"), "{reason}");
+        } else {
+            let lines = fs::read_to_string(&decisions).unwrap().lines().count() as u64;
+            assert!(lines > 0, "{arm}: decisions written");
+            assert_eq!(run["explain"]["written"]["decisions"], lines, "{arm}");
+            assert_eq!(
+                run["cluster_run"]["bind_loop"]["decisions"], lines,
+                "{arm}: one line a decision"
             );
         }
         let records = fs::read_to_string(dir.join("records.jsonl")).unwrap();

@@ -89,6 +89,8 @@ fn main() -> Result<(), Box<dyn Error>> {
         scenario: scenario_of(dir),
         arms,
         pareto,
+        // `schedlab report` adds the stress plot from decisions.jsonl
+        stress: Vec::new(),
         incomplete: None,
     };
     let plots = render_all(&input)?;

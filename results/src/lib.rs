@@ -4,7 +4,9 @@
 //! - [`records`]: writing and streaming records files.
 //! - [`metrics`]: every metric of one run, from its records alone.
 //! - [`decision_time`]: the wall-clock time of each scheduling decision, a
-//!   file beside the records (the one input that is not a record).
+//!   file beside the records (the one metric input that is not a record).
+//! - [`decisions`]: decision records on request (`--explain`), a file beside
+//!   the records that reports plot and tabulate but no metric reads.
 //! - [`definitions`]: what each metric means, word for word as reports print it.
 //! - [`stats`]: quantiles, seeded bootstrap intervals, correlations.
 //! - [`summary`]: the A/B comparison of arms over seeds, as CSV, JSON,
@@ -24,6 +26,7 @@ extern crate self as results;
 
 pub mod compare;
 pub mod decision_time;
+pub mod decisions;
 pub mod definitions;
 pub mod hdr;
 pub mod metrics;

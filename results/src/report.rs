@@ -2,6 +2,7 @@
 //! records back (refusing damaged or partial folders unless told otherwise),
 //! merging folders of the same scenario, and the self-contained report.html.
 
+mod decisions;
 mod error;
 mod folder;
 mod html;
@@ -9,6 +10,7 @@ mod manifest;
 mod outputs;
 mod pareto_note;
 
+pub use decisions::{ArmTally, DecisionsOverview, HOW_TO_GET};
 pub use error::ReportError;
 pub use folder::{FolderFacts, INCOMPLETE_MARKER, LoadOptions, LoadedRun, RECORDS_FILE, RunFolderData, SkippedRun};
 pub use html::{HtmlInput, html};

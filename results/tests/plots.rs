@@ -4,8 +4,10 @@
 mod common;
 
 use clusters::Record;
+use clusters::Time;
 use common::*;
-use results::plots::{ArmSeries, ParetoPoint, PlotInput, SeedSeries, render_all, write_plots};
+use results::decisions::{Basis, Level, StressPoint};
+use results::plots::{ArmSeries, ArmStress, ParetoPoint, PlotInput, SeedSeries, SeedStress, render_all, write_plots};
 use results::series::{RunSeries, RunSeriesBuilder};
 
 const PNG_SIGNATURE: [u8; 8] = [0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a];
@@ -63,6 +65,7 @@ fn input() -> PlotInput {
                 on_front: false,
             },
         ],
+        stress: Vec::new(),
         incomplete: None,
     }
 }
@@ -104,6 +107,75 @@ fn every_plot_renders_as_svg_and_png() {
     assert!(by_name("mem-vs-failures").svg.contains("r = "));
     // heatmap rows are named after the nodes
     assert!(by_name("heatmap-default").svg.contains("node-1"));
+}
+
+/// `input()` with decision records: `agmarl` in force on two seeds, its
+/// level rising with time; `default` observed on one.
+fn with_stress() -> PlotInput {
+    let points = |shift: f32| -> Vec<StressPoint> {
+        (0..40u64)
+            .map(|i| StressPoint {
+                t: Time(i * 1000),
+                score: (i as f32 / 40.0 + shift).min(1.0),
+                level: Level::ALL[(i / 14) as usize],
+            })
+            .collect()
+    };
+    let seed = |seed: u64, shift: f32| SeedStress {
+        seed,
+        end: Time(40_000),
+        points: points(shift),
+    };
+    PlotInput {
+        stress: vec![
+            ArmStress {
+                arm: "binpack".into(),
+                basis: Basis::InForce,
+                runs: vec![seed(1, 0.0), seed(2, 0.1)],
+            },
+            ArmStress {
+                arm: "default".into(),
+                basis: Basis::Observed,
+                runs: vec![seed(1, 0.05)],
+            },
+        ],
+        ..input()
+    }
+}
+
+#[test]
+fn decision_records_add_the_stress_plot_with_its_caption() {
+    let plots = render_all(&with_stress()).unwrap();
+    let names: Vec<&str> = plots.iter().map(|p| p.name.as_str()).collect();
+    let mut expected = EXPECTED.to_vec();
+    expected.push("stress-over-time");
+    assert_eq!(names, expected);
+    let stress = plots.last().unwrap();
+    assert_well_formed(stress);
+    assert!(!stress.svg.contains("no data"));
+    assert!(
+        stress.svg.contains("binpack (in force, 2 seeds)"),
+        "legend names the basis"
+    );
+    assert!(stress.svg.contains("default (observed, 1 seed)"));
+    assert!(
+        stress.svg.contains("stressed") && stress.svg.contains("calm"),
+        "level axis named"
+    );
+    let caption = stress.caption.as_deref().unwrap();
+    assert!(
+        caption.contains("mean over the seeds") && caption.contains("3 of 6 runs"),
+        "{caption}"
+    );
+    // the same palette as the other plots: an arm keeps its colour
+    assert_eq!(render_all(&with_stress()).unwrap(), plots);
+    // without decision records the plot is left out, not drawn empty
+    assert!(
+        render_all(&input())
+            .unwrap()
+            .iter()
+            .all(|p| p.name != "stress-over-time")
+    );
 }
 
 #[test]
@@ -159,6 +231,7 @@ fn arms_without_runs_or_samples_give_no_data() {
             restarts: 0.0,
             on_front: true,
         }],
+        stress: Vec::new(),
         incomplete: None,
     };
     let plots = render_all(&input).unwrap();

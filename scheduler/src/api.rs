@@ -1,5 +1,6 @@
 //! The interface every scheduling policy implements.
 
+use crate::explain::Explanation;
 use clusters::{ClusterView, PendingPod, Placement};
 
 /// A scheduling policy: one decision per pending pod.
@@ -16,4 +17,18 @@ pub trait Scheduler: Send {
     /// Decides where `pod` goes. The view includes every node, ready or not;
     /// feasibility is the policy's business.
     fn schedule(&mut self, pod: &PendingPod<'_>, cluster: &ClusterView<'_>) -> Placement;
+
+    /// Asks the policy to explain its decisions from now on (or to stop).
+    /// Explaining must not change a decision: a policy records what the
+    /// decision computed anyway, draws nothing from its random stream, and
+    /// skips the recording entirely while off. The default ignores the
+    /// request: such a policy does not explain.
+    fn set_explain(&mut self, _on: bool) {}
+
+    /// The explanation of the last [`Scheduler::schedule`] call, while
+    /// explaining is on; None for a policy that does not explain (the
+    /// default) and before the first decision.
+    fn explanation(&self) -> Option<Explanation> {
+        None
+    }
 }

@@ -23,6 +23,7 @@
 
 use crate::api::Scheduler;
 use crate::default::DefaultScheduler;
+use crate::explain::Explanation;
 use crate::profile::{KubeProfile, Scoring};
 use crate::release::Release;
 use crate::scores::FitStrategy;
@@ -62,6 +63,14 @@ impl Scheduler for BinPackScheduler {
 
     fn schedule(&mut self, pod: &PendingPod<'_>, cluster: &ClusterView<'_>) -> Placement {
         self.profile.schedule(pod, cluster)
+    }
+
+    fn set_explain(&mut self, on: bool) {
+        self.profile.set_explain(on);
+    }
+
+    fn explanation(&self) -> Option<Explanation> {
+        self.profile.explanation()
     }
 }
 

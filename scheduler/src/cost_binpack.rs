@@ -32,6 +32,7 @@
 
 use crate::api::Scheduler;
 use crate::default::DefaultScheduler;
+use crate::explain::Explanation;
 use crate::filters::run_filters;
 use crate::profile::{Cycle, Sampling};
 use crate::release::Release;
@@ -76,6 +77,14 @@ pub fn price_per_core(node: &NodeState) -> f64 {
 impl Scheduler for CostBinPackScheduler {
     fn name(&self) -> &str {
         Self::NAME
+    }
+
+    fn set_explain(&mut self, on: bool) {
+        self.cycle.set_explain(on);
+    }
+
+    fn explanation(&self) -> Option<Explanation> {
+        self.cycle.explanation()
     }
 
     fn schedule(&mut self, pod: &PendingPod<'_>, cluster: &ClusterView<'_>) -> Placement {

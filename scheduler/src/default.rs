@@ -40,6 +40,7 @@
 //! ImageLocality.
 
 use crate::api::Scheduler;
+use crate::explain::Explanation;
 use crate::preemption::Candidate;
 use crate::profile::{Evaluation, KubeProfile, Scoring};
 use crate::release::Release;
@@ -100,5 +101,13 @@ impl Scheduler for DefaultScheduler {
 
     fn schedule(&mut self, pod: &PendingPod<'_>, cluster: &ClusterView<'_>) -> Placement {
         self.profile.schedule(pod, cluster)
+    }
+
+    fn set_explain(&mut self, on: bool) {
+        self.profile.set_explain(on);
+    }
+
+    fn explanation(&self) -> Option<Explanation> {
+        self.profile.explanation()
     }
 }

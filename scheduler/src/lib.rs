@@ -6,6 +6,8 @@
 //! loop, against a real API server.
 //!
 //! - [`api`]: the [`Scheduler`] trait.
+//! - [`explain`]: decision explanations, on request, and the stress every
+//!   arm's decisions saw ([`explain::Explaining`]).
 //! - [`registry`]: building a policy by arm name ([`arm`]; [`baseline`] for
 //!   the baselines only).
 //! - The kube-scheduler building blocks, shared by the baselines and reusable
@@ -31,6 +33,7 @@ pub mod binpack;
 pub mod cost_binpack;
 pub mod default;
 pub mod diagnosis;
+pub mod explain;
 pub mod feasible;
 pub mod filters;
 pub mod load_aware;

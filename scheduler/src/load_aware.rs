@@ -48,6 +48,7 @@
 //! default), and the DaemonSet exemption (the model's pods have no owners).
 
 use crate::api::Scheduler;
+use crate::explain::Explanation;
 use crate::filters::{FilterFailure, run_filters};
 use crate::profile::{Cycle, NodeScores, Sampling, Scoring};
 use crate::release::Release;
@@ -194,6 +195,14 @@ pub fn load_aware_score(node: &NodeState, pod: &PodSpec) -> i64 {
 impl Scheduler for LoadAwareScheduler {
     fn name(&self) -> &str {
         Self::NAME
+    }
+
+    fn set_explain(&mut self, on: bool) {
+        self.cycle.set_explain(on);
+    }
+
+    fn explanation(&self) -> Option<Explanation> {
+        self.cycle.explanation()
     }
 
     fn schedule(&mut self, pod: &PendingPod<'_>, cluster: &ClusterView<'_>) -> Placement {

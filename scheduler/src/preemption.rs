@@ -147,6 +147,30 @@ fn more_important_first(a: &BoundPod, b: &BoundPod) -> std::cmp::Ordering {
         .then(a.id.cmp(&b.id))
 }
 
+/// Whether NodeResourcesFit could pass on `node` once every pod of lower
+/// priority than `pod` is gone (nominated pods' room still taken): a check
+/// on sums that spares copying the node where the dry run cannot succeed.
+/// Every filter chain here includes NodeResourcesFit, so a node failing it
+/// is no candidate.
+fn room_without_lower(pod: &PodSpec, node: &NodeState, bound: &[BoundPod], nominated: &Nominated) -> bool {
+    let (mut freed, mut count) = (Resources::ZERO, 0u32);
+    for b in bound.iter().filter(|b| b.priority < pod.priority) {
+        freed += b.requests;
+        count += 1;
+    }
+    if count == 0 {
+        return false;
+    }
+    let (extra, extra_count) = nominated.on(node.id).unwrap_or((Resources::ZERO, 0));
+    let pods = u64::from(node.pod_count) - u64::from(count.min(node.pod_count)) + u64::from(extra_count) + 1;
+    let requested = node.requested.saturating_sub(freed) + extra;
+    let free = node.spec.allocatable.saturating_sub(requested);
+    let r = pod.requests;
+    pods <= u64::from(node.spec.max_pods)
+        && (r.cpu_milli == 0 || r.cpu_milli <= free.cpu_milli)
+        && (r.memory_bytes == 0 || r.memory_bytes <= free.memory_bytes)
+}
+
 /// `selectVictimsOnNode`: the victims on `node` for `pod`, or None when even
 /// deleting every lower-priority pod leaves no room.
 fn select_victims<F>(
@@ -194,7 +218,7 @@ where
 {
     let priority = pod.spec.priority;
     // nothing of lower priority anywhere: no node can be a candidate
-    if !cluster.pods_by_node.iter().flatten().any(|b| b.priority < priority) {
+    if cluster.lowest_bound_priority.is_none_or(|lowest| lowest >= priority) {
         return Vec::new();
     }
     let potential: Vec<usize> = cluster
@@ -225,7 +249,7 @@ where
         let i = potential[(offset + k) % potential.len()];
         let node = &cluster.nodes[i];
         let bound = cluster.pods_on(node.id);
-        if !bound.iter().any(|b| b.priority < priority) {
+        if !room_without_lower(pod.spec, node, bound, nominated) {
             continue;
         }
         if let Some(victims) = select_victims(pod, node, bound, nominated, filter) {
@@ -327,6 +351,7 @@ mod tests {
             pending_pods: 1,
             bound_pods: pods.iter().map(|l| l.len() as u32).sum(),
             pods_by_node: pods,
+            lowest_bound_priority: pods.iter().flatten().map(|b| b.priority).min(),
             nominated,
         }
     }

@@ -23,6 +23,7 @@
 //! diagnostics such as the twin test against a real kube-scheduler.
 
 use crate::diagnosis::Diagnosis;
+use crate::explain::Explanation;
 use crate::feasible::{NodeScan, num_feasible_nodes_to_find};
 use crate::filters::{FilterFailure, run_filters};
 use crate::preemption::{Candidate, Nominated, best_candidates, find_candidates, preempt};
@@ -179,6 +180,9 @@ pub struct Cycle {
     rng: SimRng,
     feasible: Vec<usize>,
     totals: Vec<(usize, i64)>,
+    /// None while not explaining; Some(the last attempt's explanation,
+    /// None before the first) while explaining
+    explanation: Option<Option<Explanation>>,
 }
 
 impl Cycle {
@@ -192,7 +196,20 @@ impl Cycle {
             rng: stream(seed, &[purpose::SCHEDULER]),
             feasible: Vec::new(),
             totals: Vec::new(),
+            explanation: None,
         }
+    }
+
+    /// Explains every attempt from now on (or stops): the feasible count,
+    /// the chosen node's total and the runner-up's (see
+    /// [`Explanation::of_totals`]). Picks are unchanged either way.
+    pub fn set_explain(&mut self, on: bool) {
+        self.explanation = on.then_some(None);
+    }
+
+    /// The last attempt's explanation, while explaining.
+    pub fn explanation(&self) -> Option<Explanation> {
+        self.explanation.flatten()
     }
 
     pub fn release(&self) -> Release {
@@ -242,6 +259,9 @@ impl Cycle {
         );
         let chosen = match self.feasible.as_slice() {
             [] => {
+                if let Some(slot) = &mut self.explanation {
+                    *slot = Some(Explanation::none_feasible());
+                }
                 let reason = diagnosis.message_as(self.release, nodes.len());
                 if let Some((node, victims)) = preempt(pod, cluster, &nominated, &mut filter, &mut self.rng) {
                     tracing::trace!(pod = pod.id.0, node = node.0, victims = victims.len(), "preempt");
@@ -264,6 +284,11 @@ impl Cycle {
                 select_host(self.totals.iter().copied(), &mut self.rng).unwrap_or(many[0])
             }
         };
+        if let Some(slot) = &mut self.explanation {
+            // a lone feasible node is bound unscored: no totals to report
+            let totals: &[(usize, i64)] = if self.feasible.len() > 1 { &self.totals } else { &[] };
+            *slot = Some(Explanation::of_totals(self.feasible.len(), totals, chosen, nodes));
+        }
         let node = nodes[chosen].id;
         tracing::trace!(pod = pod.id.0, node = node.0, feasible = self.feasible.len(), "bind");
         Placement::Bind(node)
@@ -333,6 +358,16 @@ impl KubeProfile {
         (candidates, best)
     }
 
+    /// See [`Cycle::set_explain`].
+    pub fn set_explain(&mut self, on: bool) {
+        self.cycle.set_explain(on);
+    }
+
+    /// The last attempt's explanation, while explaining.
+    pub fn explanation(&self) -> Option<Explanation> {
+        self.cycle.explanation()
+    }
+
     /// One scheduling attempt for `pod`.
     pub fn schedule(&mut self, pod: &PendingPod<'_>, cluster: &ClusterView<'_>) -> Placement {
         let (scoring, scores) = (self.scoring, &mut self.scores);
@@ -381,6 +416,39 @@ mod tests {
             };
         }
         assert_eq!(seen.into_iter().collect::<Vec<_>>(), eval.top_score_set());
+    }
+
+    #[test]
+    fn explaining_reports_the_pick_and_draws_nothing_more() {
+        let nodes = cluster([
+            node("a").cpu("4").memory("16Gi"),
+            node("b").cpu("4").memory("16Gi"),
+            node("c").cpu("4").memory("16Gi").requested("2", "8Gi"),
+            node("d").cpu("4").memory("16Gi"),
+        ]);
+        let spec = pod().cpu("500m").memory("1Gi").build();
+        let scoring = Scoring::new(Release::V1_20, FitStrategy::LeastAllocated);
+        let mut plain = KubeProfile::with_scoring(scoring, 4);
+        let mut explained = plain.clone();
+        explained.set_explain(true);
+        let top = profile_top(&plain, &spec, &nodes);
+        for _ in 0..20 {
+            let want = plain.schedule(&pending(&spec), &view(&nodes));
+            assert_eq!(explained.schedule(&pending(&spec), &view(&nodes)), want);
+            let e = explained.explanation().expect("explaining");
+            assert_eq!(Placement::Bind(e.chosen.unwrap().node), want);
+            assert_eq!(e.candidates, 4);
+            // a three-way tie: the runner-up is another top node
+            let (chosen, runner_up) = (e.chosen.unwrap(), e.runner_up.unwrap());
+            assert_eq!(chosen.score, runner_up.score);
+            assert!(top.contains(&(runner_up.node.0 as usize)) && runner_up.node != chosen.node);
+        }
+        assert_eq!(explained.cycle.rng, plain.cycle.rng, "no extra draw");
+        assert_eq!(plain.explanation(), None, "off by default");
+    }
+
+    fn profile_top(profile: &KubeProfile, spec: &PodSpec, nodes: &[NodeState]) -> Vec<usize> {
+        profile.evaluate(spec, &view(nodes)).top_score_set()
     }
 
     #[test]

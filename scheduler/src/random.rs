@@ -4,6 +4,7 @@
 
 use crate::api::Scheduler;
 use crate::diagnosis::Diagnosis;
+use crate::explain::{Explanation, NodeChoice, NodeScore};
 use crate::feasible::NodeScan;
 use clusters::rng::{SimRng, purpose, stream};
 use clusters::{ClusterView, PendingPod, Placement};
@@ -15,6 +16,8 @@ pub struct RandomScheduler {
     rng: SimRng,
     scan: NodeScan,
     feasible: Vec<usize>,
+    /// None while not explaining, else the last decision's
+    explanation: Option<Option<Explanation>>,
 }
 
 impl RandomScheduler {
@@ -25,6 +28,7 @@ impl RandomScheduler {
             rng: stream(seed, &[purpose::SCHEDULER]),
             scan: NodeScan::new(),
             feasible: Vec::new(),
+            explanation: None,
         }
     }
 }
@@ -41,11 +45,32 @@ impl Scheduler for RandomScheduler {
         self.scan
             .find(pod.spec, nodes, nodes.len(), &mut self.feasible, &mut diagnosis);
         if self.feasible.is_empty() {
+            if let Some(slot) = &mut self.explanation {
+                *slot = Some(Explanation::none_feasible());
+            }
             return Placement::Unschedulable {
                 reason: diagnosis.message(nodes.len()).into(),
             };
         }
         let pick = self.feasible[self.rng.random_range(0..self.feasible.len())];
+        if let Some(slot) = &mut self.explanation {
+            // a uniform pick has no scores and no second choice
+            *slot = Some(Explanation {
+                chosen: Some(NodeChoice {
+                    node: nodes[pick].id,
+                    score: NodeScore::Unscored,
+                }),
+                ..Explanation::of_candidates(self.feasible.len())
+            });
+        }
         Placement::Bind(nodes[pick].id)
+    }
+
+    fn set_explain(&mut self, on: bool) {
+        self.explanation = on.then_some(None);
+    }
+
+    fn explanation(&self) -> Option<Explanation> {
+        self.explanation.flatten()
     }
 }

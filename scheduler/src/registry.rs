@@ -76,6 +76,7 @@ pub struct UnknownScheduler {
 /// The baseline called `name`, drawing its random choices from `seed`.
 pub fn baseline(name: &str, seed: u64) -> Result<Box<dyn Scheduler>, UnknownScheduler> {
     match name {
+        // the default profile with explanations (see explain::default_arm)
         DefaultScheduler::NAME => Ok(Box::new(DefaultScheduler::new(seed))),
         BinPackScheduler::NAME => Ok(Box::new(BinPackScheduler::new(seed))),
         RandomScheduler::NAME => Ok(Box::new(RandomScheduler::new(seed))),

@@ -35,6 +35,7 @@
 //! moments ago counts once its containers run).
 
 use crate::api::Scheduler;
+use crate::explain::Explanation;
 use crate::filters::run_filters;
 use crate::profile::{Cycle, Sampling};
 use crate::release::Release;
@@ -119,6 +120,14 @@ pub fn target_load_packing_score(node: &NodeState, pod: &PodSpec) -> i64 {
 impl Scheduler for TargetLoadScheduler {
     fn name(&self) -> &str {
         Self::NAME
+    }
+
+    fn set_explain(&mut self, on: bool) {
+        self.cycle.set_explain(on);
+    }
+
+    fn explanation(&self) -> Option<Explanation> {
+        self.cycle.explanation()
     }
 
     fn schedule(&mut self, pod: &PendingPod<'_>, cluster: &ClusterView<'_>) -> Placement {

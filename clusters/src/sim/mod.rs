@@ -54,6 +54,8 @@ pub struct Sim {
     nodes: Vec<NodeState>,
     /// bound pods per node; each bound pod knows its position here
     node_pods: Vec<Vec<BoundPod>>,
+    /// bound pods by priority, for the view's lowest bound priority
+    bound_priorities: BTreeMap<i32, u32>,
     /// pending pods nominated to a node by a preemption
     nominated: Vec<Nomination>,
     node_pressure: Vec<bool>,
@@ -99,6 +101,7 @@ impl Sim {
             queue: EventQueue::default(),
             nodes,
             node_pods: vec![Vec::new(); n],
+            bound_priorities: BTreeMap::new(),
             nominated: Vec::new(),
             node_pressure: vec![false; n],
             lost: vec![false; n],

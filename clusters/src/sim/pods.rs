@@ -163,6 +163,7 @@ impl Sim {
             requests: spec.requests,
             started: self.now,
         });
+        *self.bound_priorities.entry(spec.priority).or_default() += 1;
         entry.state = PodState::Bound {
             lifecycle: Box::new(lifecycle),
             pos,
@@ -252,7 +253,13 @@ impl Sim {
         let slot = entry.slot;
         let node = lifecycle.node();
         let list = &mut self.node_pods[node.index()];
-        list.swap_remove(pos);
+        let gone = list.swap_remove(pos);
+        if let Some(count) = self.bound_priorities.get_mut(&gone.priority) {
+            *count -= 1;
+            if *count == 0 {
+                self.bound_priorities.remove(&gone.priority);
+            }
+        }
         if let Some(moved) = list.get(pos)
             && let Some(PodState::Bound { pos: moved_pos, .. }) =
                 self.pods.get_mut(moved.id.0 as usize).map(|e| &mut e.state)

@@ -46,6 +46,7 @@ impl Sim {
                 pending_pods: self.pending_count,
                 bound_pods: self.bound_count,
                 pods_by_node: &self.node_pods,
+                lowest_bound_priority: self.bound_priorities.first_key_value().map(|(&p, _)| p),
                 nominated: &self.nominated,
             };
             self.summary.scheduling_attempts += 1;
@@ -106,6 +107,7 @@ impl Sim {
             pending_pods: self.pending_count,
             bound_pods: self.bound_count,
             pods_by_node: &self.node_pods,
+            lowest_bound_priority: self.bound_priorities.first_key_value().map(|(&p, _)| p),
             nominated: &self.nominated,
         }
     }

@@ -13,6 +13,9 @@
 //!   hollow.
 //! - `mem-vs-failures`: memory request vs failures per bound pod incarnation,
 //!   all seeds pooled, with each arm's least-squares line and Pearson r.
+//! - `stress-over-time`: the stress score and level of each decision's
+//!   cluster view, per time bucket mean over seeds; only when the runs have
+//!   decision records (`--explain`).
 
 mod cluster;
 mod heatmap;
@@ -21,10 +24,12 @@ mod memory;
 mod pareto;
 mod render;
 mod restarts;
+pub mod stress;
 mod style;
 
 use crate::series::RunSeries;
 use std::path::{Path, PathBuf};
+pub use stress::{ArmStress, SeedStress};
 
 /// An arm's means over seeds and its place relative to the Pareto front over
 /// (cost, failure rate, restarts), as computed by the summary.
@@ -59,6 +64,9 @@ pub struct PlotInput {
     pub scenario: String,
     pub arms: Vec<ArmSeries>,
     pub pareto: Vec<ParetoPoint>,
+    /// the arms' decisions, for the stress plot: only arms with a run that
+    /// has decisions.jsonl; empty, and the plot is left out, without any
+    pub stress: Vec<ArmStress>,
     /// "INCOMPLETE: n of m runs" for a partial report: drawn into every
     /// plot, in a band above the figure, so that a plot copied out of the report
     /// still says so
@@ -73,6 +81,9 @@ pub struct Plot {
     pub title: String,
     pub svg: String,
     pub png: Vec<u8>,
+    /// what the plot shows and from which runs, where the title cannot say
+    /// it all; the reports print it under the figure
+    pub caption: Option<String>,
 }
 
 /// Why plots could not be drawn or written.
@@ -107,6 +118,16 @@ pub fn render_all(input: &PlotInput) -> Result<Vec<Plot>, PlotError> {
     plots.push(latency::render(&input.scenario, &input.arms, &palette, stamp)?);
     plots.push(pareto::render(&input.scenario, &input.pareto, &palette, stamp)?);
     plots.push(memory::render(&input.scenario, &input.arms, &palette, stamp)?);
+    if input.stress.iter().any(|a| !a.runs.is_empty()) {
+        let all_runs = input.arms.iter().map(|a| a.runs.len()).sum();
+        plots.push(stress::render(
+            &input.scenario,
+            &input.stress,
+            all_runs,
+            &palette,
+            stamp,
+        )?);
+    }
     Ok(plots)
 }
 

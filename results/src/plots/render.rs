@@ -77,6 +77,7 @@ pub(super) fn to_plot(
         title: title.to_string(),
         svg,
         png,
+        caption: None,
     })
 }
 

@@ -28,6 +28,8 @@ pub enum ReportError {
     Metrics(#[from] MetricsError),
     #[error(transparent)]
     Plot(#[from] crate::plots::PlotError),
+    #[error(transparent)]
+    Decisions(#[from] crate::decisions::DecisionsError),
     #[error(
         "{} and {} hold different scenarios ({a_name} and {b_name} with their parameters resolved); only runs of \
          the same scenario can be reported or compared together",

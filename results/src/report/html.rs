@@ -3,6 +3,7 @@
 //! paths), every number from the Summary built from the raw records.
 
 use super::RunFolderData;
+use super::decisions::DecisionsOverview;
 use super::pareto_note::pareto_note;
 use crate::definitions::{ACROSS_SEEDS, Better, CORRELATIONS, METRICS, MetricDef};
 use crate::plots::Plot;
@@ -34,6 +35,7 @@ pub struct HtmlInput<'a> {
     pub data: &'a RunFolderData,
     pub summary: &'a Summary,
     pub plots: &'a [Plot],
+    pub decisions: &'a DecisionsOverview,
 }
 
 const CSS: &str = "\
@@ -65,7 +67,7 @@ ul.skipped li{color:var(--warn)}
 ";
 
 /// Text for HTML element content and attribute values.
-fn esc(s: &str) -> String {
+pub(super) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -262,7 +264,12 @@ fn definition(out: &mut String, d: &MetricDef) {
 
 /// The whole report.html.
 pub fn html(input: &HtmlInput<'_>) -> String {
-    let HtmlInput { data, summary, plots } = *input;
+    let HtmlInput {
+        data,
+        summary,
+        plots,
+        decisions,
+    } = *input;
     let pct = CONFIDENCE * 100.0;
     let mut out = String::new();
     let _ = write!(
@@ -348,9 +355,13 @@ pub fn html(input: &HtmlInput<'_>) -> String {
         out.push_str("<p class=\"note\">No plots.</p>\n");
     }
     for plot in plots {
+        let caption = plot
+            .caption
+            .as_deref()
+            .map_or_else(String::new, |c| format!("{}<br>", esc(c)));
         let _ = write!(
             out,
-            "<figure id=\"plot-{}\" title=\"{}\">\n{}\n<figcaption>plots/{}.svg, plots/{}.png</figcaption>\n\
+            "<figure id=\"plot-{}\" title=\"{}\">\n{}\n<figcaption>{caption}plots/{}.svg, plots/{}.png</figcaption>\n\
              </figure>\n",
             esc(&plot.name),
             esc(&plot.title),
@@ -359,6 +370,15 @@ pub fn html(input: &HtmlInput<'_>) -> String {
             esc(&plot.name)
         );
     }
+    if decisions.runs_with == 0 {
+        let _ = writeln!(
+            out,
+            "<p class=\"note\">No stress-over-time plot: the runs have no decision records. {}</p>",
+            super::decisions::code_spans(super::decisions::HOW_TO_GET)
+        );
+    }
+
+    out.push_str(&decisions.html());
 
     correlation_table(&mut out, summary);
 
@@ -420,6 +440,7 @@ mod tests {
                 "<?xml version=\"1.0\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\"><text>{name}</text></svg>"
             ),
             png: Vec::new(),
+            caption: None,
         }
     }
 
@@ -434,6 +455,7 @@ mod tests {
             data: &data,
             summary: &summary,
             plots: &plots,
+            decisions: &DecisionsOverview::default(),
         });
         assert!(page.starts_with("<!DOCTYPE html>"));
         assert!(page.ends_with("</html>\n"));
@@ -467,6 +489,7 @@ mod tests {
             data: &data,
             summary: &data.summary(),
             plots: &plots,
+            decisions: &DecisionsOverview::default(),
         });
         assert_eq!(page, again);
     }
@@ -483,6 +506,7 @@ mod tests {
             data: &data,
             summary: &summary,
             plots: &[],
+            decisions: &DecisionsOverview::default(),
         });
         let banner = page.find("INCOMPLETE: 2 of 3 runs").expect("banner");
         assert!(

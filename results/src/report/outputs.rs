@@ -2,10 +2,12 @@
 //! folders give the same bytes (no timestamps, no absolute paths, seeded
 //! statistics, stable order).
 
+use super::decisions::DecisionsOverview;
 use super::html::{HtmlInput, html, relative_reason};
 use super::{ReportError, RunFolderData};
-use crate::plots::{ArmSeries, ParetoPoint, PlotInput, SeedSeries, render_all};
+use crate::plots::{ArmSeries, ParetoPoint, Plot, PlotInput, SeedSeries, render_all};
 use crate::summary::Summary;
+use crate::summary::format::md_escape;
 
 /// One output file, its path relative to the report folder ("/"-separated).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,6 +43,32 @@ pub fn pareto_points(summary: &Summary) -> Vec<ParetoPoint> {
         .collect()
 }
 
+/// report.md's list of the plots beside it, with their captions; and where
+/// the stress plot is missing, how to get it.
+fn plot_list(plots: &[Plot]) -> String {
+    let mut out = String::from("## Plots\n\n");
+    for plot in plots {
+        out.push_str(&format!(
+            "- [{}](plots/{}.svg) ([png](plots/{}.png))",
+            md_escape(&plot.title),
+            plot.name,
+            plot.name
+        ));
+        if let Some(caption) = &plot.caption {
+            out.push_str(&format!(": {}", md_escape(caption)));
+        }
+        out.push('\n');
+    }
+    if !plots.iter().any(|p| p.name == crate::plots::stress::NAME) {
+        out.push_str(&format!(
+            "\nNo `{}` plot: the runs have no decision records. {}\n",
+            crate::plots::stress::NAME,
+            super::decisions::HOW_TO_GET
+        ));
+    }
+    out
+}
+
 /// Builds the summary, reads every run's time series, draws the plots and
 /// renders summary.csv, summary.json, report.md, report.tex, report.html and
 /// plots/*.svg|png. A partial report says "INCOMPLETE: n of m runs" in every
@@ -62,10 +90,12 @@ pub fn render(data: &RunFolderData) -> Result<Vec<OutputFile>, ReportError> {
         }
     }
     let pareto = pareto_points(&summary);
+    let decisions = DecisionsOverview::load(data)?;
     let plots = render_all(&PlotInput {
         scenario: data.scenario.clone(),
         arms,
         pareto,
+        stress: decisions.stress.clone(),
         incomplete: banner.clone(),
     })?;
 
@@ -93,6 +123,9 @@ pub fn render(data: &RunFolderData) -> Result<Vec<OutputFile>, ReportError> {
     }
     csv.push_str(&summary.to_csv());
     md.push_str(&summary.to_markdown());
+    md.push_str(&plot_list(&plots));
+    md.push('\n');
+    md.push_str(&decisions.markdown());
     tex.push_str(&summary.to_latex());
 
     let mut json = summary.to_json();
@@ -118,6 +151,7 @@ pub fn render(data: &RunFolderData) -> Result<Vec<OutputFile>, ReportError> {
             data,
             summary: &summary,
             plots: &plots,
+            decisions: &decisions,
         }),
     ));
     for plot in &plots {
@@ -173,6 +207,69 @@ mod tests {
         let json: serde_json::Value =
             serde_json::from_slice(&files.iter().find(|f| f.path == "summary.json").unwrap().bytes).unwrap();
         assert_eq!(json["skipped_runs"][0]["arm"], "binpack");
+    }
+
+    #[test]
+    fn decision_records_add_the_stress_plot_and_the_agmarl_tables() {
+        use crate::decisions::tests::agmarl_decision;
+        use crate::decisions::{DECISIONS_FILE, DecisionsWriter, Level, Outcome};
+        let tmp = tempfile::tempdir().unwrap();
+        write_folder(tmp.path(), &["default", "agmarl"], &[1, 2], 4);
+        let text = |files: &[OutputFile], name: &str| {
+            String::from_utf8(files.iter().find(|f| f.path == name).unwrap().bytes.clone()).unwrap()
+        };
+
+        // without decisions.jsonl: no plot, and the reports say how to get one
+        let files = render(&RunFolderData::load(tmp.path()).unwrap()).unwrap();
+        assert!(!files.iter().any(|f| f.path.starts_with("plots/stress-over-time")));
+        let (md, html) = (text(&files, "report.md"), text(&files, "report.html"));
+        assert!(
+            md.contains("## Plots") && md.contains("plots/pareto.svg"),
+            "every plot listed"
+        );
+        assert!(md.contains("No decision records") && md.contains("--explain"));
+        assert!(html.contains("No stress-over-time plot") && html.contains("<code>--explain</code>"));
+
+        // agmarl seed 1 explained: a calm bind, two stressed declines
+        let path = tmp.path().join("runs/agmarl/seed-1").join(DECISIONS_FILE);
+        let mut w = DecisionsWriter::create(&path).unwrap();
+        for d in [
+            agmarl_decision(0, Level::Calm, Outcome::Bind),
+            agmarl_decision(100, Level::Stressed, Outcome::Decline),
+            agmarl_decision(200, Level::Stressed, Outcome::Decline),
+        ] {
+            w.record(&d);
+        }
+        w.finish().unwrap();
+        let files = render(&RunFolderData::load(tmp.path()).unwrap()).unwrap();
+        assert!(files.iter().any(|f| f.path == "plots/stress-over-time.svg"));
+        assert!(files.iter().any(|f| f.path == "plots/stress-over-time.png"));
+        let (md, html) = (text(&files, "report.md"), text(&files, "report.html"));
+        assert!(
+            md.contains("plots/stress-over-time.svg") && md.contains("mean over the seeds"),
+            "{md}"
+        );
+        assert!(md.contains("1 of 4 runs"), "{md}");
+        assert!(md.contains("| stressed | 2 | 0 | 0 | 2 |"), "{md}");
+        assert!(md.contains("| strategic restraint | 2 |"), "{md}");
+        assert!(html.contains("id=\"plot-stress-over-time\"") && html.contains("id=\"decisions\""));
+        assert!(
+            html.contains("<td>stressed</td><td>2</td><td>0</td><td>0</td><td>2</td>"),
+            "{html}"
+        );
+        assert!(!html.contains("No stress-over-time plot"));
+        // the same files give the same bytes
+        assert_eq!(render(&RunFolderData::load(tmp.path()).unwrap()).unwrap(), files);
+
+        // a damaged decisions file stops the report, naming it and the line
+        std::fs::write(&path, "{not json\n").unwrap();
+        let err = render(&RunFolderData::load(tmp.path()).unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("seed-1") && err.contains(DECISIONS_FILE) && err.contains("line 1"),
+            "{err}"
+        );
     }
 
     #[test]

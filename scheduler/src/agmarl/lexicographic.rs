@@ -8,6 +8,7 @@
 //! same candidates in any order give the same node.
 
 use super::stress::{Objective, StressLevel};
+use crate::explain::Steps;
 use clusters::node::NodeId;
 use clusters::view::{PendingPod, WorkloadHistory};
 use serde::{Deserialize, Serialize};
@@ -68,6 +69,18 @@ impl Candidate {
 /// not depend on the candidates' order. An `order` that repeats an objective
 /// simply filters by it twice.
 pub fn lexicographic_select(cands: &[Candidate], order: &[Objective; 3], delta_lex: f32) -> Option<usize> {
+    lexicographic_select_traced(cands, order, delta_lex, None)
+}
+
+/// [`lexicographic_select`], counting into `kept_after` (when given) the
+/// candidates left after each objective's step, in `order`. Nothing is
+/// counted when no step runs (no candidate, or none with valid scores).
+pub fn lexicographic_select_traced(
+    cands: &[Candidate],
+    order: &[Objective; 3],
+    delta_lex: f32,
+    mut kept_after: Option<&mut Steps>,
+) -> Option<usize> {
     let mut kept = match valid_or_fallback(cands)? {
         Eligible::Valid(kept) => kept,
         Eligible::Fallback(i) => return Some(i),
@@ -76,6 +89,9 @@ pub fn lexicographic_select(cands: &[Candidate], order: &[Objective; 3], delta_l
     for &objective in order {
         let value = |i: usize| f64::from(cands[i].score(objective));
         keep_near_best(&mut kept, value, delta);
+        if let Some(steps) = kept_after.as_deref_mut() {
+            steps.push(kept.len());
+        }
     }
     tie_break(cands, kept)
 }
@@ -87,6 +103,12 @@ pub fn lexicographic_select(cands: &[Candidate], order: &[Objective; 3], delta_l
 /// normalised, which would not change the choice); a NaN or infinite weight
 /// counts as 0. None when `cands` is empty.
 pub fn weighted_select(cands: &[Candidate], weights: [f32; 3]) -> Option<usize> {
+    weighted_select_traced(cands, weights, None)
+}
+
+/// [`weighted_select`], counting into `kept_after` (when given) the
+/// candidates left after its one step, the weighted sum.
+pub fn weighted_select_traced(cands: &[Candidate], weights: [f32; 3], kept_after: Option<&mut Steps>) -> Option<usize> {
     let mut kept = match valid_or_fallback(cands)? {
         Eligible::Valid(kept) => kept,
         Eligible::Fallback(i) => return Some(i),
@@ -101,6 +123,9 @@ pub fn weighted_select(cands: &[Candidate], weights: [f32; 3]) -> Option<usize> 
             .sum::<f64>()
     };
     keep_near_best(&mut kept, value, 0.0);
+    if let Some(steps) = kept_after {
+        steps.push(kept.len());
+    }
     tie_break(cands, kept)
 }
 
@@ -362,6 +387,37 @@ mod tests {
         // a duplicate node id: the first of them
         let cands = vec![c(1, 0.5, 0.5, 0.5), c(1, 0.5, 0.5, 0.5)];
         assert_eq!(lexicographic_select(&cands, &objective_order(Calm), 0.1), Some(0));
+    }
+
+    #[test]
+    fn traced_selections_count_the_candidates_after_each_step() {
+        let cands = specialists();
+        let mut steps = Steps::default();
+        // cost keeps 1 and 2 (within 0.4 of 0.95), and so do fault
+        // tolerance (0.4 and 0.3) and utilisation (0.9 and 0.5): the sum decides
+        let pick = lexicographic_select_traced(&cands, &[Cost, FaultTolerance, Utilization], 0.4, Some(&mut steps));
+        assert_eq!(node_of(&cands, pick), Some(1));
+        assert_eq!(steps.as_slice(), &[2, 2, 2]);
+        // cost keeps 0 and 1, utilisation then 0
+        let narrowing = vec![c(0, 0.5, 0.8, 0.9), c(1, 0.9, 0.7, 0.88), c(2, 0.1, 0.9, 0.5)];
+        let mut steps = Steps::default();
+        let pick = lexicographic_select_traced(&narrowing, &objective_order(Calm), 0.05, Some(&mut steps));
+        assert_eq!(node_of(&narrowing, pick), Some(0));
+        assert_eq!(steps.as_slice(), &[2, 1, 1]);
+        assert_eq!(pick, lexicographic_select(&narrowing, &objective_order(Calm), 0.05));
+        let mut steps = Steps::default();
+        let pick = weighted_select_traced(&cands, [0.0, 0.0, 0.0], Some(&mut steps));
+        assert_eq!(node_of(&cands, pick), Some(1));
+        assert_eq!(steps.as_slice(), &[3]);
+        // no step runs when every score is broken
+        let nan = f32::NAN;
+        let broken = vec![c(3, nan, nan, nan)];
+        let mut steps = Steps::default();
+        assert_eq!(
+            lexicographic_select_traced(&broken, &objective_order(Calm), 0.1, Some(&mut steps)),
+            Some(0)
+        );
+        assert!(steps.as_slice().is_empty());
     }
 
     #[test]

@@ -18,11 +18,19 @@
 //!
 //! The policy draws no random numbers: selection and tie-breaks are
 //! deterministic, so the same view always gets the same answer.
+//!
+//! Asked to explain ([`Scheduler::set_explain`]), a decision also records
+//! the stress score and level, the level and objective order in force, the
+//! candidates left after each selection step, the chosen and runner-up
+//! nodes' scores (the runner-up is what the same selection picks without the
+//! chosen node) and what made restraint decline ([`crate::explain`]). The
+//! selection runs the same code either way; only the runner-up costs a
+//! second selection, and only while explaining.
 
 use crate::agmarl::features::{Observation, observe_into};
 use crate::agmarl::lexicographic::{
-    Candidate, RESTRAINT_REASON, RestraintConfig, RestraintConfigError, lexicographic_select, should_decline,
-    weighted_select,
+    Candidate, RESTRAINT_REASON, RestraintConfig, RestraintConfigError, instability, lexicographic_select,
+    lexicographic_select_traced, should_decline, weighted_select, weighted_select_traced,
 };
 use crate::agmarl::network::AgmarlNet;
 use crate::agmarl::stress::{
@@ -30,6 +38,9 @@ use crate::agmarl::stress::{
 };
 use crate::api::Scheduler;
 use crate::diagnosis::Diagnosis;
+use crate::explain::{
+    AgmarlTrace, DeclineTrace, Explanation, NodeChoice, NodeScore, Selection, Steps, StressBasis, StressReading,
+};
 use crate::filters::run_filters;
 use clusters::{ClusterView, PendingPod, Placement};
 use serde::{Deserialize, Serialize};
@@ -189,6 +200,8 @@ pub struct AgmarlScheduler {
     candidates: Vec<usize>,
     scores: Vec<[f32; 3]>,
     cands: Vec<Candidate>,
+    /// None while not explaining, else the last decision's
+    explanation: Option<Option<Explanation>>,
 }
 
 impl AgmarlScheduler {
@@ -205,6 +218,7 @@ impl AgmarlScheduler {
             candidates: Vec::new(),
             scores: Vec::new(),
             cands: Vec::new(),
+            explanation: None,
         }
     }
 
@@ -296,6 +310,9 @@ impl AgmarlScheduler {
             observe_into(pod, view, &mut self.obs);
         }
         if self.candidates.is_empty() {
+            if self.explanation.is_some() {
+                self.explain_last(level, 0, None, Steps::default(), None);
+            }
             let reason = diagnosis.message(nodes.len());
             tracing::trace!(pod = pod.id.0, %reason, "unschedulable");
             return Outcome {
@@ -332,6 +349,19 @@ impl AgmarlScheduler {
             }));
 
         if should_decline(level, pod, &self.cands, &self.config.restraint) {
+            if self.explanation.is_some() {
+                let decline = DeclineTrace {
+                    instability: instability(&pod.history),
+                    best_fault_tolerance: self
+                        .cands
+                        .iter()
+                        .map(|c| c.score(Objective::FaultTolerance))
+                        .filter(|s| s.is_finite())
+                        .reduce(f32::max),
+                    ft_threshold: self.config.restraint.ft_threshold,
+                };
+                self.explain_last(level, self.cands.len(), None, Steps::default(), Some(decline));
+            }
             tracing::trace!(pod = pod.id.0, %level, "declined");
             return Outcome {
                 placement: Placement::Decline {
@@ -341,12 +371,18 @@ impl AgmarlScheduler {
                 level,
             };
         }
+        let mut kept = Steps::default();
+        // the same selection either way; explaining only counts its steps
+        let trace = self.explanation.is_some().then_some(&mut kept);
         let chosen = match self.config.variant {
-            Variant::Linear => weighted_select(&self.cands, self.config.linear_weights),
-            _ => lexicographic_select(&self.cands, &objective_order(level), self.config.delta_lex),
+            Variant::Linear => weighted_select_traced(&self.cands, self.config.linear_weights, trace),
+            _ => lexicographic_select_traced(&self.cands, &objective_order(level), self.config.delta_lex, trace),
         };
         // cands is not empty, so a selection always exists
         let chosen = chosen.unwrap_or(0);
+        if self.explanation.is_some() {
+            self.explain_last(level, self.cands.len(), Some(chosen), kept, None);
+        }
         let node = self.cands[chosen].node;
         tracing::trace!(pod = pod.id.0, node = node.0, %level, candidates = self.cands.len(), "bind");
         Outcome {
@@ -357,6 +393,69 @@ impl AgmarlScheduler {
     }
 }
 
+impl AgmarlScheduler {
+    /// Records the explanation of the decision just made from the
+    /// controller's state: `candidates` feasible nodes, and when there are
+    /// any, `self.cands` holds them scored and `chosen` indexes them.
+    fn explain_last(
+        &mut self,
+        level: StressLevel,
+        candidates: usize,
+        chosen: Option<usize>,
+        kept: Steps,
+        decline: Option<DeclineTrace>,
+    ) {
+        let basis = match self.config.variant {
+            Variant::NoStress => StressBasis::Observed,
+            _ => StressBasis::InForce,
+        };
+        let selection = match self.config.variant {
+            Variant::Linear => Selection::Weighted(self.config.linear_weights),
+            _ => Selection::Lexicographic(objective_order(level)),
+        };
+        let choice = |i: usize| {
+            self.cands.get(i).map(|c| NodeChoice {
+                node: c.node,
+                score: NodeScore::Objectives(c.scores),
+            })
+        };
+        let explanation = Explanation {
+            chosen: chosen.and_then(choice),
+            runner_up: chosen.and_then(|c| self.runner_up(level, c)).and_then(choice),
+            stress: Some(StressReading {
+                score: self.monitor.last_score(),
+                level: self.monitor.level(),
+                basis,
+            }),
+            agmarl: Some(AgmarlTrace {
+                level,
+                selection,
+                kept,
+                decline,
+            }),
+            ..Explanation::of_candidates(candidates)
+        };
+        self.explanation = Some(Some(explanation));
+    }
+
+    /// The candidate (index into `self.cands`) the same selection picks
+    /// once `chosen` is left out; only computed while explaining.
+    fn runner_up(&self, level: StressLevel, chosen: usize) -> Option<usize> {
+        let others: Vec<Candidate> = self
+            .cands
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != chosen)
+            .map(|(_, c)| *c)
+            .collect();
+        let pick = match self.config.variant {
+            Variant::Linear => weighted_select(&others, self.config.linear_weights),
+            _ => lexicographic_select(&others, &objective_order(level), self.config.delta_lex),
+        }?;
+        Some(if pick < chosen { pick } else { pick + 1 })
+    }
+}
+
 impl Scheduler for AgmarlScheduler {
     fn name(&self) -> &str {
         self.config.variant.arm_name()
@@ -364,6 +463,14 @@ impl Scheduler for AgmarlScheduler {
 
     fn schedule(&mut self, pod: &PendingPod<'_>, cluster: &ClusterView<'_>) -> Placement {
         self.run(pod, cluster, None, false).placement
+    }
+
+    fn set_explain(&mut self, on: bool) {
+        self.explanation = on.then_some(None);
+    }
+
+    fn explanation(&self) -> Option<Explanation> {
+        self.explanation.flatten()
     }
 }
 
@@ -435,6 +542,124 @@ mod tests {
         assert_eq!(linear.objective_order(), None);
         let nostress = AgmarlScheduler::new(net(), AgmarlConfig::for_variant(Variant::NoStress), 0);
         assert_eq!(nostress.decision_level(), StressLevel::Calm);
+    }
+
+    /// `scores` for the candidates in order, in place of the network's.
+    fn fixed(scores: Vec<[f32; 3]>) -> impl FnMut(&mut [[f32; 3]]) {
+        move |out: &mut [[f32; 3]]| out.copy_from_slice(&scores)
+    }
+
+    #[test]
+    fn explains_the_lexicographic_steps_the_choice_and_the_runner_up() {
+        let nodes = cluster([node("safe"), node("packed"), node("cheap")]);
+        let spec = pod().cpu("1").build();
+        let net = AgmarlNet::new(&Hyper::default(), 0).unwrap();
+        let mut s = AgmarlScheduler::new(net, AgmarlConfig::default(), 0);
+        assert_eq!(s.explanation(), None, "off by default");
+        s.set_explain(true);
+        let scores = vec![[0.95, 0.30, 0.20], [0.40, 0.90, 0.60], [0.30, 0.50, 0.95]];
+        let d = s.decide(&pending(&spec), &view(&nodes), Some(&mut fixed(scores.clone())));
+        assert_eq!(d.placement, Placement::Bind(clusters::NodeId(2)));
+        let e = s.explanation().unwrap();
+        assert_eq!(e.candidates, 3);
+        let choice = |node: u32, i: usize| NodeChoice {
+            node: clusters::NodeId(node),
+            score: NodeScore::Objectives(scores[i]),
+        };
+        assert_eq!(e.chosen, Some(choice(2, 2)));
+        // without the cheapest, cost first picks the packed node
+        assert_eq!(e.runner_up, Some(choice(1, 1)));
+        let stress = e.stress.unwrap();
+        assert_eq!((stress.level, stress.basis), (StressLevel::Calm, StressBasis::InForce));
+        let trace = e.agmarl.unwrap();
+        assert_eq!(trace.level, StressLevel::Calm);
+        assert_eq!(
+            trace.selection,
+            Selection::Lexicographic(objective_order(StressLevel::Calm))
+        );
+        // cost keeps only the cheap node (0.95, nothing within 0.05)
+        assert_eq!(trace.kept.as_slice(), &[1, 1, 1]);
+        assert_eq!(trace.decline, None);
+
+        // the same decision unexplained
+        let net = AgmarlNet::new(&Hyper::default(), 0).unwrap();
+        let mut plain = AgmarlScheduler::new(net, AgmarlConfig::default(), 0);
+        let again = plain.decide(&pending(&spec), &view(&nodes), Some(&mut fixed(scores)));
+        assert_eq!(again.placement, d.placement);
+        assert_eq!(plain.explanation(), None);
+    }
+
+    #[test]
+    fn explains_a_decline_and_an_unschedulable_pod() {
+        let nodes = cluster([node("a"), node("b")]);
+        let spec = pod().cpu("1").build();
+        let mut p = pending(&spec);
+        p.history = clusters::view::WorkloadHistory {
+            pods: 10,
+            restarts: 4,
+            oom_kills: 0,
+            failures: 4,
+        };
+        // every score is stressed
+        let mut config = AgmarlConfig::default();
+        config.stress.enter_elevated = 0.0;
+        config.stress.enter_stressed = 0.0;
+        config.stress.exit_elevated = 0.0;
+        config.stress.exit_stressed = 0.0;
+        let net = AgmarlNet::new(&Hyper::default(), 0).unwrap();
+        let mut s = AgmarlScheduler::new(net, config, 0);
+        s.set_explain(true);
+        let d = s.decide(
+            &p,
+            &view(&nodes),
+            Some(&mut fixed(vec![[0.3, 0.9, 0.9], [0.45, 0.2, 0.2]])),
+        );
+        assert!(matches!(d.placement, Placement::Decline { .. }), "{:?}", d.placement);
+        let e = s.explanation().unwrap();
+        assert_eq!((e.candidates, e.chosen, e.runner_up), (2, None, None));
+        let trace = e.agmarl.unwrap();
+        assert_eq!(trace.level, StressLevel::Stressed);
+        assert!(trace.kept.as_slice().is_empty());
+        assert_eq!(
+            trace.decline,
+            Some(DeclineTrace {
+                instability: 0.8,
+                best_fault_tolerance: Some(0.45),
+                ft_threshold: 0.5,
+            })
+        );
+
+        let big = pod().cpu("64").build();
+        s.decide(&pending(&big), &view(&nodes), None);
+        let e = s.explanation().unwrap();
+        assert_eq!((e.candidates, e.chosen), (0, None));
+        assert_eq!(e.agmarl.unwrap().decline, None);
+    }
+
+    #[test]
+    fn nostress_reports_its_stress_as_observed_and_linear_its_weights() {
+        let nodes = cluster([node("a"), node("b")]);
+        let spec = pod().cpu("1").build();
+        for (variant, basis) in [
+            (Variant::NoStress, StressBasis::Observed),
+            (Variant::Linear, StressBasis::InForce),
+        ] {
+            let net = AgmarlNet::new(&Hyper::default(), 0).unwrap();
+            let mut s = AgmarlScheduler::new(net, AgmarlConfig::for_variant(variant), 0);
+            s.set_explain(true);
+            s.schedule(&pending(&spec), &view(&nodes));
+            let e = s.explanation().unwrap();
+            assert_eq!(e.stress.unwrap().basis, basis);
+            let trace = e.agmarl.unwrap();
+            match variant {
+                Variant::Linear => {
+                    assert_eq!(trace.selection, Selection::Weighted([1.0 / 3.0; 3]));
+                    assert_eq!(trace.kept.as_slice().len(), 1);
+                }
+                _ => assert_eq!(trace.kept.as_slice().len(), 3),
+            }
+            assert!(e.runner_up.is_some() && e.runner_up != e.chosen, "{e:?}");
+        }
     }
 
     #[test]

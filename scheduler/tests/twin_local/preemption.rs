@@ -106,6 +106,7 @@ impl Model {
             pending_pods: 1,
             bound_pods: self.placed.len() as u32,
             pods_by_node: &self.pods,
+            lowest_bound_priority: self.pods.iter().flatten().map(|b| b.priority).min(),
             nominated: &[],
         }
     }

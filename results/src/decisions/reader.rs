@@ -1,0 +1,132 @@
+//! Reading a run's decisions.jsonl back: streamed line by line, and tallied
+//! into what the reports show.
+
+use super::{Basis, DecisionRecord, DecisionsError, Level, Outcome};
+use clusters::time::Time;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+
+/// Streams the decisions of `path` to `f` with their (1-based) line numbers,
+/// in file order. Blank lines are skipped; any other line that is not a
+/// decision stops the read with an error naming the file and the line.
+pub fn for_each_decision(path: &Path, mut f: impl FnMut(u64, DecisionRecord)) -> Result<(), DecisionsError> {
+    let file = File::open(path).map_err(|source| DecisionsError::Open {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut reader = BufReader::new(file);
+    let mut buf = String::new();
+    let mut line = 0u64;
+    loop {
+        buf.clear();
+        line += 1;
+        let read = reader.read_line(&mut buf).map_err(|source| DecisionsError::Read {
+            path: path.to_path_buf(),
+            line,
+            source,
+        })?;
+        if read == 0 {
+            return Ok(());
+        }
+        let text = buf.trim();
+        if text.is_empty() {
+            continue;
+        }
+        let decision = serde_json::from_str(text).map_err(|source| DecisionsError::Parse {
+            path: path.to_path_buf(),
+            line,
+            source,
+        })?;
+        f(line, decision);
+    }
+}
+
+/// One decision's stress, for plots over time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StressPoint {
+    pub t: Time,
+    pub score: f32,
+    pub level: Level,
+}
+
+/// An AGMARL arm's decisions of one run, counted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AgmarlTally {
+    /// decisions by the level in force (calm, elevated, stressed) and
+    /// outcome (bind, unschedulable, decline, preempt)
+    pub by_level: [[u64; 4]; 3],
+    /// declines by reason
+    pub declines: BTreeMap<String, u64>,
+}
+
+impl AgmarlTally {
+    /// Decisions made at `level` with `outcome`.
+    pub fn count(&self, level: Level, outcome: Outcome) -> u64 {
+        self.by_level[level.index()][outcome.index()]
+    }
+
+    /// Decisions made at `level`.
+    pub fn at_level(&self, level: Level) -> u64 {
+        self.by_level[level.index()].iter().sum()
+    }
+
+    /// Adds `other`'s counts (another seed's).
+    pub fn add(&mut self, other: &AgmarlTally) {
+        for (mine, theirs) in self.by_level.iter_mut().zip(&other.by_level) {
+            for (m, t) in mine.iter_mut().zip(theirs) {
+                *m += t;
+            }
+        }
+        for (reason, n) in &other.declines {
+            *self.declines.entry(reason.clone()).or_default() += n;
+        }
+    }
+}
+
+/// The reason a decline without one is counted under.
+pub const NO_REASON: &str = "(no reason given)";
+
+/// What a report needs from one run's decisions.jsonl.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunDecisions {
+    /// every decision's time and stress, in file order
+    pub stress: Vec<StressPoint>,
+    /// whether the arm acted on that stress (the first decision's basis;
+    /// one arm has one); None without decisions
+    pub basis: Option<Basis>,
+    /// the AGMARL controller's decisions, when the arm is an AGMARL arm
+    pub agmarl: Option<AgmarlTally>,
+}
+
+impl RunDecisions {
+    /// Reads and tallies the decisions of `path`.
+    pub fn from_file(path: &Path) -> Result<RunDecisions, DecisionsError> {
+        let mut run = RunDecisions::default();
+        for_each_decision(path, |_, d| run.push(&d))?;
+        Ok(run)
+    }
+
+    /// Counts one decision in.
+    pub fn push(&mut self, d: &DecisionRecord) {
+        self.stress.push(StressPoint {
+            t: d.t,
+            score: d.stress.score,
+            level: d.stress.level,
+        });
+        self.basis.get_or_insert(d.stress.basis);
+        if let Some(agmarl) = &d.agmarl {
+            let tally = self.agmarl.get_or_insert_with(AgmarlTally::default);
+            tally.by_level[agmarl.level.index()][d.outcome.index()] += 1;
+            if d.outcome == Outcome::Decline {
+                let reason = d.reason.as_deref().unwrap_or(NO_REASON);
+                *tally.declines.entry(reason.to_string()).or_default() += 1;
+            }
+        }
+    }
+
+    pub fn decisions(&self) -> usize {
+        self.stress.len()
+    }
+}
