@@ -160,6 +160,10 @@ impl PodSpec {
     }
 }
 
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -227,8 +231,4 @@ mod tests {
         };
         assert!(!wrong_effect.tolerates(&taint));
     }
-}
-
-fn is_zero(x: &f64) -> bool {
-    *x == 0.0
 }

@@ -25,8 +25,6 @@ use std::time::Duration;
 /// caps — does not trip the limit by itself.
 pub const RUNTIME_RESERVE: u64 = 8 << 20;
 
-/// Crash timers further out than this are never set (as the lifecycle's).
-
 /// How a start ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
