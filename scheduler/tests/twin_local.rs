@@ -263,6 +263,26 @@ fn outcome_of(pod: &Pod) -> Option<Outcome> {
         .then(|| Outcome::Unschedulable(cond.message.clone().unwrap_or_default()))
 }
 
+/// What the real kube-scheduler did with pod `name`, from the pod watch.
+async fn decision_of<S>(events: &mut S, name: &str) -> Result<Outcome, Error>
+where
+    S: futures::Stream<Item = Result<Event<Pod>, watcher::Error>> + Unpin,
+{
+    tokio::time::timeout(DECISION_TIMEOUT, async {
+        while let Some(event) = events.try_next().await? {
+            if let Event::Apply(p) | Event::InitApply(p) = event
+                && p.metadata.name.as_deref() == Some(name)
+                && let Some(outcome) = outcome_of(&p)
+            {
+                return Ok::<_, Error>(outcome);
+            }
+        }
+        Err("the pod watch ended".into())
+    })
+    .await
+    .map_err(|_| format!("{name}: neither bound nor unschedulable after {DECISION_TIMEOUT:?}"))?
+}
+
 /// One disagreement, for the report.
 #[derive(Debug)]
 struct Miss {
@@ -485,19 +505,7 @@ async fn play(plane: &ScopedCluster) -> Result<(Report, Vec<NodeState>), Error> 
         let spec = objects::pod_spec_of(&created)?;
         assert_eq!(spec.priority, workload.spec.priority, "{name}: priority class resolved");
 
-        let real = tokio::time::timeout(DECISION_TIMEOUT, async {
-            while let Some(event) = events.try_next().await? {
-                if let Event::Apply(p) | Event::InitApply(p) = event
-                    && p.metadata.name.as_deref() == Some(name.as_str())
-                    && let Some(outcome) = outcome_of(&p)
-                {
-                    return Ok::<_, Error>(outcome);
-                }
-            }
-            Err("the pod watch ended".into())
-        })
-        .await
-        .map_err(|_| format!("{name}: neither bound nor unschedulable after {DECISION_TIMEOUT:?}"))??;
+        let real = decision_of(&mut events, &name).await?;
 
         report.sample += 1;
         let v = view(&nodes);

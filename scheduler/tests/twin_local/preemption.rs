@@ -152,15 +152,20 @@ impl Model {
 fn pending_of(spec: &PodSpec, id: PodId) -> PendingPod<'_> {
     PendingPod {
         id,
-        slot: PodSlot {
-            workload: WorkloadId(0),
-            ordinal: 0,
-        },
-        spec,
-        created: Time::ZERO,
-        attempts: 0,
-        history: Default::default(),
+        ..scheduler::testing::pending(spec)
     }
+}
+
+/// Writes a bound pod's `status.startTime`, as its kubelet would.
+async fn write_start_time(api: &ApiClient, pods: &Api<Pod>, name: &str, at: &str) -> Result<(), Error> {
+    api.throttle().await;
+    pods.patch_status(
+        name,
+        &PatchParams::default(),
+        &Patch::Merge(serde_json::json!({"status": {"startTime": at}})),
+    )
+    .await?;
+    Ok(())
 }
 
 async fn create_classes(api: &ApiClient, priorities: &[i32]) -> Result<(), Error> {
@@ -287,32 +292,13 @@ pub async fn play(plane: &ScopedCluster, fresh: Vec<NodeState>) -> Result<Preemp
         api.throttle().await;
         let created = pods.create(&PostParams::default(), &object).await?;
         let spec = objects::pod_spec_of(&created)?;
-        let outcome = tokio::time::timeout(DECISION_TIMEOUT, async {
-            while let Some(event) = events.try_next().await? {
-                if let Event::Apply(p) | Event::InitApply(p) = event
-                    && p.metadata.name.as_deref() == Some(name.as_str())
-                    && let Some(outcome) = outcome_of(&p)
-                {
-                    return Ok::<_, Error>(outcome);
-                }
-            }
-            Err("the pod watch ended".into())
-        })
-        .await
-        .map_err(|_| format!("{name}: no decision after {DECISION_TIMEOUT:?}"))??;
-        match outcome {
+        match decision_of(&mut events, &name).await? {
             Outcome::Bound(node) => {
                 let n = *index
                     .get(&node)
                     .ok_or_else(|| format!("{name} bound to unknown node {node}"))?;
                 let at = model.bind(&name, id, n, &spec);
-                api.throttle().await;
-                pods.patch_status(
-                    &name,
-                    &PatchParams::default(),
-                    &Patch::Merge(serde_json::json!({"status": {"startTime": at}})),
-                )
-                .await?;
+                write_start_time(&api, &pods, &name, &at).await?;
                 report.filled += 1;
             }
             Outcome::Unschedulable(_) => {
@@ -443,13 +429,7 @@ pub async fn play(plane: &ScopedCluster, fresh: Vec<NodeState>) -> Result<Preemp
                             .get(node)
                             .ok_or_else(|| format!("{name} bound to unknown node {node}"))?;
                         let at = model.bind(&name, id, b, &spec);
-                        api.throttle().await;
-                        pods.patch_status(
-                            &name,
-                            &PatchParams::default(),
-                            &Patch::Merge(serde_json::json!({"status": {"startTime": at}})),
-                        )
-                        .await?;
+                        write_start_time(&api, &pods, &name, &at).await?;
                     }
                     None => {
                         api.throttle().await;
