@@ -29,6 +29,7 @@ pub mod decision_time;
 pub mod decisions;
 pub mod definitions;
 pub mod hdr;
+pub mod jsonl;
 pub mod metrics;
 pub mod pareto;
 pub mod plots;
