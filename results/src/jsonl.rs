@@ -1,5 +1,5 @@
-//! One buffered JSON Lines file writer for the run folder's line files
-//! (records.jsonl, decisions.jsonl).
+//! The run folder's JSON Lines files (records.jsonl, decisions.jsonl): one
+//! buffered writer and one streaming reader for both.
 //!
 //! Backends write lines from inside loops that cannot stop for an error, so
 //! the writer keeps the first I/O error, drops every line after it (a file
@@ -7,8 +7,9 @@
 //! refused as incomplete) and [`JsonlWriter::finish`] reports it.
 
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug)]
@@ -68,5 +69,38 @@ impl JsonlWriter {
             Ok(()) => Ok(self.written),
             Err(source) => Err((self.path, source)),
         }
+    }
+}
+
+/// Why a JSON Lines file could not be read; the caller adds the path.
+#[derive(Debug)]
+pub enum LineError {
+    Open(std::io::Error),
+    Read { line: u64, source: std::io::Error },
+    Parse { line: u64, source: serde_json::Error },
+}
+
+/// Streams the items of `path` to `f` with their (1-based) line numbers, in
+/// file order. Blank lines are skipped; any other line that is not an item
+/// stops the read with the line's error.
+pub fn for_each_line<T: DeserializeOwned>(path: &Path, mut f: impl FnMut(u64, T)) -> Result<(), LineError> {
+    let mut reader = BufReader::new(File::open(path).map_err(LineError::Open)?);
+    let mut buf = String::new();
+    let mut line = 0u64;
+    loop {
+        buf.clear();
+        line += 1;
+        let read = reader
+            .read_line(&mut buf)
+            .map_err(|source| LineError::Read { line, source })?;
+        if read == 0 {
+            return Ok(());
+        }
+        let text = buf.trim();
+        if text.is_empty() {
+            continue;
+        }
+        let item = serde_json::from_str(text).map_err(|source| LineError::Parse { line, source })?;
+        f(line, item);
     }
 }

@@ -2,45 +2,32 @@
 //! into what the reports show.
 
 use super::{Basis, DecisionRecord, DecisionsError, Level, Outcome};
+use crate::jsonl::{LineError, for_each_line};
 use clusters::time::Time;
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 /// Streams the decisions of `path` to `f` with their (1-based) line numbers,
 /// in file order. Blank lines are skipped; any other line that is not a
 /// decision stops the read with an error naming the file and the line.
-pub fn for_each_decision(path: &Path, mut f: impl FnMut(u64, DecisionRecord)) -> Result<(), DecisionsError> {
-    let file = File::open(path).map_err(|source| DecisionsError::Open {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let mut reader = BufReader::new(file);
-    let mut buf = String::new();
-    let mut line = 0u64;
-    loop {
-        buf.clear();
-        line += 1;
-        let read = reader.read_line(&mut buf).map_err(|source| DecisionsError::Read {
-            path: path.to_path_buf(),
+pub fn for_each_decision(path: &Path, f: impl FnMut(u64, DecisionRecord)) -> Result<(), DecisionsError> {
+    let path_buf = || path.to_path_buf();
+    for_each_line(path, f).map_err(|e| match e {
+        LineError::Open(source) => DecisionsError::Open {
+            path: path_buf(),
+            source,
+        },
+        LineError::Read { line, source } => DecisionsError::Read {
+            path: path_buf(),
             line,
             source,
-        })?;
-        if read == 0 {
-            return Ok(());
-        }
-        let text = buf.trim();
-        if text.is_empty() {
-            continue;
-        }
-        let decision = serde_json::from_str(text).map_err(|source| DecisionsError::Parse {
-            path: path.to_path_buf(),
+        },
+        LineError::Parse { line, source } => DecisionsError::Parse {
+            path: path_buf(),
             line,
             source,
-        })?;
-        f(line, decision);
-    }
+        },
+    })
 }
 
 /// One decision's stress, for plots over time.

@@ -1,9 +1,8 @@
 //! Streaming a records file back, line by line.
 
 use super::RecordsError;
+use crate::jsonl::{LineError, for_each_line};
 use clusters::Record;
-use std::fs::File;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 /// Streams the records of `path` to `f` in file order. Blank lines are
@@ -15,36 +14,24 @@ pub fn for_each_record(path: &Path, mut f: impl FnMut(Record)) -> Result<(), Rec
 
 /// As [`for_each_record`], also passing each record's line number, so that a
 /// consumer's own errors can point at the line too.
-pub fn for_each_numbered_record(path: &Path, mut f: impl FnMut(u64, Record)) -> Result<(), RecordsError> {
-    let file = File::open(path).map_err(|source| RecordsError::Open {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let mut reader = BufReader::new(file);
-    let mut buf = String::new();
-    let mut line = 0u64;
-    loop {
-        buf.clear();
-        line += 1;
-        let read = reader.read_line(&mut buf).map_err(|source| RecordsError::Read {
-            path: path.to_path_buf(),
+pub fn for_each_numbered_record(path: &Path, f: impl FnMut(u64, Record)) -> Result<(), RecordsError> {
+    let path_buf = || path.to_path_buf();
+    for_each_line(path, f).map_err(|e| match e {
+        LineError::Open(source) => RecordsError::Open {
+            path: path_buf(),
+            source,
+        },
+        LineError::Read { line, source } => RecordsError::Read {
+            path: path_buf(),
             line,
             source,
-        })?;
-        if read == 0 {
-            return Ok(());
-        }
-        let text = buf.trim();
-        if text.is_empty() {
-            continue;
-        }
-        let record = serde_json::from_str(text).map_err(|source| RecordsError::Parse {
-            path: path.to_path_buf(),
+        },
+        LineError::Parse { line, source } => RecordsError::Parse {
+            path: path_buf(),
             line,
             source,
-        })?;
-        f(line, record);
-    }
+        },
+    })
 }
 
 /// Reads a whole records file into memory (small files and tests; metrics

@@ -114,14 +114,11 @@ impl DecisionsOverview {
                 runs(a.runs)
             );
             for level in Level::ALL {
+                let [all, binds, unschedulable, declines] = level_counts(&a.tally, level);
                 let _ = writeln!(
                     out,
-                    "| {} | {} | {} | {} | {} |",
-                    level.name(),
-                    a.tally.at_level(level),
-                    a.tally.count(level, Outcome::Bind),
-                    a.tally.count(level, Outcome::Unschedulable),
-                    a.tally.count(level, Outcome::Decline)
+                    "| {} | {all} | {binds} | {unschedulable} | {declines} |",
+                    level.name()
                 );
             }
             out.push('\n');
@@ -169,14 +166,11 @@ impl DecisionsOverview {
                 runs(a.runs)
             );
             for level in Level::ALL {
+                let [all, binds, unschedulable, declines] = level_counts(&a.tally, level);
                 let _ = writeln!(
                     out,
-                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                    level.name(),
-                    a.tally.at_level(level),
-                    a.tally.count(level, Outcome::Bind),
-                    a.tally.count(level, Outcome::Unschedulable),
-                    a.tally.count(level, Outcome::Decline)
+                    "<tr><td>{}</td><td>{all}</td><td>{binds}</td><td>{unschedulable}</td><td>{declines}</td></tr>",
+                    level.name()
                 );
             }
             out.push_str("</tbody>\n</table>\n");
@@ -192,6 +186,17 @@ impl DecisionsOverview {
         }
         out
     }
+}
+
+/// One row of the by-level table, for both renderings: decisions, binds,
+/// unschedulable, declines.
+fn level_counts(tally: &AgmarlTally, level: Level) -> [u64; 4] {
+    [
+        tally.at_level(level),
+        tally.count(level, Outcome::Bind),
+        tally.count(level, Outcome::Unschedulable),
+        tally.count(level, Outcome::Decline),
+    ]
 }
 
 fn runs(n: usize) -> String {
