@@ -32,6 +32,10 @@ fn untolerated_taint(release: Release, key: &str, value: &str) -> String {
     }
 }
 
+fn same_str(a: &str, b: &str) -> bool {
+    std::ptr::eq(a, b) || a == b
+}
+
 /// Counts of filter rejections by reason, for one scheduling attempt.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Diagnosis<'a> {
@@ -71,7 +75,14 @@ impl<'a> Diagnosis<'a> {
     fn record_taint(&mut self, taint: &'a Taint) {
         let key = taint.key.as_str();
         let value = taint.value.as_deref().unwrap_or("");
-        match self.taints.iter_mut().find(|(k, v, _)| *k == key && *v == value) {
+        // A failed scan records one taint per tainted node, and most are the
+        // same shared taint (the synthetic unreachable ones): comparing the
+        // addresses first skips reading the bytes of every node's copy.
+        match self
+            .taints
+            .iter_mut()
+            .find(|(k, v, _)| same_str(k, key) && same_str(v, value))
+        {
             Some((_, _, n)) => *n += 1,
             None => self.taints.push((key, value, 1)),
         }
