@@ -92,6 +92,7 @@ fn trains_a_loadable_checkpoint_and_writes_the_curve() {
         n: 2,
         node_features: vec![0.5; 2 * scheduler::agmarl::NODE_FEATURES],
         pod_features: vec![0.5; scheduler::agmarl::POD_FEATURES],
+        queue: [0.25, 0.5],
     };
     assert_ne!(
         net.scores(&obs, &[0, 1], true).unwrap(),

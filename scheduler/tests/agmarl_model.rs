@@ -29,6 +29,7 @@ fn random_obs(n: usize, seed: u64) -> Observation {
         n,
         node_features: (0..n * NODE_FEATURES).map(|_| rng.random::<f32>()).collect(),
         pod_features: (0..POD_FEATURES).map(|_| rng.random::<f32>()).collect(),
+        queue: [0.25, 0.5],
     }
 }
 
@@ -95,9 +96,8 @@ fn checkpoint_round_trip_gives_identical_scores() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ckpt.safetensors");
     let hyper = Hyper {
-        gnn_hidden: 8,
+        encoder_hidden: 8,
         embed_dim: 4,
-        gnn_layers: 3,
         actor_hidden: 16,
         critic_hidden: 8,
     };
@@ -128,12 +128,13 @@ fn checkpoint_round_trip_gives_identical_scores() {
     // tensor names are PyTorch-style
     let names: Vec<String> = original.varmap().data().lock().unwrap().keys().cloned().collect();
     for want in [
-        "gnn.layers.0.lin_root.weight",
-        "gnn.layers.0.lin_rel.weight",
-        "gnn.layers.0.lin_rel.bias",
-        "gnn.layers.2.lin_rel.bias",
-        "actor.fc1.weight",
-        "actor.fc2.bias",
+        "encoder.fc1.weight",
+        "encoder.fc2.bias",
+        "gnn.lin_root.weight",
+        "gnn.lin_rel.weight",
+        "gnn.lin_rel.bias",
+        "actor.pod.weight",
+        "actor.place.weight",
         "actor.out.weight",
     ] {
         assert!(names.iter().any(|n| n == want), "{want} missing from {names:?}");
@@ -234,12 +235,10 @@ fn truncated_or_garbage_weights_are_damaged() {
 #[test]
 fn missing_tensor_is_named() {
     let p = parts();
-    let weights = rewrite(&p.weights, |t| {
-        t.retain(|(n, _, _)| n != "gnn.layers.1.lin_root.weight")
-    });
+    let weights = rewrite(&p.weights, |t| t.retain(|(n, _, _)| n != "gnn.lin_root.weight"));
     let err = load_err(&weights, &p.sidecar);
     assert!(
-        matches!(&err, CheckpointError::MissingTensor { name, .. } if name == "gnn.layers.1.lin_root.weight"),
+        matches!(&err, CheckpointError::MissingTensor { name, .. } if name == "gnn.lin_root.weight"),
         "{err:?}"
     );
 }
@@ -248,7 +247,7 @@ fn missing_tensor_is_named() {
 fn misshaped_tensor_is_named() {
     let p = parts();
     let weights = rewrite(&p.weights, |t| {
-        let (_, shape, data) = t.iter_mut().find(|(n, _, _)| n == "actor.fc2.weight").unwrap();
+        let (_, shape, data) = t.iter_mut().find(|(n, _, _)| n == "gnn.lin_rel.weight").unwrap();
         // drop the last row
         let cols = shape[1];
         shape[0] -= 1;
@@ -258,8 +257,8 @@ fn misshaped_tensor_is_named() {
     let h = Hyper::default();
     assert!(
         matches!(&err, CheckpointError::TensorShape { name, found, expected, .. }
-            if name == "actor.fc2.weight" && found == &vec![h.actor_hidden - 1, h.actor_hidden]
-                && expected == &vec![h.actor_hidden, h.actor_hidden]),
+            if name == "gnn.lin_rel.weight" && found == &vec![h.actor_hidden - 1, h.embed_dim]
+                && expected == &vec![h.actor_hidden, h.embed_dim]),
         "{err:?}"
     );
     // hyperparameters that disagree with the weights: a shape error as well
@@ -296,7 +295,7 @@ fn bad_sidecar_is_an_error() {
     }
     // absurd sizes are refused before anything is allocated
     let mut meta: serde_json::Value = serde_json::from_str(&p.sidecar).unwrap();
-    meta["hyper"]["gnn_hidden"] = 1_000_000_000.into();
+    meta["hyper"]["encoder_hidden"] = 1_000_000_000.into();
     assert!(matches!(
         load_err(&p.weights, &meta.to_string()),
         CheckpointError::Network { .. }

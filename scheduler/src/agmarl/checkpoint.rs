@@ -3,7 +3,7 @@
 //! were trained.
 //!
 //! `foo.safetensors` goes with `foo.json`. Tensors are f32, little-endian,
-//! named PyTorch-style (`gnn.layers.0.lin_rel.weight`, `actor.fc1.bias`, …;
+//! named PyTorch-style (`gnn.lin_rel.weight`, `encoder.fc1.bias`, …;
 //! see [`crate::agmarl::network`]), so they load into PyTorch with
 //! `safetensors.torch.load_file` (the header's `__metadata__` says
 //! `format: pt`, as PyTorch's writer does). The versions live in the sidecar.

@@ -13,14 +13,27 @@
 use clusters::node::{NodeCondition, NodeState, Provisioning};
 use clusters::pod::QosClass;
 use clusters::{ClusterView, PendingPod};
+use std::sync::LazyLock;
 
 /// Version of the feature layout below; stored in every checkpoint.
-pub const FEATURE_SCHEMA_VERSION: u32 = 1;
+/// Version 2 put the two pod-dependent node columns last and counts a
+/// node's age in whole minutes, so that the first [`STATE_FEATURES`]
+/// columns of a node change only when the node does (see
+/// [`crate::agmarl::scoring`]).
+pub const FEATURE_SCHEMA_VERSION: u32 = 2;
 
 /// Features per node agent.
 pub const NODE_FEATURES: usize = 18;
+/// The leading node columns that describe the node alone, whatever pod is
+/// being placed: the input of the node encoder.
+pub const STATE_FEATURES: usize = 16;
+/// The trailing node columns that depend on the pod being placed.
+pub const PLACEMENT_FEATURES: usize = NODE_FEATURES - STATE_FEATURES;
 /// Features of the pending pod (shared by every agent).
 pub const POD_FEATURES: usize = 10;
+/// The scheduling queue's summary ([`Observation::queue`]): what the
+/// centralised critic sees beside the agents (the actor does not use it).
+pub const QUEUE_FEATURES: usize = 2;
 
 /// Column indices of [`Observation::node_features`].
 pub mod node {
@@ -33,36 +46,37 @@ pub mod node {
     /// memory the node's containers use ÷ allocatable (capped at 1): memory
     /// pressure, where OOM kills and evictions come from
     pub const MEMORY_USED: usize = 3;
+    /// allocatable cpu ÷ the largest allocatable cpu in the cluster
+    pub const CPU_ALLOCATABLE: usize = 4;
+    /// allocatable memory ÷ the largest allocatable memory in the cluster
+    pub const MEMORY_ALLOCATABLE: usize = 5;
+    /// pods bound ÷ the node's pod limit (capped at 1)
+    pub const PODS: usize = 6;
+    /// 1 when the node reports Ready (Degraded nodes do), else 0
+    pub const READY: usize = 7;
+    /// 1 when the node is Degraded (Ready, but pods crash more), else 0
+    pub const DEGRADED: usize = 8;
+    /// 1 unless the node is cordoned
+    pub const SCHEDULABLE: usize = 9;
+    /// container restarts on the node over the recent window, squashed
+    pub const RECENT_RESTARTS: usize = 10;
+    /// OOM kills on the node over the recent window, squashed
+    pub const RECENT_OOM_KILLS: usize = 11;
+    /// pod failures on the node over the recent window, squashed
+    pub const RECENT_FAILURES: usize = 12;
+    /// hourly price ÷ the highest hourly price in the cluster
+    pub const PRICE: usize = 13;
+    /// 1 for a spot node, else 0
+    pub const SPOT: usize = 14;
+    /// whole minutes since the node joined, squashed with a one-hour scale
+    /// (whole minutes, so the row does not change between a node's events)
+    pub const AGE: usize = 15;
     /// (requested + the pod's cpu request) ÷ allocatable (capped at 1): the
     /// node's cpu allocation right after placing the pod here, the quantity
     /// the utilisation objective is measured by
-    pub const CPU_AFTER: usize = 4;
+    pub const CPU_AFTER: usize = 16;
     /// the same for memory
-    pub const MEMORY_AFTER: usize = 5;
-    /// allocatable cpu ÷ the largest allocatable cpu in the cluster
-    pub const CPU_ALLOCATABLE: usize = 6;
-    /// allocatable memory ÷ the largest allocatable memory in the cluster
-    pub const MEMORY_ALLOCATABLE: usize = 7;
-    /// pods bound ÷ the node's pod limit (capped at 1)
-    pub const PODS: usize = 8;
-    /// 1 when the node reports Ready (Degraded nodes do), else 0
-    pub const READY: usize = 9;
-    /// 1 when the node is Degraded (Ready, but pods crash more), else 0
-    pub const DEGRADED: usize = 10;
-    /// 1 unless the node is cordoned
-    pub const SCHEDULABLE: usize = 11;
-    /// container restarts on the node over the recent window, squashed
-    pub const RECENT_RESTARTS: usize = 12;
-    /// OOM kills on the node over the recent window, squashed
-    pub const RECENT_OOM_KILLS: usize = 13;
-    /// pod failures on the node over the recent window, squashed
-    pub const RECENT_FAILURES: usize = 14;
-    /// hourly price ÷ the highest hourly price in the cluster
-    pub const PRICE: usize = 15;
-    /// 1 for a spot node, else 0
-    pub const SPOT: usize = 16;
-    /// time since the node joined, squashed with a one-hour scale
-    pub const AGE: usize = 17;
+    pub const MEMORY_AFTER: usize = 17;
 }
 
 /// Indices of [`Observation::pod_features`].
@@ -96,8 +110,6 @@ pub const NODE_FEATURE_NAMES: [&str; NODE_FEATURES] = [
     "memory_requested",
     "cpu_used",
     "memory_used",
-    "cpu_after",
-    "memory_after",
     "cpu_allocatable",
     "memory_allocatable",
     "pods",
@@ -110,6 +122,8 @@ pub const NODE_FEATURE_NAMES: [&str; NODE_FEATURES] = [
     "price",
     "spot",
     "age",
+    "cpu_after",
+    "memory_after",
 ];
 
 /// Names of the pod features, in order.
@@ -152,6 +166,9 @@ pub struct Observation {
     pub node_features: Vec<f32>,
     /// `POD_FEATURES`
     pub pod_features: Vec<f32>,
+    /// the pending queue: pending ÷ (pending + bound) pods, and pending pods
+    /// per node squashed with scale 1 (0 with nothing pending)
+    pub queue: [f32; QUEUE_FEATURES],
 }
 
 impl Observation {
@@ -161,9 +178,28 @@ impl Observation {
     }
 }
 
-/// `1 - exp(-x / k)` for x ≥ 0.
+/// `1 - exp(-x / k)` for x ≥ 0 (0 for anything else, NaN included). Most
+/// counts are 0, where no exponential needs computing.
 fn squash(x: f32, k: f32) -> f32 {
-    1.0 - (-x.max(0.0) / k).exp()
+    if x > 0.0 { 1.0 - (-x / k).exp() } else { 0.0 }
+}
+
+/// Whole minutes of age the table of [`age_feature`] covers (a week).
+const AGE_TABLE_MINUTES: usize = 7 * 24 * 60;
+
+/// The age feature of a node `minutes` old: `1 - exp(-minutes / 60)`,
+/// looked up for the first week (one exponential per node and decision is
+/// a noticeable share of a decision at thousands of nodes).
+fn age_feature(minutes: u64) -> f32 {
+    static TABLE: LazyLock<Vec<f32>> = LazyLock::new(|| (0..=AGE_TABLE_MINUTES as u64).map(age_formula).collect());
+    match usize::try_from(minutes) {
+        Ok(m) if m <= AGE_TABLE_MINUTES => TABLE[m],
+        _ => age_formula(minutes),
+    }
+}
+
+fn age_formula(minutes: u64) -> f32 {
+    (1.0 - (-(minutes as f64) * 60.0 / AGE_SCALE_SECS).exp()) as f32
 }
 
 /// `a / b` capped to [0, 1]; 0 when `b` is 0 (nothing to be a fraction of).
@@ -219,8 +255,6 @@ pub fn observe_into(pod: &PendingPod<'_>, view: &ClusterView<'_>, out: &mut Obse
             fraction(n.requested.memory_bytes as f64, alloc_mem),
             fraction(n.used.cpu_milli as f64, alloc_cpu),
             fraction(n.used.memory_bytes as f64, alloc_mem),
-            fraction(n.requested.cpu_milli as f64 + request.cpu_milli as f64, alloc_cpu),
-            fraction(n.requested.memory_bytes as f64 + request.memory_bytes as f64, alloc_mem),
             fraction(alloc_cpu, scale.cpu),
             fraction(alloc_mem, scale.memory),
             fraction(f64::from(n.pod_count), f64::from(n.spec.max_pods)),
@@ -232,12 +266,19 @@ pub fn observe_into(pod: &PendingPod<'_>, view: &ClusterView<'_>, out: &mut Obse
             squash(n.recent.failures as f32, RECENT_FAILURES_SCALE),
             fraction(n.spec.pool.hourly_price, scale.price),
             f32::from(u8::from(n.spec.pool.provisioning == Provisioning::Spot)),
-            (1.0 - (-view.now.since(n.since).as_secs_f64() / AGE_SCALE_SECS).exp()) as f32,
+            age_feature(view.now.since(n.since).as_millis() / 60_000),
+            fraction(n.requested.cpu_milli as f64 + request.cpu_milli as f64, alloc_cpu),
+            fraction(n.requested.memory_bytes as f64 + request.memory_bytes as f64, alloc_mem),
         ];
         out.node_features.extend_from_slice(&row);
     }
     out.pod_features.clear();
     out.pod_features.extend_from_slice(&pod_row(pod, scale));
+    let (pending, bound) = (f64::from(view.pending_pods), f64::from(view.bound_pods));
+    out.queue = [
+        fraction(pending, pending + bound),
+        squash((pending / view.nodes.len().max(1) as f64) as f32, 1.0),
+    ];
 }
 
 fn pod_row(pod: &PendingPod<'_>, scale: Scale) -> [f32; POD_FEATURES] {
@@ -334,6 +375,36 @@ mod tests {
         assert_eq!((down[node::READY], down[node::DEGRADED]), (0.0, 0.0));
         assert!(approx(down[node::AGE], 1.0 - (-1.0f32).exp()));
         assert!(obs.node(3).is_none());
+    }
+
+    #[test]
+    fn age_counts_whole_minutes_and_the_queue_is_summarised() {
+        let nodes = cluster([node("a"), node("b")]);
+        let spec = pod().cpu("1").build();
+        let mut v = view(&nodes);
+        let age_at = |v: &ClusterView<'_>| observe(&pending(&spec), v).node(0).unwrap()[node::AGE];
+        v.now = Time(60_000);
+        let one_minute = age_at(&v);
+        v.now = Time(119_999);
+        assert_eq!(age_at(&v), one_minute);
+        v.now = Time(120_000);
+        assert!(age_at(&v) > one_minute);
+        assert!(approx(one_minute, 1.0 - (-1.0f32 / 60.0).exp()));
+        // past the table, the same formula
+        assert_eq!(
+            age_feature(AGE_TABLE_MINUTES as u64),
+            age_formula(AGE_TABLE_MINUTES as u64)
+        );
+        assert!(age_feature(AGE_TABLE_MINUTES as u64 + 1) >= age_feature(AGE_TABLE_MINUTES as u64));
+        assert_eq!(squash(f32::NAN, 1.0), 0.0);
+        assert_eq!(squash(-1.0, 1.0), 0.0);
+        v.pending_pods = 3;
+        v.bound_pods = 9;
+        let q = observe(&pending(&spec), &v).queue;
+        assert!(approx(q[0], 0.25));
+        assert!(approx(q[1], 1.0 - (-1.5f32).exp()));
+        v.pending_pods = 0;
+        assert_eq!(observe(&pending(&spec), &v).queue, [0.0, 0.0]);
     }
 
     #[test]

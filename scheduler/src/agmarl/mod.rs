@@ -7,6 +7,7 @@
 //!
 //! - [`features`]: what each agent observes ([`Observation`]).
 //! - [`network`]: the GNN, the shared actor and the centralised critic.
+//! - [`scoring`]: the actor's decision path, remembering node encodings.
 //! - [`checkpoint`]: safetensors + JSON sidecar, and the bundled checkpoint.
 //! - [`stress`], [`lexicographic`]: the central controller.
 //! - [`policy`]: [`AgmarlScheduler`], one decision per pod.
@@ -20,12 +21,14 @@ pub mod features;
 pub mod lexicographic;
 pub mod network;
 pub mod policy;
+pub mod scoring;
 pub mod stress;
 pub mod train;
 
 pub use arms::{AGMARL_ARMS, agmarl_arm_with};
 pub use checkpoint::{CheckpointError, CheckpointMeta, bundled, load, load_bytes, save};
 pub use error::AgmarlError;
-pub use features::{FEATURE_SCHEMA_VERSION, NODE_FEATURES, Observation, POD_FEATURES, observe};
+pub use features::{FEATURE_SCHEMA_VERSION, NODE_FEATURES, Observation, POD_FEATURES, STATE_FEATURES, observe};
 pub use network::{AgmarlNet, Critic, Hyper, soft_update};
 pub use policy::{AgmarlConfig, AgmarlConfigError, AgmarlScheduler, Decision, Variant};
+pub use scoring::{Reuse, Scorer, Weights};

@@ -33,6 +33,7 @@ use crate::agmarl::lexicographic::{
     lexicographic_select_traced, should_decline, weighted_select, weighted_select_traced,
 };
 use crate::agmarl::network::AgmarlNet;
+use crate::agmarl::scoring::{Reuse, Scorer};
 use crate::agmarl::stress::{
     Objective, StressConfig, StressConfigError, StressLevel, StressMonitor, objective_order, signals,
 };
@@ -193,6 +194,8 @@ pub type Noise<'a> = &'a mut dyn FnMut(&mut [[f32; 3]]);
 #[derive(Debug)]
 pub struct AgmarlScheduler {
     net: AgmarlNet,
+    /// the actor's decision path, remembering node encodings across decisions
+    scorer: Option<Scorer>,
     config: AgmarlConfig,
     monitor: StressMonitor,
     seed: u64,
@@ -209,8 +212,18 @@ impl AgmarlScheduler {
     /// (see the module docs); `seed` is kept for the record.
     pub fn new(net: AgmarlNet, config: AgmarlConfig, seed: u64) -> AgmarlScheduler {
         let monitor = StressMonitor::new(config.stress.clone());
+        // a network whose weights cannot be read scores every candidate
+        // neutrally (see `run`), as a failing network always has
+        let scorer = match net.weights() {
+            Ok(w) => Some(Scorer::new(w)),
+            Err(error) => {
+                tracing::error!(%error, "agmarl network weights unreadable");
+                None
+            }
+        };
         AgmarlScheduler {
             net,
+            scorer,
             config,
             monitor,
             seed,
@@ -226,10 +239,10 @@ impl AgmarlScheduler {
         &self.net
     }
 
-    /// Swaps the network (e.g. a fresher frozen copy of the learner's actor),
-    /// returning the old one. The controller's stress state is kept.
-    pub fn replace_net(&mut self, net: AgmarlNet) -> AgmarlNet {
-        std::mem::replace(&mut self.net, net)
+    /// What the last scored decision recomputed and remembered of the node
+    /// encodings.
+    pub fn reuse(&self) -> Reuse {
+        self.scorer.as_ref().map(Scorer::reuse).unwrap_or_default()
     }
 
     pub fn config(&self) -> &AgmarlConfig {
@@ -322,19 +335,24 @@ impl AgmarlScheduler {
             };
         }
 
-        self.scores = match self
-            .net
-            .scores(&self.obs, &self.candidates, self.config.variant.uses_gnn())
-        {
-            Ok(scores) => scores,
+        let use_gnn = self.config.variant.uses_gnn();
+        let scored = match &mut self.scorer {
+            Some(scorer) => scorer.scores_into(&self.obs, &self.candidates, use_gnn, &mut self.scores),
+            None => Err(crate::agmarl::error::AgmarlError::Hyper(
+                "network weights unreadable".into(),
+            )),
+        };
+        match scored {
+            Ok(()) => {}
             Err(error) => {
                 // every candidate is feasible: a broken network must not keep
                 // pods pending, so fall back to neutral scores (the
                 // deterministic tie-break then picks the lowest node id)
                 tracing::error!(%error, "agmarl network failed; scoring every candidate 0.5");
-                vec![[0.5; 3]; self.candidates.len()]
+                self.scores.clear();
+                self.scores.resize(self.candidates.len(), [0.5; 3]);
             }
-        };
+        }
         if let Some(noise) = noise {
             noise(&mut self.scores);
             for s in self.scores.iter_mut().flatten() {

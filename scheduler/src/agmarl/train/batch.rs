@@ -10,12 +10,12 @@
 //! parameters (the networks' own variables, looked up by their checkpoint
 //! names) and the same formulas as in [`crate::agmarl::network`]:
 //!
-//! - GraphConv with mean over the other nodes: `m_i = (S_g(i) − h_i) /
-//!   (n_g(i) − 1)` (0 for a single node) with `S_g` the sum of graph `g`'s
-//!   rows, `h' = relu(W_root h + W_rel m + b)`;
-//! - the actor on `[node, pod of its graph, embedding]`, on every row or on
-//!   chosen rows only (the actor's update needs just the chosen agents'
-//!   scores, while the embedding still needs every node);
+//! - the node encoder on every row, then the mean over the other nodes of
+//!   the same graph, `m_i = (S_g(i) − z_i) / (n_g(i) − 1)` (0 for a single
+//!   node) with `S_g` the sum of graph `g`'s encodings;
+//! - the actor's head on `[z_i, m_i, pod of its graph, placement columns]`,
+//!   on every row or on chosen rows only (the actor's update needs just the
+//!   chosen agents' scores, while the embedding still needs every node);
 //! - the critic's pooled input `[mean, max, chosen agent's embedding, pod]`:
 //!   the mean is `S_g / n_g`; the max gathers each graph's rows into a
 //!   `B × n_max × d` block padded with zero rows, which never win because
@@ -28,7 +28,7 @@
 //! [`Critic::q`]: crate::agmarl::network::Critic::q
 
 use crate::agmarl::features::{NODE_FEATURES, POD_FEATURES};
-use crate::agmarl::network::Linear;
+use crate::agmarl::network::{ActorLayers, CRITIC_CONTEXT, Linear, critic_context};
 use crate::agmarl::train::error::TrainError;
 use crate::agmarl::train::transition::State;
 use candle_core::{DType, Device, Tensor};
@@ -58,75 +58,72 @@ fn linear(varmap: &VarMap, prefix: &str, bias: bool) -> Result<Linear, TrainErro
     })
 }
 
-/// The actor's parameters (GNN layers, then fc1, fc2, out).
+/// The actor's parameters, the network's own layers looked up by name.
 #[derive(Debug, Clone)]
 pub(crate) struct ActorParams {
-    gnn: Vec<(Linear, Linear)>,
-    fc: [Linear; 3],
-    embed_dim: usize,
+    layers: ActorLayers,
+}
+
+/// Every row's node encoding and, with the GNN, its global embedding.
+#[derive(Debug, Clone)]
+pub(crate) struct Encoded {
+    z: Tensor,
+    messages: Option<Tensor>,
 }
 
 impl ActorParams {
-    pub(crate) fn load(varmap: &VarMap, gnn_layers: usize, embed_dim: usize) -> Result<ActorParams, TrainError> {
-        let gnn = (0..gnn_layers)
-            .map(|l| {
-                Ok((
-                    linear(varmap, &format!("gnn.layers.{l}.lin_root"), false)?,
-                    linear(varmap, &format!("gnn.layers.{l}.lin_rel"), true)?,
-                ))
-            })
-            .collect::<Result<Vec<_>, TrainError>>()?;
+    pub(crate) fn load(varmap: &VarMap) -> Result<ActorParams, TrainError> {
         Ok(ActorParams {
-            gnn,
-            fc: [
-                linear(varmap, "actor.fc1", true)?,
-                linear(varmap, "actor.fc2", true)?,
-                linear(varmap, "actor.out", true)?,
-            ],
-            embed_dim,
+            layers: ActorLayers {
+                encoder: [
+                    linear(varmap, "encoder.fc1", true)?,
+                    linear(varmap, "encoder.fc2", true)?,
+                ],
+                root: param(varmap, "gnn.lin_root.weight")?,
+                rel: linear(varmap, "gnn.lin_rel", true)?,
+                pod: param(varmap, "actor.pod.weight")?,
+                place: param(varmap, "actor.place.weight")?,
+                out: linear(varmap, "actor.out", true)?,
+            },
         })
     }
 
-    /// The global embedding of every node (`N × embed_dim`; zeros without the GNN).
-    pub(crate) fn embed(&self, b: &Batch, use_gnn: bool) -> Result<Tensor, TrainError> {
-        if !use_gnn {
-            return Ok(Tensor::zeros((b.rows(), self.embed_dim), DType::F32, &Device::Cpu)?);
-        }
-        let mut h = b.nodes.clone();
-        for (root, rel) in &self.gnn {
-            let sums = b.graph_sums(&h)?.index_select(&b.graph_of, 0)?;
-            let messages = (sums - &h)?.broadcast_mul(&b.inv_others)?;
-            h = (root.forward(&h)? + rel.forward(&messages)?)?.relu()?;
-        }
-        Ok(h)
+    /// Every node's encoding and global embedding (none without the GNN).
+    pub(crate) fn embed(&self, b: &Batch, use_gnn: bool) -> Result<Encoded, TrainError> {
+        let z = self.layers.encode(&b.nodes)?;
+        let messages = if use_gnn {
+            let sums = b.graph_sums(&z)?.index_select(&b.graph_of, 0)?;
+            Some((sums - &z)?.broadcast_mul(&b.inv_others)?)
+        } else {
+            None
+        };
+        Ok(Encoded { z, messages })
     }
 
-    /// Scores of the batch rows `rows` (`len × 3`) given the embedding.
-    pub(crate) fn act(&self, b: &Batch, embedding: &Tensor, rows: &Tensor) -> Result<Tensor, TrainError> {
+    /// Scores of the batch rows `rows` (`len × 3`) given the encodings.
+    pub(crate) fn act(&self, b: &Batch, encoded: &Encoded, rows: &Tensor) -> Result<Tensor, TrainError> {
         let graphs = b.graph_of.index_select(rows, 0)?;
-        let x = Tensor::cat(
-            &[
-                &b.nodes.index_select(rows, 0)?,
-                &b.pods.index_select(&graphs, 0)?,
-                &embedding.index_select(rows, 0)?,
-            ],
-            1,
-        )?;
-        self.mlp(&x)
+        let messages = match &encoded.messages {
+            Some(m) => Some(m.index_select(rows, 0)?),
+            None => None,
+        };
+        Ok(self.layers.head(
+            &encoded.z.index_select(rows, 0)?,
+            messages.as_ref(),
+            &b.nodes.index_select(rows, 0)?,
+            &b.pods.index_select(&graphs, 0)?,
+        )?)
     }
 
     /// Scores of every node of every graph of the batch (`N × 3`).
     pub(crate) fn forward(&self, b: &Batch, use_gnn: bool) -> Result<Tensor, TrainError> {
-        let embedding = self.embed(b, use_gnn)?;
-        let x = Tensor::cat(&[&b.nodes, &b.pods.index_select(&b.graph_of, 0)?, &embedding], 1)?;
-        self.mlp(&x)
-    }
-
-    fn mlp(&self, x: &Tensor) -> Result<Tensor, TrainError> {
-        let [fc1, fc2, out] = &self.fc;
-        let h = fc1.forward(x)?.relu()?;
-        let h = fc2.forward(&h)?.relu()?;
-        Ok(candle_nn::ops::sigmoid(&out.forward(&h)?)?)
+        let encoded = self.embed(b, use_gnn)?;
+        Ok(self.layers.head(
+            &encoded.z,
+            encoded.messages.as_ref(),
+            &b.nodes,
+            &b.pods.index_select(&b.graph_of, 0)?,
+        )?)
     }
 }
 
@@ -165,7 +162,7 @@ impl CriticParams {
             .reshape((b.graphs(), b.n_max, d))?
             .max(1)?;
         let own = e.index_select(chosen, 0)?;
-        let pooled = Tensor::cat(&[&mean, &max, &own, &b.pods], 1)?;
+        let pooled = Tensor::cat(&[&mean, &max, &own, &b.pods, &b.contexts], 1)?;
         let [h1, out] = &self.head;
         let q = out.forward(&h1.forward(&pooled)?.relu()?)?;
         Ok(q.reshape(b.graphs())?)
@@ -179,6 +176,8 @@ pub(crate) struct Batch {
     nodes: Tensor,
     /// pod features, one row per graph (`B × POD_FEATURES`)
     pods: Tensor,
+    /// the critic's context of each graph (`B × CRITIC_CONTEXT`)
+    contexts: Tensor,
     /// the graph of every row (`N` u32)
     graph_of: Tensor,
     /// per row, `1 / (n_b − 1)` of its graph (0 for a single node) (`N × 1`)
@@ -207,6 +206,7 @@ impl Batch {
         }
         let mut nodes = Vec::with_capacity(rows * NODE_FEATURES);
         let mut pods = Vec::with_capacity(b * POD_FEATURES);
+        let mut contexts = Vec::with_capacity(b * CRITIC_CONTEXT);
         let mut graph_of = Vec::with_capacity(rows);
         let mut inv_others = Vec::with_capacity(rows);
         let mut inv_n = Vec::with_capacity(b);
@@ -220,6 +220,7 @@ impl Batch {
             }
             nodes.extend_from_slice(&s.obs.node_features);
             pods.extend_from_slice(&s.obs.pod_features);
+            contexts.extend_from_slice(&critic_context(&s.obs, s.level));
             graph_of.extend(std::iter::repeat_n(g as u32, n));
             let others = if n > 1 { 1.0 / (n - 1) as f32 } else { 0.0 };
             inv_others.extend(std::iter::repeat_n(others, n));
@@ -232,6 +233,7 @@ impl Batch {
         Ok(Batch {
             nodes: Tensor::from_vec(nodes, (rows, NODE_FEATURES), &dev)?,
             pods: Tensor::from_vec(pods, (b, POD_FEATURES), &dev)?,
+            contexts: Tensor::from_vec(contexts, (b, CRITIC_CONTEXT), &dev)?,
             graph_of: Tensor::from_vec(graph_of, rows, &dev)?,
             inv_others: Tensor::from_vec(inv_others, (rows, 1), &dev)?,
             inv_n: Tensor::from_vec(inv_n, (b, 1), &dev)?,
@@ -288,8 +290,10 @@ mod tests {
                     n,
                     node_features: (0..n * NODE_FEATURES).map(|_| rng.random::<f32>()).collect(),
                     pod_features: (0..POD_FEATURES).map(|_| rng.random::<f32>()).collect(),
+                    queue: [0.25, 0.5],
                 };
-                State::new(obs, (0..n).collect(), StressLevel::Calm).unwrap()
+                let level = [StressLevel::Calm, StressLevel::Elevated, StressLevel::Stressed][n % 3];
+                State::new(obs, (0..n).collect(), level).unwrap()
             })
             .collect()
     }
@@ -312,7 +316,7 @@ mod tests {
     fn batched_actor_equals_the_network_one_graph_at_a_time() {
         let h = Hyper::default();
         let net = AgmarlNet::new(&h, 5).unwrap();
-        let params = ActorParams::load(net.varmap(), h.gnn_layers, h.embed_dim).unwrap();
+        let params = ActorParams::load(net.varmap()).unwrap();
         let all = states(&[4, 1, 7, 2]);
         let refs: Vec<&State> = all.iter().collect();
         let batch = Batch::new(&refs).unwrap();
@@ -363,8 +367,10 @@ mod tests {
             let (nodes, pod) = tensors(s);
             let start = batch.row(g, 0) * 3;
             let a = Tensor::from_slice(&actions[start..start + s.obs.n * 3], (s.obs.n, 3), &Device::Cpu).unwrap();
+            let context = critic_context(&s.obs, s.level);
+            let context = Tensor::from_slice(&context, (1, CRITIC_CONTEXT), &Device::Cpu).unwrap();
             let one = critic
-                .q(&nodes, &pod, &a, chosen_local[g])
+                .q(&nodes, &pod, &context, &a, chosen_local[g])
                 .unwrap()
                 .to_vec1::<f32>()
                 .unwrap();
@@ -375,7 +381,7 @@ mod tests {
     #[test]
     fn missing_parameters_are_errors() {
         let empty = VarMap::new();
-        assert!(matches!(ActorParams::load(&empty, 2, 16), Err(TrainError::Config(_))));
+        assert!(matches!(ActorParams::load(&empty), Err(TrainError::Config(_))));
         assert!(matches!(CriticParams::load(&empty), Err(TrainError::Config(_))));
         assert!(Batch::new(&[]).is_err());
     }

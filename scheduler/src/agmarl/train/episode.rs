@@ -231,6 +231,7 @@ mod tests {
             n,
             node_features: vec![0.1; n * NODE_FEATURES],
             pod_features: vec![0.1; POD_FEATURES],
+            queue: [0.25, 0.5],
         };
         Arc::new(State::new(obs, (0..n).collect(), StressLevel::Stressed).unwrap())
     }

@@ -181,7 +181,7 @@ fn adam(vars: Vec<candle_core::Var>, lr: f64) -> Result<AdamW, TrainError> {
 }
 
 fn load_actor(net: &AgmarlNet) -> Result<ActorParams, TrainError> {
-    ActorParams::load(net.varmap(), net.hyper().gnn_layers, net.hyper().embed_dim)
+    ActorParams::load(net.varmap())
 }
 
 impl Learner {
@@ -387,6 +387,7 @@ mod tests {
             n,
             node_features: (0..n * NODE_FEATURES).map(|i| value * ((i % 7) as f32) / 7.0).collect(),
             pod_features: vec![value; POD_FEATURES],
+            queue: [0.25, 0.5],
         };
         Arc::new(State::new(obs, (0..n).collect(), StressLevel::Calm).unwrap())
     }
@@ -423,9 +424,11 @@ mod tests {
         let nodes = Tensor::from_slice(&next.obs.node_features, (4, NODE_FEATURES), &Device::Cpu).unwrap();
         let pod = Tensor::from_slice(&next.obs.pod_features, (1, POD_FEATURES), &Device::Cpu).unwrap();
         let joint = Tensor::from_vec(next.joint_action(&scores), (4, 3), &Device::Cpu).unwrap();
+        let context = crate::agmarl::network::critic_context(&next.obs, next.level);
+        let context = Tensor::from_slice(&context, (1, context.len()), &Device::Cpu).unwrap();
         let q = learner
             .target_critic
-            .q(&nodes, &pod, &joint, cands[pick].node.index())
+            .q(&nodes, &pod, &context, &joint, cands[pick].node.index())
             .unwrap();
         let q = q.to_vec1::<f32>().unwrap()[0];
         assert!((y[1] - (0.7 + 0.9 * q)).abs() < 1e-5, "{} vs {}", y[1], 0.7 + 0.9 * q);

@@ -179,6 +179,7 @@ mod tests {
                 n,
                 node_features: features,
                 pod_features: (0..POD_FEATURES).map(|_| rng.random::<f32>()).collect(),
+                queue: [0.25, 0.5],
             };
             let chosen = rng.random_range(0..n);
             let f = |k: usize| obs.node_features[chosen * NODE_FEATURES + k];

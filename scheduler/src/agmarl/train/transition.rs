@@ -153,6 +153,7 @@ mod tests {
             n,
             node_features: vec![0.5; n * NODE_FEATURES],
             pod_features: vec![0.5; POD_FEATURES],
+            queue: [0.25, 0.5],
         }
     }
 

@@ -1,0 +1,123 @@
+//! Decision time per arm on the path a `schedlab scenario` run takes: the
+//! built-in `churn` scenario played by the simulator at 100, 1,000 and 5,000
+//! nodes, each decision timed by the simulator around the policy call (the
+//! `decision_times.json` of a run folder), with the bundled checkpoint for
+//! `agmarl`. A static cluster would measure a best case (nothing changes
+//! between decisions, so nothing needs recomputing); the simulator's
+//! cluster changes as it does in a run.
+//!
+//! Prints, per size and arm, the decisions, the run's wall time and the
+//! decision time p50 / p99 / max. The numeric kernels run on one thread, as
+//! in `schedlab scenario`: when `RAYON_NUM_THREADS` is not 1 the bench
+//! re-executes itself with `RAYON_NUM_THREADS=1 CANDLE_NUM_THREADS=1`.
+//!
+//! ```text
+//! cargo bench -p harness --bench decision_time            # 35 simulated minutes per run
+//! SCHEDLAB_BENCH_SIZES=1000 cargo bench -p harness --bench decision_time
+//! ```
+//!
+//! Without `--bench` (as `cargo test --benches` runs it) every run is cut to
+//! two simulated minutes on small sizes: a check that the bench works, not a
+//! measurement.
+
+use clusters::behaviour::ModelConfig;
+use clusters::sim::Sim;
+use std::time::Instant;
+
+const SEED: u64 = 1;
+const SIZES: [usize; 3] = [100, 1_000, 5_000];
+const ARMS: [&str; 2] = ["default", "agmarl"];
+
+struct Discard;
+
+impl clusters::RecordSink for Discard {
+    fn record(&mut self, record: clusters::Record) {
+        std::hint::black_box(record);
+    }
+}
+
+fn sizes(quick: bool) -> Vec<usize> {
+    if quick {
+        return vec![20, 100];
+    }
+    match std::env::var("SCHEDLAB_BENCH_SIZES") {
+        Ok(list) => list
+            .split(',')
+            .map(|s| match s.trim().parse() {
+                Ok(n) => n,
+                Err(_) => {
+                    eprintln!("SCHEDLAB_BENCH_SIZES: {s:?} is not a node count");
+                    std::process::exit(2);
+                }
+            })
+            .collect(),
+        Err(_) => SIZES.to_vec(),
+    }
+}
+
+fn main() {
+    let single = |var: &str| std::env::var(var).is_ok_and(|v| v == "1");
+    if !(single("RAYON_NUM_THREADS") && single("CANDLE_NUM_THREADS")) {
+        // the thread pools read these once at start-up: re-run with them set
+        let exe = std::env::current_exe().expect("bench executable path");
+        let status = std::process::Command::new(exe)
+            .args(std::env::args_os().skip(1))
+            .env("RAYON_NUM_THREADS", "1")
+            .env("CANDLE_NUM_THREADS", "1")
+            .status()
+            .expect("re-running the bench single-threaded");
+        std::process::exit(status.code().unwrap_or(1));
+    }
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--list") {
+        println!("decision_time: bench");
+        return;
+    }
+    let quick = !args.iter().any(|a| a == "--bench");
+    println!("decision time in simulator runs of `churn`, one thread");
+    if quick {
+        println!("(test mode: two simulated minutes, small sizes; not a measurement)");
+    }
+    println!(
+        "{:>6} {:>8} {:>9} {:>9} {:>10} {:>10} {:>10}",
+        "nodes", "arm", "decisions", "wall", "p50", "p99", "max"
+    );
+    for n in sizes(quick) {
+        let mut overrides = vec![format!("nodes={n}")];
+        if quick {
+            overrides.push("duration=2m".into());
+        }
+        let scenario = match workloads::load("churn", &overrides) {
+            Ok(s) => s,
+            Err(e) => panic!("the built-in churn scenario at {n} nodes: {e}"),
+        };
+        for arm in ARMS {
+            let mut sim = match Sim::new(scenario.expand(SEED), SEED, ModelConfig::default()) {
+                Ok(sim) => sim,
+                Err(e) => panic!("churn at {n} nodes: {e}"),
+            };
+            let mut policy = match scheduler::arm(arm, SEED) {
+                Ok(p) => p,
+                Err(e) => panic!("arm {arm}: {e}"),
+            };
+            let mut placer =
+                |pod: &clusters::PendingPod<'_>, view: &clusters::ClusterView<'_>| policy.schedule(pod, view);
+            let start = Instant::now();
+            let end = sim.end();
+            sim.run_until(end, &mut placer, &mut Discard);
+            let wall = start.elapsed();
+            let h = sim.decision_times();
+            let ms = |ns: u64| format!("{:.3}ms", ns as f64 / 1e6);
+            println!(
+                "{:>6} {:>8} {:>9} {:>8.1}s {:>10} {:>10} {:>10}",
+                n,
+                arm,
+                h.len(),
+                wall.as_secs_f64(),
+                ms(h.value_at_quantile(0.5)),
+                ms(h.value_at_quantile(0.99)),
+                ms(h.max()),
+            );
+        }
+    }
+}
