@@ -2,6 +2,7 @@
 //! folders from their raw records, and from nothing else.
 
 use crate::exit::InputError;
+use crate::out::outln;
 use anyhow::{Context, Result, bail};
 use results::report::{LoadOptions, RunFolderData, render};
 use std::path::{Path, PathBuf};
@@ -21,10 +22,13 @@ pub struct ReportArgs {
     pub allow_incomplete: bool,
 }
 
+/// The report folder of a run folder, where `schedlab scenario` writes it and `schedlab report DIR` rebuilds it.
+pub const REPORT_DIR: &str = "report";
+
 pub fn run(args: ReportArgs) -> Result<()> {
     let out = match (&args.out, args.dirs.as_slice()) {
         (Some(out), _) => out.clone(),
-        (None, [dir]) => dir.join("report"),
+        (None, [dir]) => dir.join(REPORT_DIR),
         (None, _) => bail!(InputError(
             "--out is required when reporting on several run folders".into()
         )),
@@ -40,25 +44,36 @@ pub fn run(args: ReportArgs) -> Result<()> {
             eprintln!("warning: left out arm {} seed {}: {}", s.arm, s.seed, s.reason);
         }
     }
-    println!("{}", data.summary().to_terminal_table());
-    println!("Report: {}", out.join("report.html").display());
+    // after every file is written: a closed or full standard output cannot leave half a report
+    outln!("{}", data.summary().to_terminal_table())?;
+    outln!("Report: {}", out.join("report.html").display())?;
     Ok(())
 }
 
-/// Writes the report of one complete run folder `dir` into `out` (what
-/// `schedlab scenario` does after its runs).
-pub fn write_report(dir: &Path, out: &Path) -> Result<()> {
-    let data = RunFolderData::load(dir)?;
+/// Writes the report of the run folder `dir`, whose runs have all finished, into `out`: what `schedlab
+/// scenario` does after its runs, before it marks the folder complete (so the folder is loaded as a partial
+/// one, and every run must be there).
+pub fn write_report_of_finished_runs(dir: &Path, out: &Path) -> Result<()> {
+    let mut data = RunFolderData::load_with(dir, LoadOptions { allow_incomplete: true })?;
+    if let Some(s) = data.skipped.first() {
+        bail!("arm {} seed {} cannot be reported on: {}", s.arm, s.seed, s.reason);
+    }
+    // Every run finished; the folder is marked complete right after its report is written, and the
+    // report says what `schedlab report DIR` on the complete folder would.
+    for folder in &mut data.folders {
+        folder.complete = true;
+    }
     write_files(&data, out)
 }
 
+/// Writes every file of the report into `out`, each whole or not at all (see [`results::atomic`]).
 fn write_files(data: &RunFolderData, out: &Path) -> Result<()> {
     for file in render(data)? {
         let path = out.join(&file.path);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
         }
-        std::fs::write(&path, &file.bytes).with_context(|| format!("writing {}", path.display()))?;
+        crate::run_folder::write_atomic(&path, &file.bytes)?;
     }
     Ok(())
 }

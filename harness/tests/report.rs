@@ -341,3 +341,29 @@ fn compare_refuses_bad_input_with_exit_2() {
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("different scenarios"), "{stderr}");
 }
+
+#[test]
+fn a_closed_stdout_does_not_turn_a_regression_into_a_pass() {
+    let tmp = tempfile::tempdir().unwrap();
+    let new = costlier_copy(tmp.path());
+    // the write end of a pipe whose reader has exited: every write fails with EPIPE
+    let mut reader = std::process::Command::new("true")
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let write_end = reader.stdin.take().unwrap();
+    assert!(reader.wait().unwrap().success());
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("schedlab"))
+        .arg("compare")
+        .arg(base_folder())
+        .arg(&new)
+        .stdout(std::process::Stdio::from(write_end))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("significantly worse") && !stderr.contains("panicked"),
+        "{stderr}"
+    );
+}
