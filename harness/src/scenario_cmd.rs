@@ -451,7 +451,7 @@ impl Runner<'_> {
 }
 
 fn write_file(path: &Path, contents: &str) -> Result<()> {
-    results::atomic::write(path, contents.as_bytes()).with_context(|| format!("writing {}", path.display()))
+    crate::run_folder::write_atomic(path, contents.as_bytes())
 }
 
 #[cfg(test)]
