@@ -25,7 +25,7 @@ fn main() -> ExitCode {
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
-        .with_writer(|| RedactingStderr)
+        .with_writer(|| clusters::kube::redact::RedactingStderr)
         .init();
     let cli = cli::Cli::parse();
     let outcome = match cli.command {
@@ -56,23 +56,4 @@ fn list_scenarios() -> anyhow::Result<()> {
         outln!("{:width$}  {first_line}", b.name)?;
     }
     Ok(())
-}
-
-/// Standard error for log lines, with credentials redacted: libraries log
-/// what servers answer (kube's client, at debug level, logs whole error
-/// bodies), and a server may echo the request's bearer token.
-#[derive(Debug)]
-struct RedactingStderr;
-
-impl Write for RedactingStderr {
-    /// One call per log line (the formatter writes each event whole).
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let text = clusters::kube::redact::redact(&String::from_utf8_lossy(buf));
-        std::io::stderr().write_all(text.as_bytes())?;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        std::io::stderr().flush()
-    }
 }

@@ -43,6 +43,26 @@ pub fn redact(text: &str) -> String {
     out
 }
 
+/// Standard error for log lines, with credentials [`redact`]ed: libraries
+/// log what servers answer (kube's client, at debug level, logs whole error
+/// bodies), and a server may echo the request's bearer token. Give it to the
+/// log formatter, which writes each event in one call:
+/// `.with_writer(|| RedactingStderr)`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RedactingStderr;
+
+impl std::io::Write for RedactingStderr {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = redact(&String::from_utf8_lossy(buf));
+        std::io::stderr().write_all(text.as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
+
 /// An error as logs and messages show it: its text, [`redact`]ed.
 pub fn shown(err: &impl std::fmt::Display) -> String {
     redact(&err.to_string())
