@@ -2,6 +2,7 @@
 //! loopback (see `clusters::provision::local`).
 
 use crate::exit::InputError;
+use crate::out::outln;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use clusters::provision::local::{self, LocalOptions};
@@ -93,13 +94,13 @@ fn run_up(args: UpArgs) -> anyhow::Result<()> {
         t.start.as_secs_f64()
     );
     for (name, pid) in cluster.pids() {
-        println!("{name}\tpid {pid}");
+        outln!("{name}\tpid {pid}")?;
     }
     let (qps, burst) = cluster.client_rate();
-    println!("server\t{}", cluster.server());
-    println!("scheduler client rate\tqps {qps} burst {burst}");
-    println!("agmarl kubeconfig\t{}", cluster.agmarl_kubeconfig().display());
-    println!("export KUBECONFIG={}", cluster.admin_kubeconfig().display());
+    outln!("server\t{}", cluster.server())?;
+    outln!("scheduler client rate\tqps {qps} burst {burst}")?;
+    outln!("agmarl kubeconfig\t{}", cluster.agmarl_kubeconfig().display())?;
+    outln!("export KUBECONFIG={}", cluster.admin_kubeconfig().display())?;
     Ok(())
 }
 
@@ -112,15 +113,15 @@ fn run_status(args: StateArgs) -> anyhow::Result<()> {
             (Some(pid), true) => format!("running (pid {pid})"),
             (Some(pid), false) => format!("exited (pid {pid} recorded)"),
         };
-        println!("{}\t{what}", c.name);
+        outln!("{}\t{what}", c.name)?;
     }
     match &st.record {
-        Some(r) => println!(
+        Some(r) => outln!(
             "apiserver\t{} {}",
             r.server,
             if st.apiserver_ready { "ready" } else { "NOT ready" }
-        ),
-        None => println!("apiserver\tno control plane recorded in {}", state_dir.display()),
+        )?,
+        None => outln!("apiserver\tno control plane recorded in {}", state_dir.display())?,
     }
     if st.record.is_some() && !st.healthy() {
         anyhow::bail!("the local control plane in {} is not healthy", state_dir.display());
@@ -132,10 +133,10 @@ fn run_down(args: StateArgs) -> anyhow::Result<()> {
     let state_dir = state_dir(&args)?;
     let stopped = local::down(&state_dir)?;
     if stopped.is_empty() {
-        println!("nothing recorded in {}", state_dir.display());
+        outln!("nothing recorded in {}", state_dir.display())?;
     }
     for (name, how) in stopped {
-        println!("{name}\t{how:?}");
+        outln!("{name}\t{how:?}")?;
     }
     Ok(())
 }

@@ -3,6 +3,7 @@
 //! input.
 
 use crate::exit::InputError;
+use crate::out::{out, outln};
 use anyhow::{Result, bail};
 use results::compare::{DEFAULT_GATED, compare};
 use results::report::{LoadOptions, ReportError, RunFolderData};
@@ -85,14 +86,27 @@ pub fn run(args: CompareArgs) -> Result<()> {
             args.new.display()
         )));
     }
-    print!("{}", outcome.to_table());
     let worse = outcome.regressions();
-    if worse.is_empty() {
-        println!("OK: NEW is not significantly worse than BASE on any gated metric");
-        return Ok(());
+    let verdict = if worse.is_empty() {
+        Ok(())
+    } else {
+        let what: Vec<String> = worse.iter().map(|r| r.describe()).collect();
+        Err(Regression(what.join("; ")))
+    };
+    let printed = out!("{}", outcome.to_table()).and_then(|()| {
+        if verdict.is_ok() {
+            outln!("OK: NEW is not significantly worse than BASE on any gated metric")
+        } else {
+            Ok(())
+        }
+    });
+    match printed {
+        // The gate's verdict is the exit code, whoever reads the table: a reader that went away
+        // (`compare A B | head -1`) must not turn a regression into exit 0.
+        Err(err) if err.is_broken_pipe() => Ok(verdict?),
+        Err(err) => Err(err.into()),
+        Ok(()) => Ok(verdict?),
     }
-    let what: Vec<String> = worse.iter().map(|r| r.describe()).collect();
-    Err(Regression(what.join("; ")).into())
 }
 
 #[cfg(test)]

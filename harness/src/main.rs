@@ -7,6 +7,7 @@ mod exit;
 mod explain;
 mod kube_play;
 mod manifest;
+mod out;
 mod real_cluster;
 mod report_cmd;
 mod run_folder;
@@ -14,6 +15,8 @@ mod scenario_cmd;
 mod train_cmd;
 
 use clap::Parser;
+use out::outln;
+use std::io::Write;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -22,15 +25,12 @@ fn main() -> ExitCode {
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
-        .with_writer(std::io::stderr)
+        .with_writer(|| clusters::kube::redact::RedactingStderr)
         .init();
     let cli = cli::Cli::parse();
     let outcome = match cli.command {
         cli::Command::Scenario(args) => scenario_cmd::run(*args),
-        cli::Command::Scenarios => {
-            list_scenarios();
-            Ok(())
-        }
+        cli::Command::Scenarios => list_scenarios(),
         cli::Command::Train(args) => train_cmd::run(args),
         cli::Command::Cluster(args) => cluster_cmd::run(args),
         cli::Command::Report(args) => report_cmd::run(args),
@@ -38,18 +38,22 @@ fn main() -> ExitCode {
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader of standard output went away (`schedlab ... | head -1`): nobody wants the rest.
+        Err(err) if out::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            // not `eprintln!`, which panics when standard error is closed too
+            let _ = writeln!(std::io::stderr(), "error: {err:#}");
             exit::code_for(&err)
         }
     }
 }
 
-fn list_scenarios() {
+fn list_scenarios() -> anyhow::Result<()> {
     let builtins = workloads::builtins();
     let width = builtins.iter().map(|b| b.name.len()).max().unwrap_or(0);
     for b in builtins {
         let first_line = b.description.lines().next().unwrap_or("").trim();
-        println!("{:width$}  {first_line}", b.name);
+        outln!("{:width$}  {first_line}", b.name)?;
     }
+    Ok(())
 }

@@ -8,6 +8,7 @@
 use crate::cli::{ClusterKind, KindFault, NodesFrom, ScenarioArgs};
 use crate::exit::InputError;
 use crate::kube_play::{ClientRate, ClusterFacts, KubeTarget};
+use crate::out::outln;
 use anyhow::{Context, Result, bail};
 use clusters::NodeSpec;
 use clusters::kube::emulator::EmulatorCommand;
@@ -320,17 +321,17 @@ pub fn print_dry_run(
 ) -> Result<()> {
     check_common(args)?;
     let timeline = scenario.expand(seeds.first().copied().unwrap_or(1));
-    println!(
+    outln!(
         "Dry run of `schedlab scenario {} --cluster {}`: nothing is executed, nothing is written.",
         scenario.name(),
         args.cluster.name()
-    );
+    )?;
     match args.cluster {
         ClusterKind::Kind => {
             check_kind_flags(args)?;
             let plan = kind_plan(args, &timeline.nodes)?;
             let images = plan.opts.images.clone();
-            println!(
+            outln!(
                 "\nkind cluster {}: a control plane and {} workers{}",
                 plan.opts.name,
                 plan.workers.len(),
@@ -339,15 +340,15 @@ pub fn print_dry_run(
                 } else {
                     format!(", {} nodes emulated by the node emulator", plan.emulated.len())
                 }
-            );
-            println!(
+            )?;
+            outln!(
                 "\nkind config ({}):\n{}",
                 plan.config_path().display(),
                 plan.config_yaml
-            );
+            )?;
             let deploy = scheduler_deploy::plan(&scheduler_deploy::overlay_dir(&args.repo, "kind"), &images);
             let runs = runs_line(arms, seeds.len(), &images, kind_fault_line(plan.opts.fault_mode));
-            println!("Plan:\n{}", plan.plan(deploy, &runs).render());
+            outln!("Plan:\n{}", plan.plan(deploy, &runs).render())?;
         }
         ClusterKind::Gke => {
             check_gke_flags(args)?;
@@ -360,7 +361,7 @@ pub fn print_dry_run(
                     timeline.end.as_secs_f64(),
                     args.time_scale,
                 );
-                println!("\n{}", cost.render());
+                outln!("\n{}", cost.render())?;
             }
             let context = if args.provision {
                 format!("the new cluster (credentials in {})", plan.opts.kubeconfig.display())
@@ -374,7 +375,7 @@ pub fn print_dry_run(
             };
             let deploy = scheduler_deploy::plan(&scheduler_deploy::overlay_dir(&args.repo, "gke"), &images);
             let runs = runs_line(arms, seeds.len(), &images, gke_fault_line(args.allow_vm_faults));
-            println!("Plan:\n{}", plan.plan(&context, deploy, &runs).render());
+            outln!("Plan:\n{}", plan.plan(&context, deploy, &runs).render())?;
         }
         other => bail!(InputError(format!(
             "--dry-run is for --cluster kind|gke, not {}",

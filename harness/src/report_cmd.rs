@@ -2,6 +2,7 @@
 //! folders from their raw records, and from nothing else.
 
 use crate::exit::InputError;
+use crate::out::outln;
 use anyhow::{Context, Result, bail};
 use results::report::{LoadOptions, RunFolderData, render};
 use std::path::{Path, PathBuf};
@@ -21,14 +22,18 @@ pub struct ReportArgs {
     pub allow_incomplete: bool,
 }
 
+/// The report folder of a run folder, where `schedlab scenario` writes it and `schedlab report DIR` rebuilds it.
+pub const REPORT_DIR: &str = "report";
+
 pub fn run(args: ReportArgs) -> Result<()> {
     let out = match (&args.out, args.dirs.as_slice()) {
         (Some(out), _) => out.clone(),
-        (None, [dir]) => dir.join("report"),
+        (None, [dir]) => dir.join(REPORT_DIR),
         (None, _) => bail!(InputError(
             "--out is required when reporting on several run folders".into()
         )),
     };
+    check_out(&out, &args.dirs)?;
     let options = LoadOptions {
         allow_incomplete: args.allow_incomplete,
     };
@@ -40,25 +45,116 @@ pub fn run(args: ReportArgs) -> Result<()> {
             eprintln!("warning: left out arm {} seed {}: {}", s.arm, s.seed, s.reason);
         }
     }
-    println!("{}", data.summary().to_terminal_table());
-    println!("Report: {}", out.join("report.html").display());
+    // after every file is written: a closed or full standard output cannot leave half a report
+    outln!("{}", data.summary().to_terminal_table())?;
+    outln!("Report: {}", out.join("report.html").display())?;
     Ok(())
 }
 
-/// Writes the report of one complete run folder `dir` into `out` (what
-/// `schedlab scenario` does after its runs).
-pub fn write_report(dir: &Path, out: &Path) -> Result<()> {
-    let data = RunFolderData::load(dir)?;
+/// Refuses an `--out` whose files a report would overwrite: an existing non-empty folder (another run
+/// folder, a report of other inputs, anything else) or a file. The one exception is the default report
+/// folder of a single run folder, `DIR/report`, which this command owns and rebuilds.
+fn check_out(out: &Path, dirs: &[PathBuf]) -> Result<()> {
+    let refuse = |what: &str| {
+        Err(InputError(format!(
+            "--out {}: {what}; a report there would overwrite its files: give a new or empty folder",
+            out.display()
+        ))
+        .into())
+    };
+    if let [dir] = dirs
+        && same_file(out, &dir.join(REPORT_DIR))
+    {
+        return Ok(());
+    }
+    match std::fs::read_dir(out) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(_) if out.exists() && !out.is_dir() => refuse("it is a file, not a folder"),
+        Err(e) => Err(e).with_context(|| format!("--out {}: cannot read the folder", out.display())),
+        Ok(mut entries) => match entries.next() {
+            None => Ok(()),
+            Some(_) if out.join(crate::run_folder::MANIFEST_FILE).is_file() => refuse("it is a run folder"),
+            Some(_) => refuse("the folder exists and is not empty"),
+        },
+    }
+}
+
+/// Whether `a` and `b` both exist and are the same file or folder.
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// Writes the report of the run folder `dir`, whose runs have all finished, into `out`: what `schedlab
+/// scenario` does after its runs, before it marks the folder complete (so the folder is loaded as a partial
+/// one, and every run must be there).
+pub fn write_report_of_finished_runs(dir: &Path, out: &Path) -> Result<()> {
+    let mut data = RunFolderData::load_with(dir, LoadOptions { allow_incomplete: true })?;
+    if let Some(s) = data.skipped.first() {
+        bail!("arm {} seed {} cannot be reported on: {}", s.arm, s.seed, s.reason);
+    }
+    // Every run finished; the folder is marked complete right after its report is written, and the
+    // report says what `schedlab report DIR` on the complete folder would.
+    for folder in &mut data.folders {
+        folder.complete = true;
+    }
     write_files(&data, out)
 }
 
+/// Writes every file of the report into `out`, each whole or not at all (see [`results::atomic`]).
 fn write_files(data: &RunFolderData, out: &Path) -> Result<()> {
     for file in render(data)? {
         let path = out.join(&file.path);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
         }
-        std::fs::write(&path, &file.bytes).with_context(|| format!("writing {}", path.display()))?;
+        crate::run_folder::write_atomic(&path, &file.bytes)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(out: &Path, dirs: &[PathBuf], why: &str) {
+        let err = check_out(out, dirs).unwrap_err();
+        let msg = format!("{err:#}");
+        assert!(
+            msg.contains("--out") && msg.contains(&out.display().to_string()) && msg.contains(why),
+            "{msg}"
+        );
+        assert_eq!(
+            crate::exit::code_for(&err),
+            std::process::ExitCode::from(crate::exit::INPUT_ERROR)
+        );
+    }
+
+    #[test]
+    fn out_must_be_new_empty_or_the_default_report_folder_of_the_one_input() {
+        let tmp = tempfile::tempdir().unwrap();
+        let a = tmp.path().join("a");
+        let b = tmp.path().join("b");
+        for dir in [&a, &b] {
+            std::fs::create_dir_all(dir.join(REPORT_DIR)).unwrap();
+            std::fs::write(dir.join(crate::run_folder::MANIFEST_FILE), "{}").unwrap();
+            std::fs::write(dir.join(REPORT_DIR).join("report.md"), "old").unwrap();
+        }
+        let one = [a.clone()];
+        // new, or empty: fine
+        check_out(&tmp.path().join("new"), &one).unwrap();
+        std::fs::create_dir(tmp.path().join("empty")).unwrap();
+        check_out(&tmp.path().join("empty"), &one).unwrap();
+        // the input's own report folder, however spelled: fine
+        check_out(&a.join(REPORT_DIR), &one).unwrap();
+        check_out(&tmp.path().join("a/../a/report"), &one).unwrap();
+        // another run folder, the input itself, another folder's report, a file
+        refused(&b, &one, "it is a run folder");
+        refused(&a, &one, "it is a run folder");
+        refused(&b.join(REPORT_DIR), &one, "not empty");
+        refused(&a.join(REPORT_DIR), &[a.clone(), b.clone()], "not empty");
+        refused(&a.join(REPORT_DIR).join("report.md"), &one, "is a file");
+    }
 }

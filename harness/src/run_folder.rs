@@ -2,12 +2,15 @@
 //! manifests and summaries. While runs are under way the folder holds an
 //! `INCOMPLETE` marker; it is removed only after everything was written, so
 //! a folder without the marker is complete and one with it never looks so.
+//! Every file is written under a temporary name and renamed into place.
 
 use anyhow::{Context, Result, bail};
 use std::fs;
 use std::path::{Path, PathBuf};
 
 pub const INCOMPLETE_MARKER: &str = "INCOMPLETE";
+/// The invocation manifest at a run folder's root: a folder holding it is a run folder.
+pub const MANIFEST_FILE: &str = "manifest.json";
 
 #[derive(Debug)]
 pub struct RunFolder {
@@ -39,6 +42,10 @@ impl RunFolder {
         Ok(folder)
     }
 
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
     /// The folder of one (arm, seed) run, created on demand.
     pub fn run_dir(&self, arm: &str, seed: u64) -> Result<PathBuf> {
         let dir = self.root.join("runs").join(arm).join(format!("seed-{seed}"));
@@ -47,8 +54,7 @@ impl RunFolder {
     }
 
     pub fn write(&self, name: &str, contents: &str) -> Result<()> {
-        let path = self.root.join(name);
-        fs::write(&path, contents).with_context(|| format!("writing {}", path.display()))
+        write_atomic(&self.root.join(name), contents.as_bytes())
     }
 
     /// Removes the incomplete marker: call last.
@@ -56,6 +62,13 @@ impl RunFolder {
         let path = self.root.join(INCOMPLETE_MARKER);
         fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))
     }
+}
+
+/// Writes `path` whole or not at all (a temporary name in its folder, then a
+/// rename): an interrupted or failed write never leaves part of a file under
+/// the final name. The error names the file.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    results::atomic::write(path, bytes).with_context(|| format!("writing {}", path.display()))
 }
 
 #[cfg(test)]

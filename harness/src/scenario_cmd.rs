@@ -4,7 +4,9 @@ use crate::cli::{ClusterKind, ScenarioArgs};
 use crate::exit::InputError;
 use crate::explain::RunExplain;
 use crate::manifest::{Build, InvocationManifest, RunManifest};
-use crate::run_folder::RunFolder;
+use crate::out::outln;
+use crate::report_cmd::REPORT_DIR;
+use crate::run_folder::{MANIFEST_FILE, RunFolder};
 use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
@@ -13,8 +15,6 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 const RECORDS_FILE: &str = "records.jsonl";
-/// Where the report of a scenario run goes, inside its run folder.
-const REPORT_DIR: &str = "report";
 /// Progress is reported this many times per run.
 const PROGRESS_STEPS: u64 = 200;
 
@@ -93,7 +93,7 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         finished_at: None,
         complete: false,
     };
-    folder.write("manifest.json", &to_pretty_json(&manifest)?)?;
+    folder.write(MANIFEST_FILE, &to_pretty_json(&manifest)?)?;
 
     let jobs: Vec<Job> = seeds
         .iter()
@@ -128,25 +128,47 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
     let stats_seed = clusters::rng::derive_seed(seeds[0], &[clusters::rng::purpose::STATISTICS]);
     let summary = results::summary::Summary::new(scenario.name(), runs, stats_seed);
 
-    folder.write("summary.csv", &summary.to_csv())?;
-    folder.write("summary.json", &to_pretty_json(&summary.to_json())?)?;
-    folder.write("report.md", &summary.to_markdown())?;
+    let report_dir = out.join(REPORT_DIR);
+    let summaries = [
+        ("summary.csv", summary.to_csv()),
+        ("summary.json", to_pretty_json(&summary.to_json())?),
+        ("report.md", summary.to_markdown()),
+    ];
+    // Tables, plots and the HTML page, rebuilt from the raw records as `schedlab report` does.
+    finish_folder(&folder, &mut manifest, &summaries, || {
+        crate::report_cmd::write_report_of_finished_runs(&out, &report_dir)
+    })?;
+
+    // Printing comes after the folder is complete, so a closed or full standard output cannot affect it.
+    outln!("{}", summary.to_terminal_table())?;
+    outln!("Report: {}", report_dir.join("report.html").display())?;
+    outln!("Run folder: {}", out.display())?;
+    Ok(())
+}
+
+/// The end of a scenario run, once every run's records and manifest are written: the summaries, then the
+/// report (`write_report`), then the manifest says `complete` and the INCOMPLETE marker goes, in that
+/// order, so that a folder that looks complete has every output. When anything fails (a full disk, an
+/// unwritable report folder) or the process is stopped on the way, the folder stays INCOMPLETE.
+fn finish_folder(
+    folder: &RunFolder,
+    manifest: &mut InvocationManifest,
+    summaries: &[(&str, String)],
+    write_report: impl FnOnce() -> Result<()>,
+) -> Result<()> {
+    for (name, text) in summaries {
+        folder.write(name, text)?;
+    }
+    write_report().with_context(|| {
+        format!(
+            "writing the report of {}: the runs' records are kept, but the folder stays INCOMPLETE",
+            folder.root().display()
+        )
+    })?;
     manifest.finished_at = Some(jiff::Timestamp::now());
     manifest.complete = true;
-    folder.write("manifest.json", &to_pretty_json(&manifest)?)?;
-    folder.mark_complete()?;
-
-    println!("{}", summary.to_terminal_table());
-    // Tables, plots and the HTML page, rebuilt from the raw records as `schedlab report` does.
-    match crate::report_cmd::write_report(&out, &out.join(REPORT_DIR)) {
-        Ok(()) => println!("Report: {}", out.join(REPORT_DIR).join("report.html").display()),
-        Err(err) => eprintln!(
-            "warning: the report could not be built ({err:#}); the run folder is complete: try `schedlab report {}`",
-            out.display()
-        ),
-    }
-    println!("Run folder: {}", out.display());
-    Ok(())
+    folder.write(MANIFEST_FILE, &to_pretty_json(manifest)?)?;
+    folder.mark_complete()
 }
 
 fn check_arms(arms: &[String]) -> Result<Vec<String>> {
@@ -429,5 +451,115 @@ impl Runner<'_> {
 }
 
 fn write_file(path: &Path, contents: &str) -> Result<()> {
-    std::fs::write(path, contents).with_context(|| format!("writing {}", path.display()))
+    crate::run_folder::write_atomic(path, contents.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run_folder::INCOMPLETE_MARKER;
+
+    fn manifest() -> InvocationManifest {
+        InvocationManifest {
+            scenario: "t".into(),
+            origin: "t.yaml".into(),
+            params: Default::default(),
+            resolved_scenario: serde_json::json!({}),
+            arms: vec!["default".into()],
+            seeds: vec![1],
+            backend: "sim",
+            cluster: None,
+            checkpoint: None,
+            explain: false,
+            build: Build::current(),
+            command_line: vec![],
+            started_at: jiff::Timestamp::now(),
+            finished_at: None,
+            complete: false,
+        }
+    }
+
+    fn read_manifest(root: &Path) -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(root.join(MANIFEST_FILE)).unwrap()).unwrap()
+    }
+
+    fn summaries() -> Vec<(&'static str, String)> {
+        vec![("summary.csv", "arm\n".into()), ("report.md", "# t\n".into())]
+    }
+
+    /// A folder as `run` leaves it before the summaries: the marker and a manifest saying not complete.
+    fn started(root: &Path) -> (RunFolder, InvocationManifest) {
+        let folder = RunFolder::create(root).unwrap();
+        let manifest = manifest();
+        folder
+            .write(MANIFEST_FILE, &to_pretty_json(&manifest).unwrap())
+            .unwrap();
+        (folder, manifest)
+    }
+
+    #[test]
+    fn a_report_that_fails_leaves_the_folder_incomplete_and_fails_naming_the_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("run");
+        let (folder, mut manifest) = started(&root);
+        let failing_file = root.join(REPORT_DIR).join("report.html");
+        let err = finish_folder(&folder, &mut manifest, &summaries(), || {
+            Err(std::io::Error::from(std::io::ErrorKind::StorageFull))
+                .with_context(|| format!("writing {}", failing_file.display()))
+        })
+        .unwrap_err();
+        let msg = format!("{err:#}");
+        assert!(msg.contains(&failing_file.display().to_string()), "{msg}");
+        assert!(msg.contains("INCOMPLETE"), "{msg}");
+        assert!(root.join(INCOMPLETE_MARKER).is_file(), "marker kept");
+        assert_eq!(read_manifest(&root)["complete"], false);
+        assert!(!crate::out::is_broken_pipe(&err));
+        assert_eq!(crate::exit::code_for(&err), std::process::ExitCode::FAILURE);
+    }
+
+    #[test]
+    fn the_folder_is_marked_complete_only_after_the_report_is_written() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("run");
+        let (folder, mut manifest) = started(&root);
+        let mut report_ran = false;
+        finish_folder(&folder, &mut manifest, &summaries(), || {
+            // while the report is written, the folder does not look complete
+            assert!(root.join(INCOMPLETE_MARKER).is_file());
+            assert_eq!(read_manifest(&root)["complete"], false);
+            // and the summaries are already in place
+            assert_eq!(std::fs::read_to_string(root.join("summary.csv")).unwrap(), "arm\n");
+            report_ran = true;
+            Ok(())
+        })
+        .unwrap();
+        assert!(report_ran);
+        assert!(!root.join(INCOMPLETE_MARKER).exists());
+        let written = read_manifest(&root);
+        assert_eq!(written["complete"], true);
+        assert!(written["finished_at"].is_string());
+        // every output is under its final name, none left under a temporary one
+        let mut names: Vec<String> = std::fs::read_dir(&root)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["manifest.json", "report.md", "summary.csv"]);
+    }
+
+    #[test]
+    fn a_summary_that_cannot_be_written_stops_before_the_report() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("run");
+        let (folder, mut manifest) = started(&root);
+        // a folder where summary.csv should go: the rename into place fails
+        std::fs::create_dir_all(root.join("summary.csv").join("x")).unwrap();
+        let err = finish_folder(&folder, &mut manifest, &summaries(), || {
+            panic!("no report after a failure")
+        })
+        .unwrap_err();
+        assert!(format!("{err:#}").contains("summary.csv"), "{err:#}");
+        assert!(root.join(INCOMPLETE_MARKER).is_file());
+        assert_eq!(read_manifest(&root)["complete"], false);
+    }
 }

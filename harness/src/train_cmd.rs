@@ -16,6 +16,7 @@
 use crate::cli::TrainArgs;
 use crate::exit::InputError;
 use crate::manifest::Build;
+use crate::out::outln;
 use crate::run_folder::RunFolder;
 use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -151,12 +152,12 @@ pub fn run(args: TrainArgs) -> Result<()> {
     checkpoint::save(trainer.actor(), &meta, &weights).context("saving the checkpoint")?;
     folder.mark_complete()?;
 
-    println!(
+    outln!(
         "Trained {episodes} episodes ({} updates, {transitions} transitions) in {wall:.1} s",
         trainer.learner().updates()
-    );
-    println!("Curve: {}", out.join(CURVE_FILE).display());
-    println!("Checkpoint: {}", weights.display());
+    )?;
+    outln!("Curve: {}", out.join(CURVE_FILE).display())?;
+    outln!("Checkpoint: {}", weights.display())?;
     Ok(())
 }
 

@@ -289,3 +289,38 @@ fn an_unusable_kubeconfig_is_bad_input_and_writes_nothing() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8(out.stderr).unwrap().contains("--time-scale"));
 }
+
+#[test]
+fn a_scenario_with_a_hundred_thousand_term_expression_runs() {
+    // Such flat chains once overflowed the stack: SIGABRT, exit 134.
+    let tmp = tempfile::tempdir().unwrap();
+    let churn = workloads::builtins().iter().find(|b| b.name == "churn").unwrap().yaml;
+    assert_eq!(churn.matches("count: ${round(nodes / 4)}").count(), 1);
+    for (op, k) in [(" + ", "0"), (" - ", "0"), (" * ", "1"), (" / ", "1")] {
+        let chain = format!("round(nodes / 4){}", format!("{op}{k}").repeat(100_000));
+        let file = tmp.path().join("long.yaml");
+        fs::write(
+            &file,
+            churn.replace("count: ${round(nodes / 4)}", &format!("count: ${{{chain}}}")),
+        )
+        .unwrap();
+        let out_dir = tmp
+            .path()
+            .join(format!("run{}", op.trim()).replace('/', "div").replace('*', "mul"));
+        let out = schedlab()
+            .arg("scenario")
+            .arg(&file)
+            .args(["--arms", "default", "--seeds", "1", "--set", "nodes=8", "--out"])
+            .arg(&out_dir)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{op}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let manifest = read_json(&out_dir.join("manifest.json"));
+        assert_eq!(manifest["resolved_scenario"]["cluster"]["pools"][1]["count"], 2, "{op}");
+    }
+}

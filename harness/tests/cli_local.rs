@@ -156,14 +156,12 @@ fn scenarios_run_on_a_real_api_server_and_leave_nothing_behind() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until the run has pods in the cluster, then Ctrl-C.
+    // Wait until the run has pods in the cluster, then Ctrl-C. Its records go to a temporary name
+    // until the run ends.
+    let records = out_dir.join("runs/binpack/seed-1/records.jsonl");
+    let playing = results::atomic::partial_path(&records);
     let deadline = Instant::now() + Duration::from_secs(60);
-    while !out_dir.join("runs/binpack/seed-1/records.jsonl").exists()
-        || fs::metadata(out_dir.join("runs/binpack/seed-1/records.jsonl"))
-            .unwrap()
-            .len()
-            < 2000
-    {
+    while !fs::metadata(&playing).is_ok_and(|m| m.len() >= 2000) {
         assert!(Instant::now() < deadline, "the run never started");
         std::thread::sleep(Duration::from_millis(200));
     }
@@ -190,6 +188,10 @@ fn scenarios_run_on_a_real_api_server_and_leave_nothing_behind() {
     assert!(stderr.contains("interrupted"), "{stderr}");
     assert!(out_dir.join("INCOMPLETE").exists(), "the folder is marked incomplete");
     assert_eq!(read_json(&out_dir.join("manifest.json"))["complete"], false);
+    assert!(
+        !records.exists(),
+        "no records of an unfinished run under the final name"
+    );
     assert_eq!(leftovers(plane.admin_kubeconfig()), Vec::<String>::new());
     plane.down().unwrap();
 }

@@ -341,3 +341,92 @@ fn compare_refuses_bad_input_with_exit_2() {
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("different scenarios"), "{stderr}");
 }
+
+#[test]
+fn report_refuses_an_out_that_would_overwrite_another_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = copy_of_base(tmp.path(), "a");
+    let b = copy_of_base(tmp.path(), "b");
+    let notes = tmp.path().join("notes");
+    fs::create_dir(&notes).unwrap();
+    fs::write(notes.join("keep.txt"), "mine").unwrap();
+    let (b_before, notes_before) = (tree(&b), tree(&notes));
+    for (out_dir, why) in [
+        (b.clone(), "it is a run folder"),
+        (a.clone(), "it is a run folder"),
+        (b.join("report"), "not empty"),
+        (notes.clone(), "not empty"),
+        (notes.join("keep.txt"), "is a file"),
+    ] {
+        let out = schedlab()
+            .arg("report")
+            .arg(&a)
+            .arg("--out")
+            .arg(&out_dir)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{}: {stderr}", out_dir.display());
+        assert!(
+            stderr.contains("--out") && stderr.contains(&out_dir.display().to_string()) && stderr.contains(why),
+            "{stderr}"
+        );
+    }
+    assert!(tree(&b) == b_before, "the other run folder is untouched");
+    assert!(tree(&notes) == notes_before);
+    // the input's own report folder is rebuilt, named or by default
+    let out = schedlab()
+        .arg("report")
+        .arg(&a)
+        .arg("--out")
+        .arg(a.join("report"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // an empty folder is fine, and several inputs may share a new one
+    let empty = tmp.path().join("empty");
+    fs::create_dir(&empty).unwrap();
+    let out = schedlab()
+        .arg("report")
+        .arg(&a)
+        .arg("--out")
+        .arg(&empty)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // but not again into the same one: that report is of other inputs as far as the command can tell
+    let out = schedlab()
+        .arg("report")
+        .arg(&b)
+        .arg("--out")
+        .arg(&empty)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn a_closed_stdout_does_not_turn_a_regression_into_a_pass() {
+    let tmp = tempfile::tempdir().unwrap();
+    let new = costlier_copy(tmp.path());
+    // the write end of a pipe whose reader has exited: every write fails with EPIPE
+    let mut reader = std::process::Command::new("true")
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let write_end = reader.stdin.take().unwrap();
+    assert!(reader.wait().unwrap().success());
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("schedlab"))
+        .arg("compare")
+        .arg(base_folder())
+        .arg(&new)
+        .stdout(std::process::Stdio::from(write_end))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("significantly worse") && !stderr.contains("panicked"),
+        "{stderr}"
+    );
+}

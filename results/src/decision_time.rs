@@ -144,15 +144,10 @@ impl DecisionTimes {
             path: path.to_path_buf(),
             source,
         })?;
-        let mut tmp_name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
-        tmp_name.push(".tmp");
-        let tmp = path.with_file_name(tmp_name);
-        let io = |source| DecisionTimesError::Io {
+        crate::atomic::write(path, (json + "\n").as_bytes()).map_err(|source| DecisionTimesError::Io {
             path: path.to_path_buf(),
             source,
-        };
-        std::fs::write(&tmp, json + "\n").map_err(io)?;
-        std::fs::rename(&tmp, path).map_err(io)
+        })
     }
 
     /// Reads a file [`DecisionTimes::write`] wrote; refuses another format or

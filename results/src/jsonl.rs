@@ -5,6 +5,10 @@
 //! the writer keeps the first I/O error, drops every line after it (a file
 //! with a hole in the middle would mislead its reader; a truncated one is
 //! refused as incomplete) and [`JsonlWriter::finish`] reports it.
+//!
+//! The lines go to a hidden temporary file beside the final one
+//! ([`crate::atomic::partial_path`]), renamed into place by `finish`: a run
+//! that is interrupted or fails leaves no file under the final name.
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -15,17 +19,33 @@ use std::path::{Path, PathBuf};
 #[derive(Debug)]
 pub struct JsonlWriter {
     path: PathBuf,
+    /// where the lines go until `finish` renames it to `path`; None for a
+    /// device or a pipe, written in place
+    partial: Option<PathBuf>,
     writer: BufWriter<File>,
     error: Option<std::io::Error>,
     written: u64,
 }
 
 impl JsonlWriter {
-    /// Creates (or truncates) the file at `path`.
+    /// Starts the file at `path` (replaced when `finish` succeeds).
     pub fn create(path: &Path) -> std::io::Result<JsonlWriter> {
+        let partial = match std::fs::metadata(path) {
+            Ok(m) if m.is_dir() => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::IsADirectory,
+                    "a folder is in the way",
+                ));
+            }
+            // a device or a pipe (/dev/null, /dev/full): nothing to rename over
+            Ok(m) if !m.is_file() => None,
+            _ => Some(crate::atomic::partial_path(path)),
+        };
+        let file = File::create(partial.as_deref().unwrap_or(path))?;
         Ok(JsonlWriter {
             path: path.to_path_buf(),
-            writer: BufWriter::new(File::create(path)?),
+            partial,
+            writer: BufWriter::new(file),
             error: None,
             written: 0,
         })
@@ -59,15 +79,25 @@ impl JsonlWriter {
         }
     }
 
-    /// Flushes and syncs the file; the first error met while writing, if any.
+    /// Flushes and syncs the file and renames it into place; the first error
+    /// met while writing, if any (and then no file is left under the name).
     pub fn finish(mut self) -> Result<u64, (PathBuf, std::io::Error)> {
         let result = match self.error.take() {
             Some(source) => Err(source),
             None => self.writer.flush().and_then(|()| self.writer.get_ref().sync_data()),
         };
+        let result = match (&self.partial, result) {
+            (Some(partial), Ok(())) => std::fs::rename(partial, &self.path),
+            (_, result) => result,
+        };
         match result {
             Ok(()) => Ok(self.written),
-            Err(source) => Err((self.path, source)),
+            Err(source) => {
+                if let Some(partial) = &self.partial {
+                    let _ = std::fs::remove_file(partial);
+                }
+                Err((self.path, source))
+            }
         }
     }
 }

@@ -1,6 +1,7 @@
 //! schedlab's results: a run's raw records (JSON Lines), the metrics computed
 //! from them, statistics across seeds, and the reports built from those.
 //!
+//! - [`atomic`]: output files written whole under a temporary name, then renamed.
 //! - [`records`]: writing and streaming records files.
 //! - [`metrics`]: every metric of one run, from its records alone.
 //! - [`decision_time`]: the wall-clock time of each scheduling decision, a
@@ -24,6 +25,7 @@
 #[cfg(test)]
 extern crate self as results;
 
+pub mod atomic;
 pub mod compare;
 pub mod decision_time;
 pub mod decisions;

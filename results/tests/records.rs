@@ -119,3 +119,34 @@ fn sink_keeps_the_first_write_error() {
         "{err}"
     );
 }
+
+#[test]
+fn a_records_file_appears_whole_when_finished_and_never_partly() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("records.jsonl");
+    let partial = results::atomic::partial_path(&path);
+    // more than the write buffer holds, so lines reach the disk before finish
+    let mut sink = JsonlSink::create(&path).unwrap();
+    for _ in 0..500 {
+        for r in hand_run() {
+            sink.record(r);
+        }
+    }
+    assert!(!path.exists(), "nothing under the final name while the run plays");
+    assert!(partial.metadata().unwrap().len() > 0);
+    sink.finish().unwrap();
+    assert!(!partial.exists());
+    assert_eq!(read_records(&path).unwrap().len(), 500 * hand_run().len());
+
+    // a run that stops before finishing (an error, Ctrl-C) leaves nothing under the final name,
+    // and an earlier file there as it was
+    let other = dir.path().join("other.jsonl");
+    let mut sink = JsonlSink::create(&other).unwrap();
+    sink.record(hand_run()[0].clone());
+    drop(sink);
+    assert!(!other.exists());
+    let mut sink = JsonlSink::create(&path).unwrap();
+    sink.record(hand_run()[0].clone());
+    drop(sink);
+    assert_eq!(read_records(&path).unwrap().len(), 500 * hand_run().len());
+}

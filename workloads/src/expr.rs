@@ -21,7 +21,13 @@ pub(crate) enum Expr {
     Quantity(String),
     Param(String),
     Neg(Box<Expr>),
-    Bin(Op, Box<Expr>, Box<Expr>),
+    /// `first op rest op rest ...` at one precedence level, applied left to
+    /// right. A chain is a flat list rather than a tree one level per
+    /// operator, so that `1 + 1 + ... + 1` with a hundred thousand terms
+    /// parses, evaluates and drops without recursing once per term: the
+    /// depth of an expression tree is bounded by its nesting, which
+    /// `MAX_DEPTH` caps.
+    Chain(Box<Expr>, Vec<(Op, Expr)>),
     Call(Func, Vec<Expr>),
 }
 
@@ -179,38 +185,35 @@ impl Parser {
         }
     }
 
+    /// The operator at the current token when it is one of `ops`, consumed.
+    fn eat_op(&mut self, ops: [(char, Op); 2]) -> Option<Op> {
+        ops.into_iter().find_map(|(c, op)| self.eat(c).then_some(op))
+    }
+
     fn expr(&mut self) -> Result<Expr, String> {
         self.enter()?;
-        let mut lhs = self.term()?;
-        loop {
-            let op = if self.eat('+') {
-                Op::Add
-            } else if self.eat('-') {
-                Op::Sub
-            } else {
-                break;
-            };
-            let rhs = self.term()?;
-            lhs = Expr::Bin(op, Box::new(lhs), Box::new(rhs));
-        }
+        let e = self.chain([('+', Op::Add), ('-', Op::Sub)], Self::term)?;
         self.depth -= 1;
-        Ok(lhs)
+        Ok(e)
     }
 
     fn term(&mut self) -> Result<Expr, String> {
-        let mut lhs = self.unary()?;
-        loop {
-            let op = if self.eat('*') {
-                Op::Mul
-            } else if self.eat('/') {
-                Op::Div
-            } else {
-                break;
-            };
-            let rhs = self.unary()?;
-            lhs = Expr::Bin(op, Box::new(lhs), Box::new(rhs));
+        self.chain([('*', Op::Mul), ('/', Op::Div)], Self::unary)
+    }
+
+    /// `operand (op operand)*` collected in a loop into one flat
+    /// [`Expr::Chain`], however many terms there are.
+    fn chain(&mut self, ops: [(char, Op); 2], operand: fn(&mut Self) -> Result<Expr, String>) -> Result<Expr, String> {
+        let first = operand(self)?;
+        let mut rest = Vec::new();
+        while let Some(op) = self.eat_op(ops) {
+            rest.push((op, operand(self)?));
         }
-        Ok(lhs)
+        Ok(if rest.is_empty() {
+            first
+        } else {
+            Expr::Chain(Box::new(first), rest)
+        })
     }
 
     fn unary(&mut self) -> Result<Expr, String> {
@@ -302,19 +305,27 @@ pub(crate) fn eval(e: &Expr, env: &dyn Env) -> Result<f64, String> {
         Expr::Quantity(q) => env.quantity(q)?,
         Expr::Param(name) => env.param(name)?,
         Expr::Neg(inner) => -eval(inner, env)?,
-        Expr::Bin(op, a, b) => {
-            let (a, b) = (eval(a, env)?, eval(b, env)?);
-            match op {
-                Op::Add => a + b,
-                Op::Sub => a - b,
-                Op::Mul => a * b,
-                Op::Div => {
-                    if b == 0.0 {
-                        return Err("division by zero".to_string());
+        Expr::Chain(first, rest) => {
+            let mut acc = eval(first, env)?;
+            for (op, operand) in rest {
+                let b = eval(operand, env)?;
+                acc = match op {
+                    Op::Add => acc + b,
+                    Op::Sub => acc - b,
+                    Op::Mul => acc * b,
+                    Op::Div => {
+                        if b == 0.0 {
+                            return Err("division by zero".to_string());
+                        }
+                        acc / b
                     }
-                    a / b
+                };
+                // every intermediate result finite, as with one node per operator
+                if !acc.is_finite() {
+                    return Err("the result is too large".to_string());
                 }
             }
+            acc
         }
         Expr::Call(func, args) => {
             let vals = args.iter().map(|a| eval(a, env)).collect::<Result<Vec<_>, _>>()?;
@@ -435,6 +446,93 @@ mod tests {
         assert!(ev("1e308 * 10").unwrap_err().contains("too large"));
         assert!(ev(&"(".repeat(500)).unwrap_err().contains("nests deeper"));
         assert!(ev(&"-".repeat(500)).unwrap_err().contains("nests deeper"));
+    }
+
+    /// The height of the tree, counted with an explicit stack so that the
+    /// count itself cannot overflow on the trees the old parser built.
+    fn height(e: &Expr) -> usize {
+        let mut deepest = 0;
+        let mut stack = vec![(e, 1)];
+        while let Some((e, d)) = stack.pop() {
+            deepest = deepest.max(d);
+            match e {
+                Expr::Num(_) | Expr::Quantity(_) | Expr::Param(_) => {}
+                Expr::Neg(inner) => stack.push((inner, d + 1)),
+                Expr::Chain(first, rest) => {
+                    stack.push((first, d + 1));
+                    stack.extend(rest.iter().map(|(_, x)| (x, d + 1)));
+                }
+                Expr::Call(_, args) => stack.extend(args.iter().map(|x| (x, d + 1))),
+            }
+        }
+        deepest
+    }
+
+    /// `terms` copies of `term` joined by `op`.
+    fn chain(term: &str, op: &str, terms: usize) -> String {
+        vec![term; terms].join(op)
+    }
+
+    const TERMS: usize = 100_000;
+
+    #[test]
+    fn long_flat_chains_of_every_operator_parse_and_evaluate() {
+        // Each of these once built a tree one level per operator, which
+        // overflowed the stack in parsing, evaluation or drop at ~52,000 terms.
+        let n = TERMS as f64;
+        assert_eq!(ev(&chain("1", " + ", TERMS)).unwrap(), n);
+        assert_eq!(ev(&chain("1", "+", TERMS)).unwrap(), n);
+        // left to right: 100000 - 1 - 1 - ... , not 100000 - (1 - (1 - ...))
+        assert_eq!(ev(&format!("{n} - {}", chain("1", " - ", TERMS - 1))).unwrap(), 1.0);
+        assert_eq!(
+            ev(&chain("nodes", " * ", TERMS)).unwrap_err(),
+            "the result is too large"
+        );
+        assert_eq!(ev(&chain("1", " * ", TERMS)).unwrap(), 1.0);
+        assert_eq!(ev(&format!("64 / {}", chain("2", " / ", 6))).unwrap(), 1.0);
+        assert_eq!(ev(&chain("1", " / ", TERMS)).unwrap(), 1.0);
+        assert_eq!(
+            ev(&format!("{} / 0", chain("1", " / ", TERMS))).unwrap_err(),
+            "division by zero"
+        );
+        // mixed precedence: each `1 + 2 * 3 - 4 / 2` is 5
+        let mixed = chain("1 + 2 * 3 - 4 / 2", " + ", TERMS / 4);
+        assert_eq!(ev(&mixed).unwrap(), 5.0 * (TERMS / 4) as f64);
+        // chains inside parentheses and function arguments
+        let inner = format!(
+            "max({}, ({}))",
+            chain("half", " * ", TERMS / 2),
+            chain("1", " - ", TERMS / 2)
+        );
+        assert_eq!(ev(&inner).unwrap(), 0.0);
+        // a long chain with a bad term still reports it
+        let bad = format!("{} + nodez", chain("1", " + ", TERMS));
+        assert!(ev(&bad).unwrap_err().contains("unknown param `nodez`"));
+        assert!(
+            ev(&format!("{} +", chain("1", " + ", TERMS)))
+                .unwrap_err()
+                .contains("end of the expression")
+        );
+    }
+
+    #[test]
+    fn a_chains_tree_is_as_deep_as_its_nesting_not_its_length() {
+        for op in [" + ", " - ", " * ", " / "] {
+            let e = parse(&chain("nodes", op, TERMS)).unwrap();
+            assert_eq!(height(&e), 2, "{op}");
+        }
+        let e = parse(&chain("1 * 2 - -3", " + ", TERMS)).unwrap();
+        assert_eq!(height(&e), 3);
+        let e = parse(&format!(
+            "{}{}{}",
+            "(".repeat(60),
+            chain("1", " + ", TERMS),
+            ")".repeat(60)
+        ))
+        .unwrap();
+        assert_eq!(height(&e), 2);
+        // the clone and comparison derived on the tree recurse only as deep
+        assert_eq!(e.clone(), e);
     }
 
     #[test]

@@ -313,3 +313,45 @@ fn params_report_defaults_and_overrides() {
     let f = load(file.to_str().unwrap(), &[]).unwrap();
     assert_eq!(f.origin(), file.to_str().unwrap());
 }
+
+/// `nodes op k op k ...` with `terms` operands in all.
+fn long_chain(op: &str, k: &str, terms: usize) -> String {
+    let mut s = String::from("nodes");
+    for _ in 1..terms {
+        s.push_str(op);
+        s.push_str(k);
+    }
+    s
+}
+
+#[test]
+fn a_hundred_thousand_term_expression_in_a_scenario_file_loads() {
+    // Flat chains of ~52,000 terms or more once overflowed the stack (exit 134).
+    let dir = tempfile::tempdir().unwrap();
+    for (op, k) in [(" + ", "0"), (" - ", "0"), (" * ", "1"), (" / ", "1"), ("+", "0*1")] {
+        let text = common::BASE.replace(
+            "count: ${nodes}",
+            &format!("count: ${{{}}}", long_chain(op, k, 100_000)),
+        );
+        assert!(text.len() > 150_000, "{}", text.len());
+        let path = dir.path().join("long.yaml");
+        std::fs::write(&path, &text).unwrap();
+        let s = load(path.to_str().unwrap(), &["nodes=7".into()]).unwrap();
+        assert_eq!(
+            s.resolved()["cluster"]["pools"][0]["count"],
+            serde_json::json!(7),
+            "{op:?}"
+        );
+    }
+    // and a long chain that goes wrong names the field and the trouble
+    let text = common::BASE.replace(
+        "count: ${nodes}",
+        &format!("count: ${{{} / 0}}", long_chain(" + ", "1", 100_000)),
+    );
+    let e = workloads::parse_str("long.yaml", &text).unwrap_err().to_string();
+    assert!(
+        e.contains("cluster.pools[0].count") && e.contains("division by zero"),
+        "{}",
+        &e[..e.len().min(300)]
+    );
+}

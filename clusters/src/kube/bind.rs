@@ -300,7 +300,7 @@ pub async fn run_counted(
             change = changes.next() => match change {
                 Some(Ok(change)) => binder.apply(change, clock.now()),
                 Some(Err(err)) => {
-                    tracing::warn!(error = %err, "bind loop: watch failed; resuming");
+                    tracing::warn!(error = %crate::kube::redact::shown(&err), "bind loop: watch failed; resuming");
                     binder.watch_failed();
                 }
                 None => break Err(KubeError::Other("bind loop: the watches ended".into())),
@@ -317,7 +317,7 @@ pub async fn run_counted(
     let _ = tokio::time::timeout(DRAIN, async {
         while let Some(done) = in_flight.next().await {
             if let Err(err) = settle(&mut binder, done, &clock, &live) {
-                tracing::warn!(error = %err, "bind loop: a request failed while stopping");
+                tracing::warn!(error = %crate::kube::redact::shown(&err), "bind loop: a request failed while stopping");
             }
         }
     })

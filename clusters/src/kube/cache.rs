@@ -315,7 +315,7 @@ impl ClusterCache {
         let spec = match objects::pod_spec_of(pod) {
             Ok(spec) => spec,
             Err(e) => {
-                tracing::warn!(namespace, name, error = %e, "a pod the cache cannot read; ignored");
+                tracing::warn!(namespace, name, error = %crate::kube::redact::shown(&e), "a pod the cache cannot read; ignored");
                 return None;
             }
         };

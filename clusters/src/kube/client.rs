@@ -77,18 +77,12 @@ impl ApiClient {
         let path = opts.kubeconfig.clone();
         let config = match &path {
             Some(p) => {
-                let kc = Kubeconfig::read_from(p).map_err(|source| KubeError::Kubeconfig {
-                    path: path.clone(),
-                    source,
-                })?;
+                let kc = Kubeconfig::read_from(p).map_err(|e| KubeError::kubeconfig(path.clone(), &e))?;
                 kube::Config::from_custom_kubeconfig(kc, &kube_opts).await
             }
             None => kube::Config::from_kubeconfig(&kube_opts).await,
         }
-        .map_err(|source| KubeError::Kubeconfig {
-            path: path.clone(),
-            source,
-        })?;
+        .map_err(|e| KubeError::kubeconfig(path.clone(), &e))?;
         ApiClient::from_config(config, opts).await
     }
 
@@ -105,7 +99,7 @@ impl ApiClient {
         let accept_invalid_certs = config.accept_invalid_certs;
         let client = kube::Client::try_from(config).map_err(|e| KubeError::Config {
             path: path.clone(),
-            message: e.to_string(),
+            message: super::error::chain_text(&e),
         })?;
         let api = ApiClient {
             client,
@@ -126,7 +120,7 @@ impl ApiClient {
             Ok(Ok(_)) => Ok(()),
             Ok(Err(e)) => Err(KubeError::Unreachable {
                 server: self.server.clone(),
-                message: e.to_string(),
+                message: super::error::chain_text(&e),
             }),
             Err(_) => Err(KubeError::Timeout {
                 server: self.server.clone(),

@@ -1,36 +1,40 @@
 //! What can go wrong talking to an API server.
+//!
+//! No message shows a kubeconfig's content (a YAML error gives its line and
+//! column), and every text that comes from a server or from the client
+//! library goes through [`redact`], so that a server echoing a request
+//! cannot make schedlab print a bearer token.
 
+use super::redact::redact;
 use std::path::PathBuf;
 use std::time::Duration;
 
 /// An error of the kube backend, the node emulator or the bind loop.
 #[derive(Debug, thiserror::Error)]
 pub enum KubeError {
-    /// The kubeconfig could not be read or does not name a usable context.
-    #[error("kubeconfig {}: {source}", origin(.path))]
+    /// The kubeconfig could not be read or does not name a usable context
+    /// (made by [`KubeError::kubeconfig`], which keeps its content out).
+    #[error("kubeconfig {}: {message}", origin(.path))]
     Kubeconfig {
         /// None: from `KUBECONFIG` or `~/.kube/config`
         path: Option<PathBuf>,
-        #[source]
-        source: kube::config::KubeconfigError,
+        message: String,
     },
     /// The kubeconfig's context asks for something the client cannot do.
-    #[error("kubeconfig {}: {message}", origin(.path))]
+    #[error("kubeconfig {}: {}", origin(.path), redact(.message))]
     Config { path: Option<PathBuf>, message: String },
     /// The API server did not answer.
-    #[error("API server {server} is unreachable: {message}")]
+    #[error("API server {server} is unreachable: {}", redact(.message))]
     Unreachable { server: String, message: String },
     #[error("API server {server} did not answer within {}s", .after.as_secs_f64())]
     Timeout { server: String, after: Duration },
-    /// A request failed in a way the caller cannot handle.
-    #[error("{what}: {source}")]
-    Api {
-        what: String,
-        #[source]
-        source: kube::Error,
-    },
+    /// A request failed in a way the caller cannot handle. The error and its
+    /// causes are shown in one message, redacted (not as a source, which
+    /// would print them again, unredacted).
+    #[error("{what}: {}", redact(&chain_text(.error)))]
+    Api { what: String, error: kube::Error },
     /// An object lacks or garbles something schedlab needs from it.
-    #[error("{kind} {name}: field {field}: {message}")]
+    #[error("{kind} {name}: field {field}: {}", redact(.message))]
     Object {
         kind: &'static str,
         name: String,
@@ -40,7 +44,7 @@ pub enum KubeError {
     /// The run was stopped (Ctrl-C) before it finished.
     #[error("interrupted")]
     Interrupted,
-    #[error("{0}")]
+    #[error("{}", redact(.0))]
     Other(String),
 }
 
@@ -51,11 +55,46 @@ fn origin(path: &Option<PathBuf>) -> String {
     }
 }
 
+/// An error's message followed by those of its causes not already in it.
+pub fn chain_text(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut cause = err.source();
+    while let Some(c) = cause {
+        let part = c.to_string();
+        if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        cause = c.source();
+    }
+    text
+}
+
 impl KubeError {
     /// Wraps a request error with what was being done.
     pub fn api(what: impl Into<String>) -> impl FnOnce(kube::Error) -> KubeError {
         let what = what.into();
-        move |source| KubeError::Api { what, source }
+        move |error| KubeError::Api { what, error }
+    }
+
+    /// A kubeconfig that cannot be used. A file that is not valid YAML, or not
+    /// a kubeconfig, is reported by line and column only: the parser's message
+    /// quotes the lines around the error, and those hold tokens and keys.
+    pub fn kubeconfig(path: Option<PathBuf>, err: &kube::config::KubeconfigError) -> KubeError {
+        let message = match err {
+            kube::config::KubeconfigError::Parse(e) => {
+                let at = match e.without_snippet().location() {
+                    Some(l) => format!(" at line {}, column {}", l.line(), l.column()),
+                    None => String::new(),
+                };
+                format!(
+                    "not valid YAML or not a kubeconfig{at} (the file's content is not shown: a kubeconfig holds \
+                     credentials)"
+                )
+            }
+            other => redact(&chain_text(other)),
+        };
+        KubeError::Kubeconfig { path, message }
     }
 
     /// Whether the user gave something unusable (a kubeconfig, a context, a
@@ -76,5 +115,63 @@ pub fn status_code(err: &kube::Error) -> Option<u16> {
     match err {
         kube::Error::Api(status) => Some(status.code),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TOKEN: &str = "tok-9f8e7d";
+
+    #[test]
+    fn a_kubeconfig_that_does_not_parse_is_reported_by_line_and_column_only() {
+        for (text, line) in [
+            (
+                format!("users:\n- name: u\n  user:\n    token: {TOKEN}\n  bad: [x\nkind: Config\n"),
+                6,
+            ),
+            (
+                format!("kind: Config\nusers:\n- name: u\n  user:\n    token: [{TOKEN}]\n"),
+                5,
+            ),
+            (format!("kind: {TOKEN}\nusers: 3\n"), 2),
+        ] {
+            let err = kube::config::Kubeconfig::from_yaml(&text).unwrap_err();
+            let shown = KubeError::kubeconfig(Some(PathBuf::from("/k/config")), &err).to_string();
+            assert!(!shown.contains(TOKEN) && !shown.contains("tok-"), "{shown}");
+            assert!(!shown.contains('\n'), "one line: {shown}");
+            assert!(shown.starts_with("kubeconfig /k/config: "), "{shown}");
+            assert!(shown.contains(&format!("line {line}, column")), "{text:?}: {shown}");
+        }
+    }
+
+    #[test]
+    fn server_and_library_text_is_redacted_in_every_variant() {
+        let echoed = format!("you sent:\nAuthorization: Bearer {TOKEN}\n{{\"token\":\"{TOKEN}\"}}");
+        for err in [
+            KubeError::Unreachable {
+                server: "https://h".into(),
+                message: echoed.clone(),
+            },
+            KubeError::Config {
+                path: None,
+                message: echoed.clone(),
+            },
+            KubeError::Object {
+                kind: "Pod",
+                name: "p".into(),
+                field: "f",
+                message: echoed.clone(),
+            },
+            KubeError::Other(echoed.clone()),
+        ] {
+            let shown = err.to_string();
+            assert!(!shown.contains(TOKEN), "{shown}");
+            assert!(
+                shown.contains("you sent") && shown.contains(crate::kube::redact::REDACTED),
+                "{shown}"
+            );
+        }
     }
 }

@@ -26,6 +26,7 @@ pub mod error;
 pub mod labels;
 pub mod objects;
 pub mod observe;
+pub mod redact;
 pub mod run;
 
 pub use client::{ApiClient, ClientOptions};

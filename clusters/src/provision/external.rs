@@ -154,7 +154,7 @@ pub enum ExternalError {
         #[source]
         source: std::io::Error,
     },
-    #[error("`{command}` ({why}) failed with exit code {}; last output:\n{tail}", code.map_or_else(|| "none (killed by a signal)".to_owned(), |c| c.to_string()))]
+    #[error("`{command}` ({why}) failed with exit code {}; last output:\n{}", code.map_or_else(|| "none (killed by a signal)".to_owned(), |c| c.to_string()), crate::kube::redact::redact(.tail))]
     Failed {
         command: String,
         why: String,

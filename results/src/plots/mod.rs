@@ -152,7 +152,7 @@ pub fn write_plots(plots: &[Plot], dir: &Path) -> Result<(), PlotError> {
     for plot in plots {
         for (ext, bytes) in [("svg", plot.svg.as_bytes()), ("png", plot.png.as_slice())] {
             let path = dir.join(format!("{}.{ext}", plot.name));
-            std::fs::write(&path, bytes).map_err(|source| PlotError::Write { path, source })?;
+            crate::atomic::write(&path, bytes).map_err(|source| PlotError::Write { path, source })?;
         }
     }
     Ok(())

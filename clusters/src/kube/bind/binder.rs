@@ -219,7 +219,9 @@ impl Binder {
                 }
                 self.known_nodes.insert(name);
             }
-            Err(err) => tracing::warn!(node = %name, error = %err, "bind loop: a node it cannot read; left out"),
+            Err(err) => {
+                tracing::warn!(node = %name, error = %crate::kube::redact::shown(&err), "bind loop: a node it cannot read; left out")
+            }
         }
     }
 
@@ -489,19 +491,19 @@ impl Binder {
                 self.queue.retry(key, retry_at(after));
             }
             Failure::Unavailable { after } => {
-                tracing::debug!(pod = %key, error = %err, "bind failed; retried");
+                tracing::debug!(pod = %key, error = %crate::kube::redact::shown(&err), "bind failed; retried");
                 self.stats.unavailable += 1;
                 self.queue.retry(key, retry_at(after));
             }
             Failure::Refused => {
-                tracing::warn!(pod = %key, node = node.0, error = %err, "the API server refused the binding");
+                tracing::warn!(pod = %key, node = node.0, error = %crate::kube::redact::shown(&err), "the API server refused the binding");
                 self.stats.refused += 1;
                 self.queue.failed(key, now, Time::ZERO, &self.model);
             }
             Failure::Forbidden => {
                 return Err(KubeError::Api {
                     what: format!("binding pod {key} to node {}", node.0),
-                    source: err,
+                    error: err,
                 });
             }
         }
@@ -524,7 +526,7 @@ impl Binder {
             Failure::Unavailable { .. } => self.stats.unavailable += 1,
             Failure::Forbidden | Failure::Refused => {
                 self.stats.refused += 1;
-                tracing::warn!(pod = %key, error = %err, "could not write the PodScheduled condition");
+                tracing::warn!(pod = %key, error = %crate::kube::redact::shown(&err), "could not write the PodScheduled condition");
             }
         }
         // not written after all: the next answer writes it again

@@ -235,7 +235,7 @@ impl Driver {
         let spec = match objects::node_spec_of(node) {
             Ok(spec) => spec,
             Err(err) => {
-                tracing::warn!(node = %name, error = %err, "node not adopted");
+                tracing::warn!(node = %name, error = %crate::kube::redact::shown(&err), "node not adopted");
                 return;
             }
         };

@@ -61,7 +61,7 @@ pub async fn forward<K>(
             }
             Some(Err(err)) => {
                 counters.retried();
-                tracing::warn!(selector, error = %err, "watch broke; resuming");
+                tracing::warn!(selector, error = %crate::kube::redact::shown(&err), "watch broke; resuming");
             }
         }
     }

@@ -119,7 +119,9 @@ impl Player<'_> {
                 Step::Pod(event) => {
                     match *event {
                         Some(Ok(event)) => pod_relist.changes(event, &mut pod_changes),
-                        Some(Err(err)) => tracing::warn!(error = %err, "pod watch broke; it resumes by itself"),
+                        Some(Err(err)) => {
+                            tracing::warn!(error = %crate::kube::redact::shown(&err), "pod watch broke; it resumes by itself")
+                        }
                         None => return Err(KubeError::Other("the pod watch ended".into())),
                     }
                     for change in pod_changes.drain(..) {
@@ -129,7 +131,9 @@ impl Player<'_> {
                 Step::Node(event) => {
                     match *event {
                         Some(Ok(event)) => node_relist.changes(event, &mut node_changes),
-                        Some(Err(err)) => tracing::warn!(error = %err, "node watch broke; it resumes by itself"),
+                        Some(Err(err)) => {
+                            tracing::warn!(error = %crate::kube::redact::shown(&err), "node watch broke; it resumes by itself")
+                        }
                         None => return Err(KubeError::Other("the node watch ended".into())),
                     }
                     for change in node_changes.drain(..) {
@@ -474,7 +478,7 @@ impl Player<'_> {
         match change {
             Change::Applied(node) => {
                 if let Err(err) = self.cache.apply_node(&node, now, &mut events) {
-                    tracing::warn!(node = %node.name_any(), error = %err, "a node the run cannot read; ignored");
+                    tracing::warn!(node = %node.name_any(), error = %crate::kube::redact::shown(&err), "a node the run cannot read; ignored");
                 }
             }
             Change::Deleted(node) => self.cache.delete_node(&node.name_any(), now, &mut events),

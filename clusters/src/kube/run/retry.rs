@@ -70,7 +70,7 @@ where
             Err(err) if is_transient(&err) && policy.give_up_after.is_none_or(|limit| started.elapsed() < limit) => {
                 retried.fetch_add(1, Ordering::Relaxed);
                 let wait = retry_after(&err).unwrap_or(backoff);
-                tracing::debug!(error = %err, wait_ms = wait.as_millis() as u64, "request failed for now; retrying");
+                tracing::debug!(error = %crate::kube::redact::shown(&err), wait_ms = wait.as_millis() as u64, "request failed for now; retrying");
                 tokio::time::sleep(wait).await;
                 backoff = (backoff * 2).min(MAX_BACKOFF);
             }

@@ -236,7 +236,9 @@ async fn remove_namespace(api: &ApiClient, run: &str, retried: &AtomicU64) -> Re
     match retry::send(api, RetryPolicy::SETUP, retried, || events.delete_collection(&dp, &lp)).await {
         Ok(_) => {}
         Err(e) if status_code(&e) == Some(404) => {}
-        Err(e) => tracing::warn!(namespace = run, error = %e, "deleting the namespace's events"),
+        Err(e) => {
+            tracing::warn!(namespace = run, error = %crate::kube::redact::shown(&e), "deleting the namespace's events")
+        }
     }
     let Some(mut ns) = get().await? else {
         return Ok((true, false));

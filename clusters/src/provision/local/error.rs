@@ -21,20 +21,20 @@ pub enum ProvisionError {
         #[source]
         source: std::io::Error,
     },
-    #[error("`{command}` failed with exit code {}; last output:\n{tail}", code.map_or_else(|| "none (killed by a signal)".to_owned(), |c| c.to_string()))]
+    #[error("`{command}` failed with exit code {}; last output:\n{}", code.map_or_else(|| "none (killed by a signal)".to_owned(), |c| c.to_string()), crate::kube::redact::redact(.tail))]
     Command {
         command: String,
         code: Option<i32>,
         tail: String,
     },
-    #[error("{component} exited during start-up (exit code {}); last log lines ({}):\n{tail}", code.map_or_else(|| "unknown".to_owned(), |c| c.to_string()), log.display())]
+    #[error("{component} exited during start-up (exit code {}); last log lines ({}):\n{}", code.map_or_else(|| "unknown".to_owned(), |c| c.to_string()), log.display(), crate::kube::redact::redact(.tail))]
     Exited {
         component: &'static str,
         code: Option<i32>,
         log: PathBuf,
         tail: String,
     },
-    #[error("{component} was not ready at {url} after {waited:?}; last log lines ({}):\n{tail}", log.display())]
+    #[error("{component} was not ready at {url} after {waited:?}; last log lines ({}):\n{}", log.display(), crate::kube::redact::redact(.tail))]
     NotReady {
         component: &'static str,
         url: String,
