@@ -34,7 +34,15 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         .map(|path| scheduler::agmarl::checkpoint::load(path).map_err(|e| InputError(format!("--checkpoint: {e}"))))
         .transpose()?;
     let arms = check_arms(&args.arms)?;
-    let seeds: Vec<u64> = (0..u64::from(args.seeds)).map(|i| args.first_seed + i).collect();
+    let Some(last_seed) = args.first_seed.checked_add(u64::from(args.seeds) - 1) else {
+        bail!(InputError(format!(
+            "--first-seed {} with --seeds {}: the last seed would pass {} (seeds are FIRST, FIRST+1, ...)",
+            args.first_seed,
+            args.seeds,
+            u64::MAX
+        )));
+    };
+    let seeds: Vec<u64> = (args.first_seed..=last_seed).collect();
     let out = args.out.clone().unwrap_or_else(|| default_out(scenario.name()));
     let jobs_in_parallel = match args.jobs {
         Some(0) => bail!(InputError("--jobs 0: give at least 1".into())),

@@ -187,6 +187,19 @@ fn bad_input_exits_2_with_a_clear_message_and_no_folder() {
         &out_dir,
         &["magic", "binpack"],
     );
+    // seeds past 2^64 - 1 do not wrap around to 0
+    assert_input_error(
+        &[
+            "scenario",
+            "churn",
+            "--first-seed",
+            "18446744073709551615",
+            "--seeds",
+            "2",
+        ],
+        &out_dir,
+        &["--first-seed 18446744073709551615", "--seeds 2"],
+    );
 
     let file = tmp.path().join("bad.yaml");
     let churn = workloads::builtins().iter().find(|b| b.name == "churn").unwrap().yaml;

@@ -13,3 +13,7 @@ pub const MAX_CHURN_ROUNDS: u64 = 1_000_000;
 pub const MAX_DURATION_SECS: f64 = 366.0 * 86_400.0;
 /// Bytes of a scenario file.
 pub const MAX_FILE_BYTES: u64 = 4 << 20;
+/// A log-normal distribution's `sigma`: at 4, one draw in 30,000 (4σ) is
+/// already e¹⁶ ≈ 9 million times the median; much beyond, draws overflow
+/// (sigma 30 drew 2⁶⁴−1 bytes) or underflow to 0.
+pub const MAX_LOGNORMAL_SIGMA: f64 = 4.0;

@@ -147,6 +147,47 @@ fn bad_distribution() {
         "{cpu: 100m, memory: 128Mi}\n    usage: {memory: {poisson: {mean: 1}}}\n",
     ));
     assert_mentions(&msg, &["templates.web.usage.memory", "unknown variant `poisson`"]);
+    // a spread whose draws overflow or underflow cannot mean what it says
+    for (sigma, shown) in [("30", "30"), ("1e6", "1000000"), ("-0.1", "-0.1"), ("4.01", "4.01")] {
+        let msg = err(&base_with(
+            "{cpu: 100m, memory: 128Mi}\n",
+            &format!(
+                "{{cpu: 100m, memory: 128Mi}}\n    usage: {{memory: {{lognormal: {{median: 100Mi, sigma: {sigma}}}}}}}\n"
+            ),
+        ));
+        assert_mentions(
+            &msg,
+            &[
+                &format!("templates.web.usage.memory.lognormal.sigma = {shown}"),
+                "must be in 0..=4",
+            ],
+        );
+    }
+}
+
+#[test]
+fn a_zero_limit_is_refused_rather_than_read_as_no_limit() {
+    for (limits, field) in [
+        ("{cpu: 0, memory: 0}", "cpu"),
+        ("{cpu: 200m, memory: 0}", "memory"),
+        ("{cpu: 0m}", "cpu"),
+        ("{memory: 0Mi}", "memory"),
+    ] {
+        let msg = err(&base_with(
+            "{cpu: 100m, memory: 128Mi}\n",
+            &format!("{{cpu: 100m, memory: 128Mi}}\n    limits: {limits}\n"),
+        ));
+        assert_mentions(
+            &msg,
+            &[&format!("templates.web.limits.{field}"), "a limit must be above 0"],
+        );
+    }
+    // a limit below the request is still its own error
+    let msg = err(&base_with(
+        "{cpu: 100m, memory: 128Mi}\n",
+        "{cpu: 100m, memory: 128Mi}\n    limits: {cpu: 1m}\n",
+    ));
+    assert_mentions(&msg, &["templates.web.limits.cpu = 1m", "below the request"]);
 }
 
 #[test]

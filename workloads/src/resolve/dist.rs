@@ -2,6 +2,7 @@
 
 use crate::duration::format_exact;
 use crate::error::ScenarioError;
+use crate::limits::MAX_LOGNORMAL_SIGMA;
 use crate::raw::{RawDist, RawDistKind};
 use crate::scalar::{Located, format_number};
 use crate::value::{Resolver, Unit};
@@ -38,8 +39,11 @@ pub(crate) fn dist(r: &Resolver<'_>, raw: &RawDist, path: &str, unit: Unit) -> R
                 sigma: r.number_where(
                     sigma,
                     &format!("{path}.lognormal.sigma"),
-                    |s| s >= 0.0,
-                    "must not be negative",
+                    |s| (0.0..=MAX_LOGNORMAL_SIGMA).contains(&s),
+                    &format!(
+                        "must be in 0..={MAX_LOGNORMAL_SIGMA} (at {MAX_LOGNORMAL_SIGMA} one draw in 30,000 is already \
+                         9 million times the median; far beyond, draws overflow)"
+                    ),
                 )?,
             },
             median,

@@ -75,12 +75,21 @@ fn template(r: &Resolver<'_>, name: &str, t: &RawTemplate, path: &str) -> Result
                     format_memory_bytes,
                 ),
             ] {
-                if let Some(v) = v
-                    && limit > 0
-                    && limit < request
-                {
+                if let Some(v) = v {
                     let p = format!("{lp}.{dim}");
-                    return Err(r.error(&p, v, r.shown(v, &p), format!("below the request ({})", fmt(request))));
+                    if limit == 0 {
+                        // the model reads a zero limit as none: an explicit 0
+                        // would silently mean the opposite of what it says
+                        return Err(r.error(
+                            &p,
+                            v,
+                            r.shown(v, &p),
+                            "a limit must be above 0; leave the field out for no limit".to_string(),
+                        ));
+                    }
+                    if limit < request {
+                        return Err(r.error(&p, v, r.shown(v, &p), format!("below the request ({})", fmt(request))));
+                    }
                 }
             }
             (!l.is_zero()).then_some(l)
