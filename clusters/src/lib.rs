@@ -14,6 +14,7 @@
 
 pub mod behaviour;
 pub mod dist;
+pub mod input;
 pub mod kube;
 pub mod node;
 pub mod pod;

@@ -180,8 +180,12 @@ fn rerun_single_threaded() -> Result<Option<i32>> {
     Ok(Some(status.code().unwrap_or(1)))
 }
 
+/// Largest `--config` file read.
+const MAX_CONFIG_BYTES: u64 = 4 << 20;
+
 fn read_config(path: &Path) -> Result<TrainConfig> {
-    let text = std::fs::read_to_string(path).map_err(|e| InputError(format!("--config {}: {e}", path.display())))?;
+    let text = clusters::input::read_bounded_string(path, MAX_CONFIG_BYTES)
+        .map_err(|e| InputError(format!("--config {}: {e}", path.display())))?;
     serde_json::from_str(&text).map_err(|e| InputError(format!("--config {}: {e}", path.display())).into())
 }
 

@@ -187,6 +187,38 @@ fn bad_input_exits_2_with_a_clear_message_and_no_folder() {
         &out_dir,
         &["magic", "binpack"],
     );
+    // inputs that are not regular files are refused, not read without end
+    // (a device) or waited on (a FIFO)
+    let fifo = tmp.path().join("fifo");
+    let have_fifo = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success());
+    let mut endless = vec!["/dev/zero".to_string()];
+    if have_fifo {
+        endless.push(fifo.display().to_string());
+    }
+    for path in &endless {
+        if !Path::new(path).exists() {
+            continue;
+        }
+        assert_input_error(&["scenario", path], &out_dir, &[path, "not a regular file"]);
+        assert_input_error(
+            &["scenario", "churn", "--checkpoint", path],
+            &out_dir,
+            &["--checkpoint", "not a regular file"],
+        );
+        assert_input_error(
+            &["scenario", "churn", "--cluster", "kube", "--kubeconfig", path],
+            &out_dir,
+            &[path, "not a regular file"],
+        );
+        assert_input_error(
+            &["train", "--config", path],
+            &out_dir,
+            &["--config", "not a regular file"],
+        );
+    }
     // seeds past 2^64 - 1 do not wrap around to 0
     assert_input_error(
         &[

@@ -75,16 +75,20 @@ fn read_file(path: &str) -> Result<String, ScenarioError> {
         Err(e) => return Err(read_error(e)),
     };
     if meta.is_file() && meta.len() > limits::MAX_FILE_BYTES {
-        return Err(ScenarioError::Syntax {
-            origin: path.to_string(),
-            path: None,
-            message: format!(
-                "the file has {} bytes; scenario files are capped at {} MiB",
-                meta.len(),
-                limits::MAX_FILE_BYTES >> 20
-            ),
-            location: None,
-        });
+        return Err(too_large(path, meta.len()));
     }
-    std::fs::read_to_string(path).map_err(read_error)
+    // the size the file system reports is not trusted: at most the cap is read
+    clusters::input::read_bounded_string(Path::new(path), limits::MAX_FILE_BYTES).map_err(read_error)
+}
+
+fn too_large(path: &str, len: u64) -> ScenarioError {
+    ScenarioError::Syntax {
+        origin: path.to_string(),
+        path: None,
+        message: format!(
+            "the file has {len} bytes; scenario files are capped at {} MiB",
+            limits::MAX_FILE_BYTES >> 20
+        ),
+        location: None,
+    }
 }

@@ -64,6 +64,9 @@ impl std::fmt::Debug for ApiClient {
     }
 }
 
+/// Largest kubeconfig read.
+const MAX_KUBECONFIG_BYTES: u64 = 4 << 20;
+
 impl ApiClient {
     /// Loads the kubeconfig, builds the client and checks that the server
     /// answers (`/version`) within `opts.timeout`.
@@ -77,6 +80,14 @@ impl ApiClient {
         let path = opts.kubeconfig.clone();
         let config = match &path {
             Some(p) => {
+                // refuse what cannot be a kubeconfig before kube reads it
+                // whole (a device, a FIFO, a huge file)
+                if let Err(e) = crate::input::read_bounded(p, MAX_KUBECONFIG_BYTES) {
+                    return Err(KubeError::Kubeconfig {
+                        path: path.clone(),
+                        message: e.to_string(),
+                    });
+                }
                 let kc = Kubeconfig::read_from(p).map_err(|e| KubeError::kubeconfig(path.clone(), &e))?;
                 kube::Config::from_custom_kubeconfig(kc, &kube_opts).await
             }

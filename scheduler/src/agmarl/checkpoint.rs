@@ -25,6 +25,13 @@ use std::path::{Path, PathBuf};
 /// Version of the checkpoint layout itself (file pair, naming, sidecar).
 pub const FORMAT_VERSION: u32 = 1;
 
+/// Largest weights file read: networks at [`crate::agmarl::network::MAX_DIM`]
+/// widths stay far below it, and a damaged or wrong file cannot take the
+/// machine's memory.
+pub const MAX_WEIGHTS_BYTES: u64 = 256 << 20;
+/// Largest sidecar read.
+pub const MAX_SIDECAR_BYTES: u64 = 4 << 20;
+
 /// The bundled checkpoint's file names, relative to `scheduler/checkpoints/`.
 const BUNDLED_WEIGHTS: &[u8] = include_bytes!("../../checkpoints/agmarl.safetensors");
 const BUNDLED_SIDECAR: &str = include_str!("../../checkpoints/agmarl.json");
@@ -189,8 +196,8 @@ pub fn save(net: &AgmarlNet, meta: &CheckpointMeta, path: &Path) -> Result<(), C
 /// Reads the checkpoint at `path` (safetensors) and its sidecar.
 pub fn load(path: &Path) -> Result<(AgmarlNet, CheckpointMeta), CheckpointError> {
     let sidecar = sidecar_path(path);
-    let weights = std::fs::read(path).map_err(|e| io_error(path, e))?;
-    let meta = std::fs::read_to_string(&sidecar).map_err(|e| io_error(&sidecar, e))?;
+    let weights = clusters::input::read_bounded(path, MAX_WEIGHTS_BYTES).map_err(|e| io_error(path, e))?;
+    let meta = clusters::input::read_bounded_string(&sidecar, MAX_SIDECAR_BYTES).map_err(|e| io_error(&sidecar, e))?;
     load_parts(
         &weights,
         &path.display().to_string(),
