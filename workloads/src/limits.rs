@@ -17,3 +17,10 @@ pub const MAX_FILE_BYTES: u64 = 4 << 20;
 /// already e¹⁶ ≈ 9 million times the median; much beyond, draws overflow
 /// (sigma 30 drew 2⁶⁴−1 bytes) or underflow to 0.
 pub const MAX_LOGNORMAL_SIGMA: f64 = 4.0;
+/// Bytes of any one text value after substitution (a name, a label, a
+/// description): `${...}` can repeat a parameter, so a small file could
+/// otherwise ask for gigabytes.
+pub const MAX_TEXT_BYTES: usize = 64 << 10;
+/// Characters of a label or taint value, as Kubernetes allows
+/// (`validation.IsValidLabelValue`).
+pub const MAX_LABEL_VALUE_CHARS: usize = 63;

@@ -5,7 +5,7 @@
 use crate::duration::parse_seconds;
 use crate::error::ScenarioError;
 use crate::expr::{self, Env, Piece};
-use crate::limits::MAX_DURATION_SECS;
+use crate::limits::{MAX_DURATION_SECS, MAX_TEXT_BYTES};
 use crate::params::{ParamValue, Params};
 use crate::scalar::{Located, Scalar, format_number};
 use clusters::Span;
@@ -294,6 +294,18 @@ impl Resolver<'_> {
     pub(crate) fn text(&self, v: &Located, path: &str) -> Result<String, ScenarioError> {
         let ev = self.evaluate(v, path, Unit::Plain)?;
         match ev.got {
+            // substitution can multiply a small file into a huge string,
+            // copied into every node or manifest that uses it
+            Got::Literal(Scalar::Str(s)) if s.len() > MAX_TEXT_BYTES => Err(self.error(
+                path,
+                v,
+                self.shown(v, path),
+                format!(
+                    "the text is {} bytes long; a text is capped at {} KiB",
+                    s.len(),
+                    MAX_TEXT_BYTES >> 10
+                ),
+            )),
             Got::Literal(Scalar::Str(s)) => Ok(s),
             Got::Literal(Scalar::Null) => Err(self.error(path, v, ev.shown, "expected a string")),
             Got::Literal(other) => Ok(other.shown()),

@@ -451,3 +451,40 @@ fn errors_from_a_file_name_the_file() {
     let e = workloads::load(dir.path().to_str().unwrap(), &[]).unwrap_err();
     assert!(matches!(e, ScenarioError::Read { .. }), "{e}");
 }
+
+#[test]
+fn substitution_cannot_blow_a_small_file_up_into_huge_texts() {
+    // a 10 KB string parameter repeated 100 times: a 1 MB description
+    let big = "x".repeat(10_000);
+    let repeated = "${big}".repeat(100);
+    let yaml = base_with("  gap: 5m\n", &format!("  gap: 5m\n  big: {big}\n")).replacen(
+        "duration: 30m\n",
+        &format!("description: \"{repeated}\"\nduration: 30m\n"),
+        1,
+    );
+    let msg = err(&yaml);
+    assert_mentions(&msg, &["description", "1000000 bytes long", "capped at 64 KiB"]);
+    // a label or taint value longer than Kubernetes allows
+    let long = "v".repeat(64);
+    let msg = err(&base_with(
+        "      capacity: {cpu: 4, memory: 16Gi}\n",
+        &format!("      capacity: {{cpu: 4, memory: 16Gi}}\n      labels: {{tier: {long}}}\n"),
+    ));
+    assert_mentions(&msg, &["cluster.pools[0].labels.tier", "64 characters", "at most 63"]);
+    let msg = err(&base_with(
+        "      capacity: {cpu: 4, memory: 16Gi}\n",
+        &format!(
+            "      capacity: {{cpu: 4, memory: 16Gi}}\n      taints: [{{key: k, value: {long}, effect: NoSchedule}}]\n"
+        ),
+    ));
+    assert_mentions(&msg, &["taints[0].value", "at most 63"]);
+    // 63 characters are fine
+    let ok = base_with(
+        "      capacity: {cpu: 4, memory: 16Gi}\n",
+        &format!(
+            "      capacity: {{cpu: 4, memory: 16Gi}}\n      labels: {{tier: {}}}\n",
+            "v".repeat(63)
+        ),
+    );
+    assert!(parse_str("ok.yaml", &ok).is_ok());
+}

@@ -2,7 +2,7 @@
 
 use super::check_object_name;
 use crate::error::ScenarioError;
-use crate::limits::MAX_NODES;
+use crate::limits::{MAX_LABEL_VALUE_CHARS, MAX_NODES};
 use crate::model::Pool;
 use crate::raw::{RawCluster, RawResources, RawTaint};
 use crate::scalar::Located;
@@ -98,7 +98,8 @@ pub(crate) fn pools(r: &Resolver<'_>, raw: &RawCluster) -> Result<Vec<Pool>, Sce
         };
         let mut labels = BTreeMap::new();
         for (k, v) in &p.labels {
-            labels.insert(k.clone(), r.text(v, &format!("{path}.labels.{k}"))?);
+            let lp = format!("{path}.labels.{k}");
+            labels.insert(k.clone(), label_value(r, v, &lp)?);
         }
         if let Some(v) = &p.zone {
             let zp = format!("{path}.zone");
@@ -251,8 +252,25 @@ fn taint(r: &Resolver<'_>, t: &RawTaint, path: &str) -> Result<Taint, ScenarioEr
     let value = t
         .value
         .as_ref()
-        .map(|v| r.text(v, &format!("{path}.value")))
+        .map(|v| label_value(r, v, &format!("{path}.value")))
         .transpose()?;
     let effect = r.choice(&t.effect, &format!("{path}.effect"), TAINT_EFFECTS)?;
     Ok(Taint { key, value, effect })
+}
+
+/// A label or taint value: at most the 63 characters Kubernetes allows.
+fn label_value(r: &Resolver<'_>, v: &Located, path: &str) -> Result<String, ScenarioError> {
+    let value = r.text(v, path)?;
+    if value.chars().count() > MAX_LABEL_VALUE_CHARS {
+        return Err(r.error(
+            path,
+            v,
+            r.shown(v, path),
+            format!(
+                "{} characters; Kubernetes allows at most {MAX_LABEL_VALUE_CHARS} in a label or taint value",
+                value.chars().count()
+            ),
+        ));
+    }
+    Ok(value)
 }
