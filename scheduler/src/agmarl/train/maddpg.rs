@@ -363,10 +363,13 @@ impl Learner {
         if batch.is_empty() {
             return Ok(0.0);
         }
+        // one scorer for the batch: the actor's weights are copied out once,
+        // not once per transition
+        let mut scorer = crate::agmarl::scoring::Scorer::new(self.actor.weights()?);
+        let mut s = Vec::with_capacity(1);
         let mut sum = 0.0f64;
         for t in batch {
-            let state = t.state();
-            let s = self.actor.scores(&state.obs, &[t.chosen_row()], self.cfg.use_gnn)?;
+            scorer.scores_into(&t.state().obs, &[t.chosen_row()], self.cfg.use_gnn, &mut s)?;
             let Some(s) = s.first() else { continue };
             sum += f64::from(crate::agmarl::train::reward::score_error(s, &t.realised()));
         }
