@@ -26,6 +26,7 @@
 extern crate self as results;
 
 pub mod atomic;
+pub mod claims;
 pub mod compare;
 pub mod decision_time;
 pub mod decisions;

@@ -125,7 +125,7 @@ pub const REFERENCE_ARM: &str = "default";
 
 /// FNV-1a: a fixed hash of a metric key, so that a metric's bootstrap stream
 /// does not move when metrics are added or reordered.
-fn key_hash(key: &str) -> u64 {
+pub(crate) fn key_hash(key: &str) -> u64 {
     key.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })

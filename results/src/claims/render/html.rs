@@ -1,0 +1,91 @@
+//! The claims section of report.html: a fragment (the page's CSS applies).
+
+use super::{cells, claim_title, header, incomplete_lines, intro, lines, verdict_lines};
+use crate::claims::{ClaimsTable, VERDICT_RULE, Verdict};
+use std::fmt::Write;
+
+fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Text with `code` spans as HTML.
+fn text(s: &str) -> String {
+    s.split('`')
+        .enumerate()
+        .map(|(i, part)| {
+            if i % 2 == 1 {
+                format!("<code>{}</code>", esc(part))
+            } else {
+                esc(part)
+            }
+        })
+        .collect()
+}
+
+fn class(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Supported => "supported",
+        Verdict::NotShown => "not-shown",
+        Verdict::Contradicted => "contradicted",
+    }
+}
+
+impl ClaimsTable {
+    /// `<h2 id="claims">Claims</h2>` and everything of the section, for
+    /// report.html. Empty when no claim applies.
+    pub fn to_html(&self) -> String {
+        if self.is_empty() {
+            return String::new();
+        }
+        let mut out = String::from("<h2 id=\"claims\">Claims</h2>\n");
+        let _ = writeln!(out, "<p class=\"note\">{}</p>", text(&intro(self)));
+        let _ = writeln!(out, "<p class=\"note\"><b>Verdict rule.</b> {}</p>", text(VERDICT_RULE));
+        for line in incomplete_lines(self) {
+            let _ = writeln!(out, "<div class=\"banner\">INCOMPLETE {}</div>", text(&line));
+        }
+        for claim in &self.claims {
+            let _ = writeln!(
+                out,
+                "<h3 id=\"claim-{}\">{}</h3>\n<p>{}.</p>",
+                claim.spec.number,
+                text(&claim_title(claim)),
+                esc(claim.spec.paper)
+            );
+            out.push_str("<ul class=\"verdicts\">\n");
+            for (v, line) in verdict_lines(claim, &self.arm) {
+                let class = v.map_or("none", class);
+                let _ = writeln!(out, "<li class=\"verdict-{class}\">{}</li>", text(&line));
+            }
+            out.push_str("</ul>\n<table>\n<thead><tr>");
+            for h in header(&self.arm) {
+                let _ = write!(out, "<th>{}</th>", esc(&h));
+            }
+            out.push_str("<th>result</th></tr></thead>\n<tbody>\n");
+            for (row, cell) in lines(claim) {
+                let (c, outcome) = cells(row, cell);
+                out.push_str("<tr>");
+                for (i, x) in c.iter().enumerate() {
+                    if matches!(i, 0 | 3) {
+                        let _ = write!(out, "<td><code>{}</code></td>", esc(x));
+                    } else {
+                        let _ = write!(out, "<td>{}</td>", esc(x));
+                    }
+                }
+                let _ = writeln!(out, "<td>{}</td></tr>", text(&outcome));
+            }
+            out.push_str("</tbody>\n</table>\n");
+        }
+        out
+    }
+}

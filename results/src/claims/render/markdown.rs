@@ -1,0 +1,52 @@
+//! The claims section of report.md.
+
+use super::{cells, claim_title, header, incomplete_lines, intro, lines, verdict_lines};
+use crate::claims::{ClaimsTable, VERDICT_RULE};
+use crate::summary::format::md_escape;
+use std::fmt::Write;
+
+impl ClaimsTable {
+    /// "## Claims": the intro, the verdict rule, then per claim its verdicts
+    /// and its rows. Empty when no claim applies.
+    pub fn to_markdown(&self) -> String {
+        if self.is_empty() {
+            return String::new();
+        }
+        let mut out = String::from("## Claims\n\n");
+        let _ = writeln!(out, "{}\n", intro(self));
+        let _ = writeln!(out, "Verdict rule: {VERDICT_RULE}\n");
+        for line in incomplete_lines(self) {
+            let _ = writeln!(out, "> **INCOMPLETE** {line}\n");
+        }
+        for claim in &self.claims {
+            let _ = writeln!(out, "### {}\n", md_escape(&claim_title(claim)));
+            let _ = writeln!(out, "{}.\n", claim.spec.paper);
+            for (_, line) in verdict_lines(claim, &self.arm) {
+                let _ = writeln!(out, "- {}", line.replace('|', "\\|"));
+            }
+            out.push('\n');
+            let mut head = header(&self.arm).to_vec();
+            head.push("result".to_string());
+            let _ = writeln!(
+                out,
+                "| {} |",
+                head.iter().map(|h| md_escape(h)).collect::<Vec<_>>().join(" | ")
+            );
+            let _ = writeln!(
+                out,
+                "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"
+            );
+            for (row, cell) in lines(claim) {
+                let (c, outcome) = cells(row, cell);
+                let mut record: Vec<String> = c.iter().map(|x| md_escape(x)).collect();
+                record[0] = format!("`{}`", record[0]);
+                record[1] = format!("`{}`", row.spec.metric) + &record[1][row.spec.metric.len()..];
+                record[3] = format!("`{}`", record[3]);
+                record.push(outcome.replace('|', "\\|"));
+                let _ = writeln!(out, "| {} |", record.join(" | "));
+            }
+            out.push('\n');
+        }
+        out
+    }
+}

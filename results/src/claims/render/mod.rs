@@ -1,0 +1,173 @@
+//! The claims table as the reports print it: terminal, Markdown, LaTeX,
+//! HTML and JSON. Every format holds the same facts: the intro (arm, test,
+//! family, rule), per claim its verdicts and one line per row and baseline.
+
+mod html;
+mod json;
+mod latex;
+mod markdown;
+mod terminal;
+
+use super::effect::Side;
+use super::table::{Cell, ClaimResult, ClaimsTable, Row};
+use super::verdict::Verdict;
+use crate::definitions::Better;
+use crate::stats::{ALPHA, CONFIDENCE};
+use crate::summary::format::{NA, p_value, plain};
+
+/// "n/a" or the mean, with "(n=k)" where runs were left out as undefined.
+pub(super) fn mean_text(side: Option<Side>) -> String {
+    match side {
+        None => NA.to_string(),
+        Some(s) if s.undefined > 0 => format!("{} (n={})", plain(s.mean), s.n),
+        Some(s) => plain(s.mean),
+    }
+}
+
+/// "diff [low, high]".
+pub(super) fn diff_text(cell: &Cell) -> String {
+    match &cell.effect {
+        None => NA.to_string(),
+        Some(e) => match e.ci {
+            Some(ci) => format!("{} [{}, {}]", plain(e.diff), plain(ci.low), plain(ci.high)),
+            None => format!("{} [{NA}]", plain(e.diff)),
+        },
+    }
+}
+
+pub(super) fn p_text(cell: &Cell) -> String {
+    cell.effect.map_or_else(|| NA.to_string(), |e| p_value(e.test.p))
+}
+
+pub(super) fn p_holm_text(cell: &Cell) -> String {
+    match (cell.effect, cell.p_holm) {
+        (Some(e), Some(_)) if e.tied => "1 (tied)".to_string(),
+        (_, Some(p)) => p_value(p),
+        _ => NA.to_string(),
+    }
+}
+
+pub(super) fn arrow(b: Better) -> &'static str {
+    match b {
+        Better::Lower => "↓",
+        Better::Higher => "↑",
+        Better::Neither => "",
+    }
+}
+
+/// The metric with its direction, "*" where the claim sets the direction.
+pub(super) fn metric_text(row: &Row) -> String {
+    let star = if row.spec.direction_from_claim() { "*" } else { "" };
+    format!("{} {}{star}", row.spec.metric, arrow(row.better))
+}
+
+/// "Claim 1: smart packing under cascading resource pressure (pressure)".
+pub(super) fn claim_title(claim: &ClaimResult) -> String {
+    format!(
+        "Claim {}: {} ({})",
+        claim.spec.number,
+        claim.spec.title,
+        claim.spec.scenarios.join(", ")
+    )
+}
+
+/// The verdict against `default`, then the others, each with its reasons;
+/// text with `code` spans.
+pub(super) fn verdict_lines(claim: &ClaimResult, arm: &str) -> Vec<(Option<Verdict>, String)> {
+    let mut out = Vec::new();
+    match claim.headline() {
+        Some(v) => out.push((
+            Some(v.verdict),
+            format!(
+                "Verdict against `default`: {} ({}).",
+                v.verdict.as_str().to_uppercase(),
+                v.reasons.join("; ")
+            ),
+        )),
+        None => out.push((
+            None,
+            format!("No verdict against `default`: it is the judged arm `{arm}` itself."),
+        )),
+    }
+    for v in claim.others() {
+        out.push((
+            Some(v.verdict),
+            format!(
+                "Against `{}`: {} ({}).",
+                v.baseline,
+                v.verdict.as_str(),
+                v.reasons.join("; ")
+            ),
+        ));
+    }
+    out
+}
+
+/// What the table is, in one paragraph; text with `code` spans.
+pub(super) fn intro(table: &ClaimsTable) -> String {
+    let pct = CONFIDENCE * 100.0;
+    format!(
+        "The claims of AGMARL-DKS (arXiv 2603.12031) against the default kube-scheduler, tested on arm `{}` \
+         against each baseline present among `default`, `binpack`, `cost-binpack`, `target-load` and `load-aware`. \
+         Per row: the judged arm's mean and the baseline's over their runs, the difference of means (judged − \
+         baseline) with its {pct}% percentile-bootstrap interval (1,000 resamples of each side, seeded from the \
+         scenario's statistics seed), the two-sided Mann–Whitney U p over the per-seed values and that p \
+         Holm-adjusted over the {} tests of the whole table (tests whose values are all equal cannot reject and \
+         are left out of the family, Holm p 1); a difference is significant at Holm p < {ALPHA}, its direction that \
+         of Cliff's delta. ↓: lower is better, as the metric's definition says; *: the definition names no \
+         direction and the claim's wording sets it.",
+        table.arm, table.family_size
+    )
+}
+
+/// One line per scenario that is partial.
+pub(super) fn incomplete_lines(table: &ClaimsTable) -> Vec<String> {
+    table
+        .scenarios
+        .iter()
+        .filter_map(|s| s.incomplete.as_ref().map(|b| format!("`{}`: {b}", s.scenario)))
+        .collect()
+}
+
+/// The column headers of a claim's table.
+pub(super) fn header(arm: &str) -> [String; 9] {
+    [
+        "scenario".to_string(),
+        "metric".to_string(),
+        "role".to_string(),
+        "baseline".to_string(),
+        format!("{arm} mean"),
+        "baseline mean".to_string(),
+        format!("{arm} − baseline [{}% CI]", CONFIDENCE * 100.0),
+        "p".to_string(),
+        "Holm p".to_string(),
+    ]
+}
+
+/// The cells of one row against one baseline, as [`header`] orders them,
+/// then the outcome (or why the row is undefined).
+pub(super) fn cells(row: &Row, cell: &Cell) -> ([String; 9], String) {
+    let outcome = match &cell.missing {
+        Some(why) => format!("undefined: {why}"),
+        None => cell.outcome.as_str().to_string(),
+    };
+    (
+        [
+            row.scenario.to_string(),
+            metric_text(row),
+            row.spec.role.as_str().to_string(),
+            cell.baseline.clone(),
+            mean_text(row.arm_side),
+            mean_text(cell.baseline_side),
+            diff_text(cell),
+            p_text(cell),
+            p_holm_text(cell),
+        ],
+        outcome,
+    )
+}
+
+/// Every (row, cell) of a claim, row by row, baselines in order.
+pub(super) fn lines(claim: &ClaimResult) -> impl Iterator<Item = (&Row, &Cell)> {
+    claim.rows.iter().flat_map(|r| r.cells.iter().map(move |c| (r, c)))
+}

@@ -1,0 +1,42 @@
+//! The claims table as `schedlab report` prints it.
+
+use super::{cells, claim_title, header, incomplete_lines, intro, lines, verdict_lines};
+use crate::claims::ClaimsTable;
+use std::fmt::Write;
+use tabled::builder::Builder;
+use tabled::settings::Style;
+
+impl ClaimsTable {
+    /// "Claims", the intro, then per claim its verdicts and a table of its
+    /// rows against each baseline. Empty when no claim applies.
+    pub fn to_terminal(&self) -> String {
+        if self.is_empty() {
+            return String::new();
+        }
+        let mut out = String::from("Claims\n");
+        let _ = writeln!(out, "{}", intro(self));
+        for line in incomplete_lines(self) {
+            let _ = writeln!(out, "INCOMPLETE {line}");
+        }
+        for claim in &self.claims {
+            let _ = writeln!(out, "\n{}", claim_title(claim));
+            for (_, line) in verdict_lines(claim, &self.arm) {
+                let _ = writeln!(out, "  {line}");
+            }
+            let mut builder = Builder::default();
+            let mut head = header(&self.arm).to_vec();
+            head.push("result".to_string());
+            builder.push_record(head);
+            for (row, cell) in lines(claim) {
+                let (c, outcome) = cells(row, cell);
+                let mut record = c.to_vec();
+                record.push(outcome);
+                builder.push_record(record);
+            }
+            let mut table = builder.build();
+            table.with(Style::rounded());
+            let _ = writeln!(out, "{table}");
+        }
+        out
+    }
+}
