@@ -1,17 +1,24 @@
 //! `schedlab report DIR...`: rebuild every table and plot of one or more run
-//! folders from their raw records, and from nothing else.
+//! folders from their raw records, and from nothing else; with the folders
+//! of the claim scenarios, the paper's claims table.
 
 use crate::exit::InputError;
 use crate::out::outln;
 use anyhow::{Context, Result, bail};
-use results::report::{LoadOptions, RunFolderData, render};
+use results::claims::DEFAULT_ARM;
+use results::report::{LoadOptions, OutputFile, RunFolderData, render, render_report};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
 pub struct ReportArgs {
-    /// Run folders of one scenario (as `schedlab scenario` writes them); several are merged.
+    /// Run folders (as `schedlab scenario` writes them); those of one scenario are merged. Folders of several
+    /// scenarios get one report each under OUT/<scenario>/ and, at OUT, an index with the claims table.
     #[arg(required = true, value_name = "DIR")]
     pub dirs: Vec<PathBuf>,
+
+    /// The arm whose claims are judged against the baselines (an ablation, say); it must be an arm of the folders.
+    #[arg(long, value_name = "NAME", default_value = DEFAULT_ARM)]
+    pub claims_arm: String,
 
     /// Where to write the report. Default: DIR/report for one folder; required for several.
     #[arg(long)]
@@ -37,16 +44,25 @@ pub fn run(args: ReportArgs) -> Result<()> {
     let options = LoadOptions {
         allow_incomplete: args.allow_incomplete,
     };
-    let data = RunFolderData::load_many(&args.dirs, options)?;
-    write_files(&data, &out)?;
-    if let Some(banner) = data.incomplete_banner() {
-        eprintln!("warning: {banner}");
-        for s in &data.skipped {
-            eprintln!("warning: left out arm {} seed {}: {}", s.arm, s.seed, s.reason);
+    let groups = RunFolderData::load_grouped(&args.dirs, options)?;
+    if !groups.iter().any(|g| g.arms.contains(&args.claims_arm)) && args.claims_arm != DEFAULT_ARM {
+        bail!(InputError(format!(
+            "--claims-arm {}: no run folder has that arm",
+            args.claims_arm
+        )));
+    }
+    let report = render_report(&groups, &args.claims_arm)?;
+    write_files(report.files, &out)?;
+    for data in &groups {
+        if let Some(banner) = data.incomplete_banner() {
+            eprintln!("warning: {}: {banner}", data.scenario);
+            for s in &data.skipped {
+                eprintln!("warning: left out arm {} seed {}: {}", s.arm, s.seed, s.reason);
+            }
         }
     }
     // after every file is written: a closed or full standard output cannot leave half a report
-    outln!("{}", data.summary().to_terminal_table())?;
+    outln!("{}", report.terminal)?;
     outln!("Report: {}", out.join("report.html").display())?;
     Ok(())
 }
@@ -100,12 +116,12 @@ pub fn write_report_of_finished_runs(dir: &Path, out: &Path) -> Result<()> {
     for folder in &mut data.folders {
         folder.complete = true;
     }
-    write_files(&data, out)
+    write_files(render(&data)?, out)
 }
 
 /// Writes every file of the report into `out`, each whole or not at all (see [`results::atomic`]).
-fn write_files(data: &RunFolderData, out: &Path) -> Result<()> {
-    for file in render(data)? {
+fn write_files(files: Vec<OutputFile>, out: &Path) -> Result<()> {
+    for file in files {
         let path = out.join(&file.path);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;

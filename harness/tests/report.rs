@@ -430,3 +430,101 @@ fn a_closed_stdout_does_not_turn_a_regression_into_a_pass() {
         "{stderr}"
     );
 }
+
+/// Two tiny claim scenarios with `default` and `agmarl`, reported together:
+/// each scenario's report in its own folder, the claims table at the top in
+/// every format and on the terminal.
+#[test]
+fn a_report_over_the_claim_scenarios_adds_the_claims_table() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut dirs = Vec::new();
+    for scenario in ["churn", "pressure"] {
+        let dir = tmp.path().join(scenario);
+        let out = schedlab()
+            .args(["scenario", scenario, "--arms", "default,agmarl", "--seeds", "2"])
+            .args(["--set", "nodes=6", "--out"])
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        dirs.push(dir);
+    }
+    let report = tmp.path().join("claims");
+    let out = schedlab()
+        .arg("report")
+        .args(&dirs)
+        .arg("--out")
+        .arg(&report)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("scenario churn") && stdout.contains("scenario pressure"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("\nClaims\n") && stdout.contains("Claim 1: smart packing"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("Verdict against `default`"), "{stdout}");
+    for (file, marker) in [
+        ("report.md", "## Claims"),
+        ("report.tex", "\\section*{Claims}"),
+        ("report.html", "<h2 id=\"claims\">Claims</h2>"),
+    ] {
+        let text = fs::read_to_string(report.join(file)).unwrap();
+        assert!(text.contains(marker), "{file}");
+        for n in 1..=4 {
+            assert!(text.contains(&format!("Claim {n}: ")), "claim {n} in {file}");
+        }
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(report.join("claims.json")).unwrap()).unwrap();
+    assert_eq!(json["arm"], "agmarl");
+    assert_eq!(json["claims"].as_array().unwrap().len(), 4);
+    for claim in json["claims"].as_array().unwrap() {
+        let verdict = claim["verdict"].as_str().unwrap();
+        assert!(
+            ["supported", "not shown", "contradicted"].contains(&verdict),
+            "{verdict}"
+        );
+    }
+    // each scenario's own report, as before, linked from the index
+    for scenario in ["churn", "pressure"] {
+        assert!(report.join(scenario).join("summary.json").is_file());
+        assert!(
+            !fs::read_to_string(report.join(scenario).join("report.md"))
+                .unwrap()
+                .contains("## Claims")
+        );
+        assert!(
+            fs::read_to_string(report.join("report.html"))
+                .unwrap()
+                .contains(&format!("href=\"{scenario}/report.html\""))
+        );
+    }
+
+    // another arm judged the same way; an arm no folder has is refused
+    let out = schedlab()
+        .arg("report")
+        .args(&dirs)
+        .args(["--claims-arm", "default", "--out"])
+        .arg(tmp.path().join("by-default"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(tmp.path().join("by-default/claims.json")).unwrap()).unwrap();
+    assert_eq!(json["arm"], "default");
+    let out = schedlab()
+        .arg("report")
+        .args(&dirs)
+        .args(["--claims-arm", "agmarl-nope", "--out"])
+        .arg(tmp.path().join("nope"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("agmarl-nope"));
+    assert!(!tmp.path().join("nope").exists());
+}

@@ -90,7 +90,7 @@ pub struct ScenarioFacts {
 pub struct ClaimsTable {
     /// the judged arm
     pub arm: String,
-    /// the inputs that some claim is tested on, in input order
+    /// the inputs that some claim is tested on, by name
     pub scenarios: Vec<ScenarioFacts>,
     pub claims: Vec<ClaimResult>,
     /// the tests in the Holm family: defined and not tied
@@ -331,7 +331,7 @@ impl ClaimsTable {
             .filter(|c| claims.iter().any(|r| r.spec.number == c.number))
             .flat_map(|c| c.scenarios.iter().copied())
             .collect();
-        let scenarios = inputs
+        let mut scenarios: Vec<ScenarioFacts> = inputs
             .iter()
             .filter(|s| used.contains(&s.scenario.as_str()))
             .map(|s| ScenarioFacts {
@@ -341,6 +341,7 @@ impl ClaimsTable {
                 arms: s.arms.iter().map(|a| a.arm.clone()).collect(),
             })
             .collect();
+        scenarios.sort_by(|a, b| a.scenario.cmp(&b.scenario));
         Ok(ClaimsTable {
             arm: arm.to_string(),
             scenarios,

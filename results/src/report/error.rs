@@ -58,12 +58,19 @@ pub enum ReportError {
     },
     #[error("{}: no run could be loaded", dir.display())]
     NoRuns { dir: PathBuf },
+    #[error(transparent)]
+    Claims(#[from] crate::claims::ClaimsError),
 }
 
 impl ReportError {
     /// Whether the fault lies in the run folders given (damaged, partial,
     /// mismatched), as opposed to schedlab itself (drawing a plot).
     pub fn is_input_error(&self) -> bool {
-        !matches!(self, ReportError::Plot(_))
+        use crate::claims::ClaimsError;
+        !matches!(
+            self,
+            ReportError::Plot(_)
+                | ReportError::Claims(ClaimsError::UnknownMetric { .. } | ClaimsError::DirectionMismatch { .. })
+        )
     }
 }

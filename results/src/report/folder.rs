@@ -80,25 +80,31 @@ impl RunFolderData {
     /// Loads and merges folders of one scenario (equal resolved scenarios
     /// and backends); a run (arm, seed) may appear in one folder only.
     pub fn load_many(dirs: &[PathBuf], options: LoadOptions) -> Result<RunFolderData, ReportError> {
-        let mut merged: Option<(PathBuf, RunFolderData)> = None;
+        let mut loaded = Vec::new();
+        for dir in dirs {
+            loaded.push((dir.clone(), load_one(dir, options)?));
+        }
+        merge_all(loaded)
+    }
+
+    /// Loads folders of one or more scenarios: grouped by scenario name,
+    /// each group merged as [`RunFolderData::load_many`] merges (so folders
+    /// of one name with different parameters are refused), the groups in
+    /// the order of their names.
+    pub fn load_grouped(dirs: &[PathBuf], options: LoadOptions) -> Result<Vec<RunFolderData>, ReportError> {
+        let mut groups: Vec<(String, Vec<(PathBuf, RunFolderData)>)> = Vec::new();
         for dir in dirs {
             let next = load_one(dir, options)?;
-            merged = Some(match merged {
-                None => (dir.clone(), next),
-                Some((first_dir, mut data)) => {
-                    merge(&mut data, &first_dir, next, dir)?;
-                    (first_dir, data)
-                }
-            });
+            match groups.iter_mut().find(|(name, _)| *name == next.scenario) {
+                Some((_, list)) => list.push((dir.clone(), next)),
+                None => groups.push((next.scenario.clone(), vec![(dir.clone(), next)])),
+            }
         }
-        let (_, mut data) = merged.ok_or(ReportError::NoFolders)?;
-        let arms = data.arms.clone();
-        let arm_index = |a: &str| arms.iter().position(|x| x == a).unwrap_or(usize::MAX);
-        data.runs.sort_by_key(|x| (arm_index(&x.arm), x.seed));
-        data.skipped.sort_by_key(|x| (arm_index(&x.arm), x.seed));
-        data.seeds.sort_unstable();
-        data.seeds.dedup();
-        Ok(data)
+        if groups.is_empty() {
+            return Err(ReportError::NoFolders);
+        }
+        groups.sort_by(|a, b| a.0.cmp(&b.0));
+        groups.into_iter().map(|(_, loaded)| merge_all(loaded)).collect()
     }
 
     /// Runs the manifests promise.
@@ -161,6 +167,28 @@ impl RunFolderData {
         }
         out
     }
+}
+
+/// Merges loaded folders of one scenario, in the order given.
+fn merge_all(loaded: Vec<(PathBuf, RunFolderData)>) -> Result<RunFolderData, ReportError> {
+    let mut merged: Option<(PathBuf, RunFolderData)> = None;
+    for (dir, next) in loaded {
+        merged = Some(match merged {
+            None => (dir, next),
+            Some((first_dir, mut data)) => {
+                merge(&mut data, &first_dir, next, &dir)?;
+                (first_dir, data)
+            }
+        });
+    }
+    let (_, mut data) = merged.ok_or(ReportError::NoFolders)?;
+    let arms = data.arms.clone();
+    let arm_index = |a: &str| arms.iter().position(|x| x == a).unwrap_or(usize::MAX);
+    data.runs.sort_by_key(|x| (arm_index(&x.arm), x.seed));
+    data.skipped.sort_by_key(|x| (arm_index(&x.arm), x.seed));
+    data.seeds.sort_unstable();
+    data.seeds.dedup();
+    Ok(data)
 }
 
 fn load_one(dir: &Path, options: LoadOptions) -> Result<RunFolderData, ReportError> {

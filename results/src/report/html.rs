@@ -5,6 +5,7 @@
 use super::RunFolderData;
 use super::decisions::DecisionsOverview;
 use super::pareto_note::pareto_note;
+use crate::claims::ClaimsTable;
 use crate::definitions::{ACROSS_SEEDS, Better, CORRELATIONS, METRICS, MetricDef};
 use crate::plots::Plot;
 use crate::stats::{BOOTSTRAP_RESAMPLES, CONFIDENCE, MeanEstimate};
@@ -36,9 +37,11 @@ pub struct HtmlInput<'a> {
     pub summary: &'a Summary,
     pub plots: &'a [Plot],
     pub decisions: &'a DecisionsOverview,
+    /// the claims section, when the scenario is one of the claims'
+    pub claims: Option<&'a ClaimsTable>,
 }
 
-const CSS: &str = "\
+pub(super) const CSS: &str = "\
 :root{--ink:#1d2430;--muted:#5b6472;--rule:#d9dee5;--bg:#ffffff;--band:#f4f6f9;--accent:#1f5fa8;--warn:#a11d1d}
 *{box-sizing:border-box}
 body{margin:0;background:var(--bg);color:var(--ink);font:15px/1.5 'DejaVu Sans','Helvetica Neue',Arial,sans-serif}
@@ -269,6 +272,7 @@ pub fn html(input: &HtmlInput<'_>) -> String {
         summary,
         plots,
         decisions,
+        claims,
     } = *input;
     let pct = CONFIDENCE * 100.0;
     let mut out = String::new();
@@ -348,6 +352,10 @@ pub fn html(input: &HtmlInput<'_>) -> String {
     // Pareto
     out.push_str("<h2 id=\"pareto\">Pareto front</h2>\n");
     let _ = writeln!(out, "<p>{}</p>", esc(&pareto_note(summary.pareto())));
+
+    if let Some(claims) = claims {
+        out.push_str(&claims.to_html());
+    }
 
     // plots
     out.push_str("<h2 id=\"plots\">Plots</h2>\n");
@@ -456,6 +464,7 @@ mod tests {
             summary: &summary,
             plots: &plots,
             decisions: &DecisionsOverview::default(),
+            claims: None,
         });
         assert!(page.starts_with("<!DOCTYPE html>"));
         assert!(page.ends_with("</html>\n"));
@@ -490,6 +499,7 @@ mod tests {
             summary: &data.summary(),
             plots: &plots,
             decisions: &DecisionsOverview::default(),
+            claims: None,
         });
         assert_eq!(page, again);
     }
@@ -507,6 +517,7 @@ mod tests {
             summary: &summary,
             plots: &[],
             decisions: &DecisionsOverview::default(),
+            claims: None,
         });
         let banner = page.find("INCOMPLETE: 2 of 3 runs").expect("banner");
         assert!(

@@ -5,6 +5,7 @@
 use super::decisions::DecisionsOverview;
 use super::html::{HtmlInput, html, relative_reason};
 use super::{ReportError, RunFolderData};
+use crate::claims::{CLAIMS_JSON, ClaimsTable, DEFAULT_ARM, ScenarioValues};
 use crate::plots::{ArmSeries, ParetoPoint, Plot, PlotInput, SeedSeries, render_all};
 use crate::summary::Summary;
 use crate::summary::format::md_escape;
@@ -17,7 +18,7 @@ pub struct OutputFile {
 }
 
 impl OutputFile {
-    fn text(path: &str, text: String) -> OutputFile {
+    pub(super) fn text(path: &str, text: String) -> OutputFile {
         OutputFile {
             path: path.to_string(),
             bytes: text.into_bytes(),
@@ -69,12 +70,87 @@ fn plot_list(plots: &[Plot]) -> String {
     out
 }
 
-/// Builds the summary, reads every run's time series, draws the plots and
-/// renders summary.csv, summary.json, report.md, report.tex, report.html and
-/// plots/*.svg|png. A partial report says "INCOMPLETE: n of m runs" in every
-/// one of them (plots in a red band above the figure).
+/// What `schedlab report` writes and prints.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    /// every file, paths relative to the report folder
+    pub files: Vec<OutputFile>,
+    /// the terminal tables: every scenario's summary, then the claims
+    pub terminal: String,
+}
+
+/// The report of one scenario's run folders, as [`render_report`] writes it
+/// for them (claims judged on arm `agmarl`).
 pub fn render(data: &RunFolderData) -> Result<Vec<OutputFile>, ReportError> {
-    let summary = data.summary();
+    Ok(render_report(std::slice::from_ref(data), DEFAULT_ARM)?.files)
+}
+
+/// The report of run folders grouped by scenario (as
+/// [`RunFolderData::load_grouped`] gives them). One scenario: its report
+/// (see [`render_scenario`]) with the claims section of the claims tested on
+/// it, if any. Several: each scenario's report under `<scenario>/` as
+/// before, without claims, and at the top an index (report.md, report.tex,
+/// report.html) linking them, with the claims section, and claims.json. The
+/// claims judge arm `claims_arm`.
+pub fn render_report(groups: &[RunFolderData], claims_arm: &str) -> Result<Report, ReportError> {
+    let summaries: Vec<Summary> = groups.iter().map(RunFolderData::summary).collect();
+    let values = groups
+        .iter()
+        .zip(&summaries)
+        .map(|(d, s)| ScenarioValues::from_summary(s, d.incomplete_banner()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let claims = ClaimsTable::evaluate(&values, claims_arm)?;
+    let claims = (!claims.is_empty()).then_some(claims);
+    let mut terminal = String::new();
+    let files = match groups {
+        [] => return Err(ReportError::NoFolders),
+        [one] => {
+            terminal.push_str(&summaries[0].to_terminal_table());
+            render_scenario(one, &summaries[0], claims.as_ref())?
+        }
+        many => {
+            let folders = super::index::folder_names(many);
+            let mut files = Vec::new();
+            for ((data, summary), folder) in many.iter().zip(&summaries).zip(&folders) {
+                if !terminal.is_empty() {
+                    terminal.push('\n');
+                }
+                terminal.push_str(&summary.to_terminal_table());
+                for f in render_scenario(data, summary, None)? {
+                    files.push(OutputFile {
+                        path: format!("{folder}/{}", f.path),
+                        bytes: f.bytes,
+                    });
+                }
+            }
+            files.extend(super::index::index_files(many, &folders, claims.as_ref()));
+            files
+        }
+    };
+    if let Some(c) = &claims {
+        terminal.push('\n');
+        terminal.push_str(&c.to_terminal());
+    }
+    Ok(Report { files, terminal })
+}
+
+/// claims.json's text.
+pub(super) fn claims_json(claims: &ClaimsTable) -> OutputFile {
+    let mut text = serde_json::to_string_pretty(&claims.to_json()).unwrap_or_else(|_| "null".to_string());
+    text.push('\n');
+    OutputFile::text(CLAIMS_JSON, text)
+}
+
+/// One scenario's report from its summary: reads every run's time series, draws the plots and
+/// renders summary.csv, summary.json, report.md, report.tex, report.html and
+/// plots/*.svg|png, and with `claims` its section in report.md, report.tex
+/// and report.html, and claims.json. A partial report says "INCOMPLETE: n of m runs" in every
+/// one of them (plots in a red band above the figure).
+pub fn render_scenario(
+    data: &RunFolderData,
+    summary: &Summary,
+    claims: Option<&ClaimsTable>,
+) -> Result<Vec<OutputFile>, ReportError> {
     let banner = data.incomplete_banner();
 
     let mut arms: Vec<ArmSeries> = Vec::new();
@@ -89,7 +165,7 @@ pub fn render(data: &RunFolderData) -> Result<Vec<OutputFile>, ReportError> {
             }),
         }
     }
-    let pareto = pareto_points(&summary);
+    let pareto = pareto_points(summary);
     let decisions = DecisionsOverview::load(data)?;
     let plots = render_all(&PlotInput {
         scenario: data.scenario.clone(),
@@ -127,6 +203,11 @@ pub fn render(data: &RunFolderData) -> Result<Vec<OutputFile>, ReportError> {
     md.push('\n');
     md.push_str(&decisions.markdown());
     tex.push_str(&summary.to_latex());
+    if let Some(c) = claims {
+        md.push('\n');
+        md.push_str(&c.to_markdown());
+        tex.push_str(&c.to_latex());
+    }
 
     let mut json = summary.to_json();
     if let (Some(b), Some(object)) = (&banner, json.as_object_mut()) {
@@ -149,11 +230,15 @@ pub fn render(data: &RunFolderData) -> Result<Vec<OutputFile>, ReportError> {
         "report.html",
         html(&HtmlInput {
             data,
-            summary: &summary,
+            summary,
             plots: &plots,
             decisions: &decisions,
+            claims,
         }),
     ));
+    if let Some(c) = claims {
+        files.push(claims_json(c));
+    }
     for plot in &plots {
         files.push(OutputFile::text(&format!("plots/{}.svg", plot.name), plot.svg.clone()));
         files.push(OutputFile {
@@ -269,6 +354,89 @@ mod tests {
         assert!(
             err.contains("seed-1") && err.contains(DECISIONS_FILE) && err.contains("line 1"),
             "{err}"
+        );
+    }
+
+    /// A synthetic folder renamed to `scenario`.
+    fn folder_of(dir: &std::path::Path, scenario: &str, arms: &[&str]) -> RunFolderData {
+        write_folder(dir, arms, &[1, 2], 4);
+        let path = dir.join("manifest.json");
+        let mut manifest: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        manifest["scenario"] = scenario.into();
+        std::fs::write(&path, manifest.to_string()).unwrap();
+        RunFolderData::load(dir).unwrap()
+    }
+
+    fn text_of(files: &[OutputFile], name: &str) -> String {
+        String::from_utf8(files.iter().find(|f| f.path == name).unwrap().bytes.clone()).unwrap()
+    }
+
+    #[test]
+    fn claims_are_added_only_where_a_claim_scenario_is_reported() {
+        let tmp = tempfile::tempdir().unwrap();
+        // not a claim scenario: the report of before, nothing added
+        let other = folder_of(&tmp.path().join("o"), "synthetic", &["default", "agmarl"]);
+        let report = render_report(std::slice::from_ref(&other), DEFAULT_ARM).unwrap();
+        assert_eq!(report.files, render_scenario(&other, &other.summary(), None).unwrap());
+        assert!(!report.files.iter().any(|f| f.path == CLAIMS_JSON));
+        assert_eq!(report.terminal, other.summary().to_terminal_table());
+
+        // one claim scenario: its report with the claims section added at the end
+        let churn = folder_of(&tmp.path().join("c"), "churn", &["default", "agmarl"]);
+        let files = render(&churn).unwrap();
+        let plain = render_scenario(&churn, &churn.summary(), None).unwrap();
+        let (md, before) = (text_of(&files, "report.md"), text_of(&plain, "report.md"));
+        let added = md.strip_prefix(&before).expect("the report of before, then the claims");
+        assert!(
+            added.contains("## Claims") && added.contains("Claim 2: strategic restraint"),
+            "{added}"
+        );
+        assert!(!added.contains("Claim 1:"), "claim 1 is tested on pressure only");
+        assert!(text_of(&files, "report.tex").contains("\\section*{Claims}"));
+        assert!(text_of(&files, "report.html").contains("id=\"claims\""));
+        assert_eq!(text_of(&files, "summary.json"), text_of(&plain, "summary.json"));
+        let json: serde_json::Value = serde_json::from_str(&text_of(&files, CLAIMS_JSON)).unwrap();
+        assert_eq!(json["arm"], "agmarl");
+
+        // two scenarios: each report in its folder, without claims; index and claims at the top
+        let pressure = folder_of(&tmp.path().join("p"), "pressure", &["default", "agmarl"]);
+        let report = render_report(&[churn.clone(), pressure.clone()], "agmarl").unwrap();
+        let names: Vec<&str> = report.files.iter().map(|f| f.path.as_str()).collect();
+        for want in [
+            "churn/report.html",
+            "pressure/summary.json",
+            "report.md",
+            "report.tex",
+            "report.html",
+            CLAIMS_JSON,
+        ] {
+            assert!(names.contains(&want), "{want} in {names:?}");
+        }
+        assert!(!text_of(&report.files, "churn/report.md").contains("## Claims"));
+        assert_eq!(text_of(&report.files, "churn/report.md"), before);
+        let index = text_of(&report.files, "report.html");
+        assert!(index.contains("href=\"churn/report.html\"") && index.contains("href=\"pressure/report.html\""));
+        assert!(index.contains("Claim 1: smart packing") && index.contains("Claim 4: Pareto balance"));
+        assert!(report.terminal.contains("scenario churn") && report.terminal.contains("scenario pressure"));
+        assert!(report.terminal.contains("\nClaims\n"));
+        assert_eq!(
+            render_report(&[churn, pressure], "agmarl").unwrap(),
+            report,
+            "same bytes again"
+        );
+    }
+
+    #[test]
+    fn scenario_folders_stay_inside_the_report() {
+        let tmp = tempfile::tempdir().unwrap();
+        let groups: Vec<RunFolderData> = ["../up", "a/b", "..", "report.md", "a_b"]
+            .iter()
+            .enumerate()
+            .map(|(i, name)| folder_of(&tmp.path().join(i.to_string()), name, &["default"]))
+            .collect();
+        assert_eq!(
+            crate::report::folder_names(&groups),
+            [".._up", "a_b", "scenario..", "report.md-2", "a_b-2"]
         );
     }
 
