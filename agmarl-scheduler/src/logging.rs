@@ -10,7 +10,9 @@ pub fn init(format: LogFormat) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(|| clusters::kube::redact::RedactingStderr);
+        .with_writer(|| clusters::kube::redact::RedactingStderr)
+        // colour codes only for a person at a terminal
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()));
     let _ = match format {
         LogFormat::Json => builder.json().flatten_event(true).with_current_span(false).try_init(),
         LogFormat::Text => builder.try_init(),

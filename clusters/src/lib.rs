@@ -13,6 +13,8 @@
 //!   watch-and-bind loop.
 
 pub mod behaviour;
+pub mod budget;
+pub mod digest;
 pub mod dist;
 pub mod input;
 pub mod kube;

@@ -4,7 +4,9 @@
 //! `decision_times.json` of a run folder), with the bundled checkpoint for
 //! `agmarl`. A static cluster would measure a best case (nothing changes
 //! between decisions, so nothing needs recomputing); the simulator's
-//! cluster changes as it does in a run.
+//! cluster changes as it does in a run. The records go to a JSON Lines file
+//! through the run's own writer, as in a run: serialising them between
+//! decisions takes the caches the decisions would otherwise keep warm.
 //!
 //! Prints, per size and arm, the decisions, the run's wall time and the
 //! decision time p50 / p99 / max. The numeric kernels run on one thread, as
@@ -27,14 +29,6 @@ use std::time::Instant;
 const SEED: u64 = 1;
 const SIZES: [usize; 3] = [100, 1_000, 5_000];
 const ARMS: [&str; 2] = ["default", "agmarl"];
-
-struct Discard;
-
-impl clusters::RecordSink for Discard {
-    fn record(&mut self, record: clusters::Record) {
-        std::hint::black_box(record);
-    }
-}
 
 fn sizes(quick: bool) -> Vec<usize> {
     if quick {
@@ -102,10 +96,18 @@ fn main() {
             };
             let mut placer =
                 |pod: &clusters::PendingPod<'_>, view: &clusters::ClusterView<'_>| policy.schedule(pod, view);
+            let dir = tempfile::tempdir().expect("a temporary folder for the records");
+            let mut sink = match results::records::JsonlSink::create(&dir.path().join("records.jsonl")) {
+                Ok(sink) => sink,
+                Err(e) => panic!("records file: {e}"),
+            };
             let start = Instant::now();
             let end = sim.end();
-            sim.run_until(end, &mut placer, &mut Discard);
+            sim.run_until(end, &mut placer, &mut sink);
             let wall = start.elapsed();
+            if let Err(e) = sink.finish() {
+                panic!("records file: {e}");
+            }
             let h = sim.decision_times();
             let ms = |ns: u64| format!("{:.3}ms", ns as f64 / 1e6);
             println!(

@@ -98,6 +98,12 @@ pub struct ScenarioArgs {
     )]
     pub arms: Vec<String>,
 
+    /// AGMARL controller settings as JSON for every agmarl arm, any subset of the checkpoint sidecar's
+    /// `training.config.policy` (`delta_lex`, `linear_weights`, `stress`, `restraint`), e.g.
+    /// `{"restraint": {"enabled": false}}`; each arm keeps its own variant.
+    #[arg(long, value_name = "FILE")]
+    pub agmarl_config: Option<PathBuf>,
+
     /// An AGMARL checkpoint (`.safetensors` with its `.json` sidecar) for the agmarl arms,
     /// instead of the bundled one.
     #[arg(long, value_name = "FILE")]
@@ -123,6 +129,12 @@ pub struct ScenarioArgs {
     /// How many runs to play at once (default: the number of cores; always 1 on a real cluster).
     #[arg(long)]
     pub jobs: Option<usize>,
+
+    /// The most records one run may write, in GiB, estimated from the scenario before anything runs (its samples
+    /// and the events every pod writes at least); a scenario over it is refused. Raise it deliberately for long or
+    /// huge scenarios.
+    #[arg(long, value_name = "GIB", default_value_t = 4.0)]
+    pub max_records_gib: f64,
 
     /// --cluster local: use the running control plane of this state folder (see `schedlab cluster up --local
     /// --state`). Default: the default state folder's when it runs, else one brought up for this invocation.
@@ -256,6 +268,11 @@ pub struct TrainArgs {
     /// Training settings as JSON (any subset of the checkpoint sidecar's `training.config`).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+
+    /// The variant to train: agmarl (default), agmarl-nognn (no graph network in training or use),
+    /// agmarl-linear (the weighted-sum controller) or agmarl-nostress (no stress awareness).
+    #[arg(long, value_name = "ARM")]
+    pub variant: Option<String>,
 
     /// How many simulated environments play at once, each with a frozen copy of the actor.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]

@@ -70,8 +70,11 @@ pub fn decision_record(
                 kept: t.kept.as_slice().to_vec(),
                 decline: t.decline.map(|d| Decline {
                     instability: d.instability,
-                    best_fault_tolerance: d.best_fault_tolerance,
-                    ft_threshold: d.ft_threshold,
+                    predicted_fault_tolerance: d.predicted_fault_tolerance,
+                    workload_baseline: d.workload_baseline,
+                    workload_spread: d.workload_spread,
+                    workload_binds: d.workload_binds,
+                    bar: d.bar,
                 }),
             }
         }),

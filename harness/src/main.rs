@@ -16,7 +16,7 @@ mod train_cmd;
 
 use clap::Parser;
 use out::outln;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -26,6 +26,8 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .with_writer(|| clusters::kube::redact::RedactingStderr)
+        // colour codes only for a person at a terminal, never in a log file or a pipe
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
     let cli = cli::Cli::parse();
     let outcome = match cli.command {

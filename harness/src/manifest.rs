@@ -22,6 +22,8 @@ impl Build {
 /// The manifest of the whole invocation (`manifest.json` at the folder's root).
 #[derive(Debug, Clone, Serialize)]
 pub struct InvocationManifest {
+    /// [`results::report::MANIFEST_VERSION`]
+    pub manifest_version: u32,
     pub scenario: String,
     pub origin: String,
     pub params: BTreeMap<String, serde_json::Value>,
@@ -36,6 +38,9 @@ pub struct InvocationManifest {
     /// the agmarl arms' checkpoint: "bundled" or a path
     #[serde(skip_serializing_if = "Option::is_none")]
     pub checkpoint: Option<String>,
+    /// `--agmarl-config`: the agmarl arms' controller settings, when not the defaults
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agmarl_config: Option<serde_json::Value>,
     /// `--explain`: every run beside its records has decisions.jsonl (see the
     /// run manifests for arms where that does not apply)
     pub explain: bool,
@@ -51,6 +56,8 @@ pub struct InvocationManifest {
 /// The manifest of one (arm, seed) run, beside its records.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunManifest {
+    /// [`results::report::MANIFEST_VERSION`]
+    pub manifest_version: u32,
     pub scenario: String,
     pub origin: String,
     pub params: BTreeMap<String, serde_json::Value>,
@@ -61,6 +68,8 @@ pub struct RunManifest {
     #[serde(flatten)]
     pub build: Build,
     pub records: &'static str,
+    /// SHA-256 of the records file: a report refuses records that are not these
+    pub records_sha256: String,
     /// with `--explain`: the decisions file, or why this run has none
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explain: Option<crate::explain::RunExplain>,

@@ -18,19 +18,46 @@ pub struct RunFolder {
 }
 
 impl RunFolder {
+    /// Checks, without leaving anything behind, that `root` can become a run
+    /// folder: it does not exist and can be created, or it is an empty folder
+    /// that can be written. Called before a cluster is connected or made, so
+    /// an unusable `--out` costs seconds, not a provisioned cluster.
+    pub fn preflight(root: &Path) -> Result<()> {
+        let bad = |what: String| crate::exit::InputError(format!("--out {}: {what}", root.display()));
+        if root.exists() {
+            if !root.is_dir() {
+                bail!(bad("a file is there, not a folder; choose another".into()));
+            }
+            let mut entries = fs::read_dir(root).map_err(|e| bad(format!("cannot be read: {e}")))?;
+            if entries.next().is_some() {
+                bail!(bad("the folder exists and is not empty; choose another".into()));
+            }
+            let probe = root.join(".schedlab-write-check");
+            fs::write(&probe, b"").map_err(|e| bad(format!("cannot be written: {e}")))?;
+            let _ = fs::remove_file(&probe);
+            return Ok(());
+        }
+        // create it and every missing parent, then remove what was created
+        let mut created = Vec::new();
+        let mut missing = Some(root);
+        while let Some(dir) = missing.filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
+            created.push(dir.to_path_buf());
+            missing = dir.parent();
+        }
+        let made = fs::create_dir_all(root);
+        for dir in created.iter() {
+            let _ = fs::remove_dir(dir);
+        }
+        made.map_err(|e| bad(format!("cannot be created: {e}")))?;
+        Ok(())
+    }
+
     /// Creates `root` (which must not exist, or be an empty folder) with the
     /// incomplete marker in it.
     pub fn create(root: &Path) -> Result<RunFolder> {
-        if root.exists() {
-            let mut entries = fs::read_dir(root).with_context(|| format!("reading {}", root.display()))?;
-            if entries.next().is_some() {
-                bail!(crate::exit::InputError(format!(
-                    "--out {}: the folder exists and is not empty; choose another",
-                    root.display()
-                )));
-            }
-        }
-        fs::create_dir_all(root).with_context(|| format!("creating run folder {}", root.display()))?;
+        RunFolder::preflight(root)?;
+        let bad = |what: String| crate::exit::InputError(format!("--out {}: {what}", root.display()));
+        fs::create_dir_all(root).map_err(|e| bad(format!("cannot be created: {e}")))?;
         let folder = RunFolder {
             root: root.to_path_buf(),
         };
@@ -38,7 +65,7 @@ impl RunFolder {
             folder.root.join(INCOMPLETE_MARKER),
             "This run folder is incomplete: schedlab was interrupted or failed before finishing.\n",
         )
-        .with_context(|| format!("writing {}", folder.root.join(INCOMPLETE_MARKER).display()))?;
+        .map_err(|e| bad(format!("cannot be written: {e}")))?;
         Ok(folder)
     }
 
@@ -92,5 +119,33 @@ mod tests {
         let err = RunFolder::create(tmp.path()).unwrap_err();
         assert!(err.to_string().contains("not empty"), "{err}");
         assert_eq!(fs::read_to_string(tmp.path().join("keep.txt")).unwrap(), "mine");
+    }
+
+    #[test]
+    fn an_unusable_out_is_named_and_the_check_leaves_nothing_behind() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("afile");
+        fs::write(&file, "mine").unwrap();
+        for (out, needle) in [
+            (file.clone(), "a file is there"),
+            (file.join("below"), "cannot be created"),
+        ] {
+            let err = RunFolder::create(&out).unwrap_err();
+            assert!(err.downcast_ref::<crate::exit::InputError>().is_some(), "{err}");
+            let text = err.to_string();
+            assert!(
+                text.starts_with(&format!("--out {}", out.display())) && text.contains(needle),
+                "{text}"
+            );
+        }
+        assert_eq!(fs::read_to_string(&file).unwrap(), "mine");
+        // a usable one is checked without being created, nested parents included
+        let nested = tmp.path().join("a/b/c");
+        RunFolder::preflight(&nested).unwrap();
+        assert!(!tmp.path().join("a").exists());
+        let empty = tmp.path().join("empty");
+        fs::create_dir(&empty).unwrap();
+        RunFolder::preflight(&empty).unwrap();
+        assert_eq!(fs::read_dir(&empty).unwrap().count(), 0);
     }
 }

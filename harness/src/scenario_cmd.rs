@@ -34,6 +34,7 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         .map(|path| scheduler::agmarl::checkpoint::load(path).map_err(|e| InputError(format!("--checkpoint: {e}"))))
         .transpose()?;
     let arms = check_arms(&args.arms)?;
+    let agmarl_config = args.agmarl_config.as_deref().map(read_agmarl_config).transpose()?;
     let Some(last_seed) = args.first_seed.checked_add(u64::from(args.seeds) - 1) else {
         bail!(InputError(format!(
             "--first-seed {} with --seeds {}: the last seed would pass {} (seeds are FIRST, FIRST+1, ...)",
@@ -43,7 +44,12 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         )));
     };
     let seeds: Vec<u64> = (args.first_seed..=last_seed).collect();
+    check_records_budget(&scenario, seeds[0], args.max_records_gib)?;
     let out = args.out.clone().unwrap_or_else(|| default_out(scenario.name()));
+    if !args.dry_run {
+        // before a cluster is connected or provisioned (minutes on kind or GKE)
+        RunFolder::preflight(&out)?;
+    }
     let jobs_in_parallel = match args.jobs {
         Some(0) => bail!(InputError("--jobs 0: give at least 1".into())),
         Some(n) => n,
@@ -56,6 +62,7 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
             args.cluster.name()
         )));
     }
+    check_flags_for_backend(&args)?;
     let provisioned = matches!(args.cluster, ClusterKind::Kind | ClusterKind::Gke);
     if args.dry_run {
         if !provisioned {
@@ -85,6 +92,7 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
 
     let folder = RunFolder::create(&out)?;
     let mut manifest = InvocationManifest {
+        manifest_version: results::report::MANIFEST_VERSION,
         scenario: scenario.name().to_string(),
         origin: scenario.origin().to_string(),
         params: scenario.params().clone(),
@@ -94,6 +102,11 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         backend: args.cluster.name(),
         cluster: real.as_ref().map(|t| t.facts.clone()),
         checkpoint: checkpoint_origin(args.checkpoint.as_deref(), &arms),
+        agmarl_config: agmarl_config
+            .as_ref()
+            .map(serde_json::to_value)
+            .transpose()
+            .context("recording --agmarl-config")?,
         explain: args.explain,
         build: Build::current(),
         command_line: std::env::args().collect(),
@@ -115,6 +128,7 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         folder: &folder,
         cluster: args.cluster,
         checkpoint: checkpoint_net.as_ref(),
+        agmarl_config: agmarl_config.as_ref(),
         progress: &progress,
         real: real.as_ref(),
         charge_decision_time: args.charge_decision_time,
@@ -198,6 +212,18 @@ fn check_arms(arms: &[String]) -> Result<Vec<String>> {
     Ok(seen)
 }
 
+/// Largest `--agmarl-config` file read.
+const MAX_AGMARL_CONFIG_BYTES: u64 = 4 << 20;
+
+/// Reads and checks `--agmarl-config`.
+fn read_agmarl_config(path: &Path) -> Result<scheduler::agmarl::AgmarlConfig> {
+    let bad = |what: String| InputError(format!("--agmarl-config {}: {what}", path.display()));
+    let text = clusters::input::read_bounded_string(path, MAX_AGMARL_CONFIG_BYTES).map_err(|e| bad(e.to_string()))?;
+    let config: scheduler::agmarl::AgmarlConfig = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    config.validate().map_err(|e| bad(e.to_string()))?;
+    Ok(config)
+}
+
 /// Which checkpoint the agmarl arms use, for the manifest (None when no such arm runs).
 fn checkpoint_origin(path: Option<&Path>, arms: &[String]) -> Option<String> {
     let uses_agmarl = arms
@@ -227,6 +253,107 @@ fn progress_bar(len: u64) -> ProgressBar {
     bar
 }
 
+/// Refuses flags the chosen backend would silently ignore (given with a
+/// value other than their default), naming the flag and the backends it is for.
+fn check_flags_for_backend(args: &ScenarioArgs) -> Result<()> {
+    use crate::cli::{KindFault, NodesFrom};
+    let c = args.cluster;
+    let real = c != ClusterKind::Sim;
+    let kube_like = matches!(c, ClusterKind::Kube | ClusterKind::Gke);
+    let kind = c == ClusterKind::Kind;
+    let gke = c == ClusterKind::Gke;
+    let flags: [(&str, bool, bool, &str); 21] = [
+        ("--kubeconfig", args.kubeconfig.is_some(), kube_like, "kube|gke"),
+        ("--context", args.context.is_some(), kube_like, "kube|gke"),
+        ("--time-scale", args.time_scale != 1.0, real, "local|kube|kind|gke"),
+        ("--qps", args.qps.is_some(), real, "local|kube|kind|gke"),
+        ("--burst", args.burst.is_some(), real, "local|kube|kind|gke"),
+        (
+            "--nodes",
+            args.nodes != NodesFrom::Emulated,
+            real,
+            "local|kube|kind|gke",
+        ),
+        (
+            "--node-selector",
+            args.node_selector.is_some(),
+            real,
+            "local|kube|kind|gke",
+        ),
+        (
+            "--local-state",
+            args.local_state.is_some(),
+            c == ClusterKind::Local,
+            "local",
+        ),
+        ("--dry-run", args.dry_run, kind || gke, "kind|gke"),
+        ("--keep", args.keep, kind || gke, "kind|gke"),
+        ("--provision", args.provision, gke, "gke"),
+        ("--zone", args.zone.is_some(), gke, "gke"),
+        ("--gke-cluster-name", args.gke_cluster_name != "schedlab", gke, "gke"),
+        ("--image-registry", args.image_registry.is_some(), gke, "gke"),
+        ("--allow-vm-faults", args.allow_vm_faults, gke, "gke"),
+        ("--kind-name", args.kind_name != "schedlab", kind, "kind"),
+        (
+            "--kind-max-workers",
+            args.kind_max_workers != clusters::provision::kind::DEFAULT_MAX_WORKERS,
+            kind,
+            "kind",
+        ),
+        ("--kind-extra-emulated", args.kind_extra_emulated, kind, "kind"),
+        ("--kind-fault", args.kind_fault != KindFault::Stop, kind, "kind"),
+        ("--kind-node-image", args.kind_node_image.is_some(), kind, "kind"),
+        ("--no-image-build", args.no_image_build, kind, "kind"),
+    ];
+    if let Some((flag, _, _, for_)) = flags.iter().find(|(_, given, applies, _)| *given && !*applies) {
+        bail!(InputError(format!(
+            "{flag} is for --cluster {for_}, not {}: it would change nothing here",
+            c.name()
+        )));
+    }
+    if args.repo != Path::new(".") && !(kind || gke) {
+        bail!(InputError(format!(
+            "--repo is for --cluster kind|gke, not {}: it would change nothing here",
+            c.name()
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses a scenario one run of which would write more than `max_gib` of
+/// records, before anything is written ([`clusters::budget`]).
+fn check_records_budget(scenario: &workloads::Scenario, seed: u64, max_gib: f64) -> Result<()> {
+    if !(max_gib.is_finite() && max_gib > 0.0) {
+        bail!(InputError(format!(
+            "--max-records-gib {max_gib}: must be a positive number of GiB"
+        )));
+    }
+    let estimate = clusters::budget::RecordEstimate::of(&scenario.expand(seed));
+    let budget = max_gib * f64::from(1u32 << 30);
+    if (estimate.bytes as f64) <= budget {
+        return Ok(());
+    }
+    let gb = |bytes: u64| bytes as f64 / 1e9;
+    let cause = if estimate.sample_bytes() * 2 >= estimate.bytes {
+        format!(
+            "{} nodes sampled {} times: its duration over its sample_interval",
+            estimate.nodes, estimate.sample_times
+        )
+    } else {
+        format!(
+            "{} pods and {} actions: its pod counts",
+            estimate.pods, estimate.actions
+        )
+    };
+    bail!(InputError(format!(
+        "scenario {}: one run would write at least {:.1} GB of records ({cause}), over the budget of {max_gib} GiB a \
+         run: shorten the duration, lengthen sample_interval or make it smaller with --set, or raise \
+         --max-records-gib",
+        scenario.name(),
+        gb(estimate.bytes)
+    )));
+}
+
 fn to_pretty_json<T: serde::Serialize>(value: &T) -> Result<String> {
     let mut text = serde_json::to_string_pretty(value).context("serialising JSON")?;
     text.push('\n');
@@ -239,6 +366,8 @@ struct Runner<'a> {
     cluster: ClusterKind,
     /// the network for the agmarl arms, when not the bundled one
     checkpoint: Option<&'a scheduler::agmarl::network::AgmarlNet>,
+    /// the controller settings of the agmarl arms, when not the defaults
+    agmarl_config: Option<&'a scheduler::agmarl::AgmarlConfig>,
     progress: &'a ProgressBar,
     /// the connected cluster, for every backend but the simulator
     real: Option<&'a crate::kube_play::KubeTarget>,
@@ -304,7 +433,10 @@ impl Runner<'_> {
             (_, Some(target)) => self.play_real(target, job, &records, decisions.as_deref())?,
             (_, None) => bail!("no cluster connected for the {} backend", self.cluster.name()),
         };
+        let records_sha256 =
+            clusters::digest::file_sha256(&records).with_context(|| format!("reading back {}", records.display()))?;
         let manifest = RunManifest {
+            manifest_version: results::report::MANIFEST_VERSION,
             scenario: self.scenario.name().to_string(),
             origin: self.scenario.origin().to_string(),
             params: self.scenario.params().clone(),
@@ -314,6 +446,7 @@ impl Runner<'_> {
             backend: self.cluster.name(),
             build: Build::current(),
             records: RECORDS_FILE,
+            records_sha256,
             explain,
             wall_seconds: started.elapsed().as_secs_f64(),
             simulated_seconds: simulated,
@@ -323,15 +456,26 @@ impl Runner<'_> {
         Ok(records)
     }
 
-    /// The arm's policy, with the checkpoint given for the agmarl arms.
+    /// The arm's policy, with the checkpoint and controller settings given for the agmarl arms.
     fn policy(&self, job: &Job) -> Result<Box<dyn scheduler::Scheduler>> {
-        Ok(match self.checkpoint {
-            Some(net) if scheduler::agmarl::arms::AGMARL_ARMS.contains(&job.arm.as_str()) => {
-                let net = net.deep_clone().context("copying the checkpoint's network")?;
-                scheduler::agmarl::arms::agmarl_arm_with(&job.arm, net, job.seed)?
+        let Some(variant) = scheduler::agmarl::Variant::from_arm_name(&job.arm) else {
+            return Ok(scheduler::arm(&job.arm, job.seed)?);
+        };
+        if self.checkpoint.is_none() && self.agmarl_config.is_none() {
+            return Ok(scheduler::arm(&job.arm, job.seed)?);
+        }
+        let net = match self.checkpoint {
+            Some(net) => net.deep_clone().context("copying the checkpoint's network")?,
+            None => {
+                scheduler::agmarl::checkpoint::bundled_for(variant)
+                    .with_context(|| format!("arm {}: its bundled checkpoint", job.arm))?
+                    .0
             }
-            _ => scheduler::arm(&job.arm, job.seed)?,
-        })
+        };
+        let config = self.agmarl_config.cloned().unwrap_or_default();
+        Ok(scheduler::agmarl::arms::agmarl_arm_configured(
+            &job.arm, net, &config, job.seed,
+        )?)
     }
 
     /// Plays one run on a real cluster; returns the scenario seconds, what the run did there and, with
@@ -469,6 +613,7 @@ mod tests {
 
     fn manifest() -> InvocationManifest {
         InvocationManifest {
+            manifest_version: results::report::MANIFEST_VERSION,
             scenario: "t".into(),
             origin: "t.yaml".into(),
             params: Default::default(),
@@ -478,6 +623,7 @@ mod tests {
             backend: "sim",
             cluster: None,
             checkpoint: None,
+            agmarl_config: None,
             explain: false,
             build: Build::current(),
             command_line: vec![],

@@ -57,12 +57,28 @@ pub fn run(args: TrainArgs) -> Result<()> {
     };
     let mut scenarios = Vec::with_capacity(names.len());
     for name in &names {
+        refuse_heldout(name)?;
         scenarios.push(workloads::load(name, &args.set).with_context(|| format!("training scenario {name}"))?);
     }
-    let config = match &args.config {
+    let mut config = match &args.config {
         Some(path) => read_config(path)?,
         None => TrainConfig::default(),
     };
+    if let Some(arm) = &args.variant {
+        let variant = scheduler::agmarl::Variant::from_arm_name(arm).ok_or_else(|| {
+            InputError(format!(
+                "--variant {arm:?}: the AGMARL variants are {}",
+                scheduler::agmarl::AGMARL_ARMS.join(", ")
+            ))
+        })?;
+        if args.config.is_some() && config.policy.variant != variant && config.policy.variant != Default::default() {
+            bail!(InputError(format!(
+                "--variant {arm} contradicts --config's policy.variant {}",
+                config.policy.variant.arm_name()
+            )));
+        }
+        config.policy.variant = variant;
+    }
     config.validate().map_err(|e| InputError(format!("--config: {e}")))?;
     let episodes = args.episodes as usize;
     let envs = (args.envs as usize).min(episodes).max(1);
@@ -180,6 +196,35 @@ fn rerun_single_threaded() -> Result<Option<i32>> {
     Ok(Some(status.code().unwrap_or(1)))
 }
 
+/// The file that marks a folder of held-out scenarios (`evaluations/heldout/`).
+pub const HELDOUT_MARKER: &str = ".heldout";
+
+/// Refuses a scenario file in a folder marked held-out (or below one), before
+/// reading it: the work a model is judged on must never be trained on.
+/// Built-in names are not files and pass.
+fn refuse_heldout(name: &str) -> Result<()> {
+    if workloads::builtin(name).is_some() {
+        return Ok(());
+    }
+    let Ok(path) = Path::new(name).canonicalize() else {
+        // a missing file: the scenario loader says so
+        return Ok(());
+    };
+    if let Some(folder) = path
+        .parent()
+        .into_iter()
+        .flat_map(Path::ancestors)
+        .find(|dir| dir.join(HELDOUT_MARKER).is_file())
+    {
+        bail!(InputError(format!(
+            "--scenario {name}: a held-out scenario ({} is marked by {HELDOUT_MARKER}); training never reads the work \
+             a model is judged on",
+            folder.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Largest `--config` file read.
 const MAX_CONFIG_BYTES: u64 = 4 << 20;
 
@@ -271,5 +316,5 @@ fn play_episode(
         "episode played"
     );
     let realised = tracker.take_completed();
-    Ok(explorer.finish(&realised, reward)?)
+    Ok(explorer.finish(realised, tracker.horizon(), reward)?)
 }

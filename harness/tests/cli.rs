@@ -54,8 +54,16 @@ fn assert_complete_run(out_dir: &Path, arms: &[&str], seeds: &[u64]) {
             let run = read_json(&dir.join("manifest.json"));
             assert_eq!(run["arm"], *arm);
             assert_eq!(run["seed"], *seed);
+            // the run's manifest ties its records to it
+            assert_eq!(run["manifest_version"], results::report::MANIFEST_VERSION);
+            assert_eq!(
+                run["records_sha256"],
+                clusters::digest::sha256_hex(records.as_bytes()),
+                "{arm}/{seed}"
+            );
         }
     }
+    assert_eq!(manifest["manifest_version"], results::report::MANIFEST_VERSION);
     let csv = fs::read_to_string(out_dir.join("summary.csv")).unwrap();
     for arm in arms {
         assert!(
@@ -302,6 +310,42 @@ fn an_unusable_kubeconfig_is_bad_input_and_writes_nothing() {
     assert!(started.elapsed() < std::time::Duration::from_secs(30));
     assert!(!out_dir.exists(), "nothing written");
 
+    // A credential plugin that never answers: exit 2 within the 10 s client
+    // timeout, naming the plugin, and the plugin is not left running.
+    let pid_file = tmp.path().join("plugin.pid");
+    let hung = tmp.path().join("hung-kubeconfig");
+    fs::write(
+        &hung,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:{port}\nusers:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: /bin/sh\n      args: [\"-c\", \"sleep 300 & echo $! > {}; wait\"]\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\ncurrent-context: x\n",
+            pid_file.display()
+        ),
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let out = schedlab()
+        .args(["scenario", "churn", "--cluster", "kube", "--kubeconfig"])
+        .arg(&hung)
+        .arg("--out")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("credential plugin /bin/sh did not answer"), "{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    assert!(!out_dir.exists(), "nothing written");
+    let child: u32 = fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    let alive = || {
+        fs::read_to_string(format!("/proc/{child}/stat"))
+            .is_ok_and(|stat| !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    while alive() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(!alive(), "the credential plugin's child {child} was left running");
+
     let out = schedlab()
         .args([
             "scenario",
@@ -367,5 +411,183 @@ fn a_scenario_with_a_hundred_thousand_term_expression_runs() {
         );
         let manifest = read_json(&out_dir.join("manifest.json"));
         assert_eq!(manifest["resolved_scenario"]["cluster"]["pools"][1]["count"], 2, "{op}");
+    }
+}
+
+/// `schedlab scenario churn` of `default` on one seed with `extra` flags, writing to `out`.
+fn churn_once(extra: &[&str], out: &Path) -> std::process::Output {
+    schedlab()
+        .args(["scenario", "churn", "--arms", "default", "--seeds", "1"])
+        .args(extra)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_scenario_over_the_records_budget_is_refused_before_anything_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("year");
+    let started = std::time::Instant::now();
+    let out = churn_once(&["--set", "duration=366d"], &out_dir);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("GB of records") && err.contains("sample_interval") && err.contains("--max-records-gib"),
+        "{err}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    assert!(!out_dir.exists(), "nothing written");
+
+    // the budget is a flag: a tiny one refuses the default churn, a bad one is named
+    let out = churn_once(&["--max-records-gib", "0.001"], &out_dir);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!out_dir.exists());
+    let out = churn_once(&["--max-records-gib", "0"], &out_dir);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8(out.stderr).unwrap().contains("--max-records-gib"));
+    // raised deliberately, a scenario past the default budget runs (small, so the test stays quick)
+    let out = churn_once(
+        &["--set", "nodes=4", "--max-records-gib", "0.01"],
+        &tmp.path().join("small"),
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn flags_the_backend_would_ignore_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("run");
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--kubeconfig", "k.yaml"],
+            "--kubeconfig is for --cluster kube|gke, not sim",
+        ),
+        (&["--context", "x"], "--context is for --cluster kube|gke, not sim"),
+        (
+            &["--time-scale", "10"],
+            "--time-scale is for --cluster local|kube|kind|gke, not sim",
+        ),
+        (&["--qps", "50"], "--qps is for"),
+        (&["--kind-name", "other"], "--kind-name is for --cluster kind, not sim"),
+        (
+            &["--cluster", "local", "--zone", "z"],
+            "--zone is for --cluster gke, not local",
+        ),
+        (
+            &["--cluster", "kube", "--kind-fault", "pause"],
+            "--kind-fault is for --cluster kind, not kube",
+        ),
+        (&["--repo", "elsewhere"], "--repo is for --cluster kind|gke"),
+    ];
+    for (flags, needle) in cases {
+        let out = churn_once(flags, &out_dir);
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flags:?}: {err}");
+        assert!(err.contains(needle), "{flags:?}: {err}");
+        assert!(!out_dir.exists(), "{flags:?}: nothing written");
+    }
+}
+
+#[test]
+fn an_unusable_out_is_bad_input_naming_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("afile");
+    fs::write(&file, "mine").unwrap();
+    for out in [file.clone(), file.join("below")] {
+        let res = churn_once(&[], &out);
+        let err = String::from_utf8(res.stderr).unwrap();
+        assert_eq!(res.status.code(), Some(2), "{err}");
+        assert!(err.contains(&format!("--out {}", out.display())), "{err}");
+    }
+    assert_eq!(fs::read_to_string(&file).unwrap(), "mine");
+}
+
+#[test]
+fn log_lines_carry_no_colour_codes_when_stderr_is_not_a_terminal() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = schedlab()
+        .env("RUST_LOG", "info")
+        .args([
+            "scenario", "churn", "--seeds", "1", "--arms", "default", "--set", "nodes=4", "--out",
+        ])
+        .arg(tmp.path().join("run"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("INFO"), "logs were written: {err}");
+    assert!(!err.contains('\u{1b}'), "no ANSI escapes: {err:?}");
+}
+
+#[test]
+fn agmarl_config_steers_the_agmarl_arms_and_is_recorded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |name: &str, config: &str| {
+        let file = tmp.path().join(format!("{name}.json"));
+        fs::write(&file, config).unwrap();
+        let out_dir = tmp.path().join(name);
+        let out = schedlab()
+            .args([
+                "scenario",
+                "churn",
+                "--seeds",
+                "1",
+                "--arms",
+                "default,agmarl",
+                "--set",
+                "nodes=6",
+            ])
+            .arg("--agmarl-config")
+            .arg(&file)
+            .arg("--out")
+            .arg(&out_dir)
+            .output()
+            .unwrap();
+        (out, out_dir)
+    };
+    // restraint at every level and below any baseline's mean: it must decline
+    let eager = r#"{"restraint": {"min_level": "calm", "risk_margin": 0, "min_baseline_binds": 1,
+                    "unstable_ratio": 0, "min_pods_observed": 0}}"#;
+    let (out, dir) = run("eager", eager);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let summary = read_json(&dir.join("summary.json"));
+    let declined = |arm: &str| {
+        summary["arms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["arm"] == arm)
+            .unwrap()["metrics"]["pods_declined"]["mean"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(declined("agmarl") > 0.0, "{summary}");
+    assert_eq!(declined("default"), 0.0);
+    let manifest = read_json(&dir.join("manifest.json"));
+    assert_eq!(manifest["agmarl_config"]["restraint"]["min_level"], "calm");
+    // restraint off: no decline
+    let (out, dir) = run("off", r#"{"restraint": {"enabled": false}}"#);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let summary = read_json(&dir.join("summary.json"));
+    let agmarl = summary["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["arm"] == "agmarl")
+        .unwrap()
+        .clone();
+    assert_eq!(agmarl["metrics"]["pods_declined"]["mean"], 0.0);
+    // bad settings are named
+    for (name, bad, needle) in [
+        ("typo", r#"{"restraint": {"enable": false}}"#, "enable"),
+        ("range", r#"{"delta_lex": 3}"#, "delta_lex"),
+    ] {
+        let (out, dir) = run(name, bad);
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("--agmarl-config") && err.contains(needle), "{err}");
+        assert!(!dir.exists());
     }
 }

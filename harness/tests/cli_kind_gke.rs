@@ -323,7 +323,7 @@ fn bad_input_exits_2_before_anything_is_written() {
         (&["--cluster", "gke", "--image-registry", "r"], "no kubeconfig"),
         (
             &["--cluster", "kind", "--zone", "us-central1-a", "--set", "nodes=4"],
-            "are for --cluster gke",
+            "--zone is for --cluster gke",
         ),
         (
             &["--cluster", "kind", "--kind-name", "Bad_Name", "--set", "nodes=4"],

@@ -84,7 +84,7 @@ fn explained_runs_keep_their_records_and_add_one_decision_a_line() {
                         "{arm}: {d}"
                     );
                 }
-                "decline" => assert!(d["agmarl"]["decline"]["ft_threshold"].is_number(), "{arm}: {d}"),
+                "decline" => assert!(d["agmarl"]["decline"]["bar"].is_number(), "{arm}: {d}"),
                 "preempt" => {
                     assert!(!agmarl, "{arm}: {d}");
                     assert_eq!(d["candidates"], 0, "{arm}: {d}");

@@ -207,3 +207,85 @@ fn the_tracker_accounts_nodes_exactly_as_the_simulator() {
         );
     }
 }
+
+/// The repository's held-out scenarios (`evaluations/heldout/*.yaml`).
+fn heldout_scenarios() -> Vec<std::path::PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../evaluations/heldout");
+    let mut files: Vec<_> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn training_refuses_every_held_out_scenario() {
+    let files = heldout_scenarios();
+    assert!(files.len() >= 3, "a held-out family: {files:?}");
+    let tmp = tempfile::tempdir().unwrap();
+    for (i, file) in files.iter().enumerate() {
+        let out_dir = tmp.path().join(format!("train-{i}"));
+        let out = train(&out_dir, &["--scenario", file.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{}: {}", file.display(), stderr(&out));
+        assert!(
+            stderr(&out).contains("held-out"),
+            "{}: {}",
+            file.display(),
+            stderr(&out)
+        );
+        assert!(!out_dir.exists(), "{}: nothing written", file.display());
+        // the same file is a valid scenario for evaluation
+        workloads::load(file.to_str().unwrap(), &[]).unwrap();
+    }
+    // beside a built-in, too: the whole command is refused before any episode
+    let out_dir = tmp.path().join("mixed");
+    let out = train(
+        &out_dir,
+        &["--scenario", "churn", "--scenario", files[0].to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(!out_dir.exists());
+}
+
+#[test]
+fn a_held_out_file_is_refused_before_it_is_read() {
+    // a marked folder, a subfolder, and a file that is not even YAML: were
+    // it read, the error would be a parse error
+    let tmp = tempfile::tempdir().unwrap();
+    fs::write(tmp.path().join(".heldout"), "held out\n").unwrap();
+    fs::create_dir(tmp.path().join("deeper")).unwrap();
+    let file = tmp.path().join("deeper/secret.yaml");
+    fs::write(&file, "{{{ not yaml").unwrap();
+    let out_dir = tmp.path().join("train");
+    let out = train(&out_dir, &["--scenario", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("held-out"), "{}", stderr(&out));
+    // the same file outside a marked folder is read (and rejected as YAML)
+    let other = tempfile::tempdir().unwrap();
+    let copy = other.path().join("secret.yaml");
+    fs::copy(&file, &copy).unwrap();
+    let out = train(&other.path().join("train"), &["--scenario", copy.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("held-out"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_variant_trains_as_itself_and_an_unknown_one_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("nognn");
+    let out = train(&out_dir, &["--variant", "agmarl-nognn"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sidecar: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(out_dir.join("checkpoint.json")).unwrap()).unwrap();
+    assert_eq!(sidecar["training"]["config"]["policy"]["variant"], "agmarl-nognn");
+    let (_, meta) = scheduler::agmarl::load(&out_dir.join("checkpoint.safetensors")).unwrap();
+    assert_eq!(meta.trained_variant(), Some(scheduler::agmarl::Variant::NoGnn));
+
+    let bad = tmp.path().join("bad");
+    let out = train(&bad, &["--variant", "agmarl-fast"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("agmarl-fast"), "{}", stderr(&out));
+    assert!(!bad.exists());
+}

@@ -16,5 +16,6 @@ pub use error::ReportError;
 pub use folder::{FolderFacts, INCOMPLETE_MARKER, LoadOptions, LoadedRun, RECORDS_FILE, RunFolderData, SkippedRun};
 pub use html::{HtmlInput, html};
 pub use index::folder_names;
+pub use manifest::MANIFEST_VERSION;
 pub use outputs::{OutputFile, Report, pareto_points, render, render_report, render_scenario};
 pub use pareto_note::pareto_note;

@@ -64,7 +64,7 @@ fn every_format_holds_the_section() {
         let line = format!("Verdict against `default`: {}", headline.as_str().to_uppercase());
         assert!(term.contains(&line) && md.contains(&line), "{line}");
         for row in claim.rows.iter() {
-            assert!(md.contains(&format!("`{}`", row.spec.metric)), "{}", row.spec.metric);
+            assert!(md.contains(&format!("`{}`", row.spec.label())), "{}", row.spec.label());
         }
     }
     // agmarl crashes more on every seed: worse on restarts and failures of both scenarios

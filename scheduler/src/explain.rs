@@ -149,7 +149,7 @@ pub struct AgmarlTrace {
     pub level: StressLevel,
     pub selection: Selection,
     /// candidates left after each step of the selection, in order (empty
-    /// when it did not run: unschedulable, declined, or every score broken)
+    /// when it did not run: unschedulable, or every score broken)
     pub kept: Steps,
     /// why the pod was declined, when it was
     pub decline: Option<DeclineTrace>,
@@ -165,17 +165,22 @@ pub enum Selection {
     Weighted([f32; 3]),
 }
 
-/// What made strategic restraint decline a pod: its workload looked unstable
-/// and no candidate's fault-tolerance score reached the threshold.
+/// What made strategic restraint decline a pod: its workload looked
+/// unstable and the node the selection chose scored far below the
+/// fault tolerance its workload's pods usually get.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DeclineTrace {
     /// the workload's (restarts + failures) per pod created
     pub instability: f32,
-    /// the best fault-tolerance score among the candidates; None when every
-    /// one is NaN
-    pub best_fault_tolerance: Option<f32>,
-    /// the score a candidate needed
-    pub ft_threshold: f32,
+    /// the chosen node's fault-tolerance score
+    pub predicted_fault_tolerance: f32,
+    /// mean and standard deviation of the fault-tolerance scores of the
+    /// workload's binds so far, and how many there were
+    pub workload_baseline: f32,
+    pub workload_spread: f32,
+    pub workload_binds: u32,
+    /// the score the node needed: baseline − risk_margin × max(spread, 0.01)
+    pub bar: f32,
 }
 
 /// Counts after up to three selection steps, without allocating.

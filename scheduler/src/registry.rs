@@ -2,7 +2,8 @@
 //! through [`arm`], the AGMARL-DKS arms with the bundled checkpoint.
 
 use crate::agmarl::arms::{AGMARL_ARMS, agmarl_arm_with};
-use crate::agmarl::checkpoint::{CheckpointError, bundled};
+use crate::agmarl::checkpoint::{CheckpointError, bundled_for};
+use crate::agmarl::policy::Variant;
 use crate::api::Scheduler;
 use crate::binpack::BinPackScheduler;
 use crate::cost_binpack::CostBinPackScheduler;
@@ -42,16 +43,14 @@ pub enum ArmError {
     Unknown { name: String },
     #[error("{name:?} is not an AGMARL arm: those are {}", AGMARL_ARMS.join(", "))]
     NotAgmarl { name: String },
-    #[error("arm {name}: {source}")]
-    Checkpoint {
-        name: String,
-        #[source]
-        source: Box<CheckpointError>,
-    },
+    /// The checkpoint error is part of the message, not a source, so that a
+    /// caller printing the chain does not print it twice.
+    #[error("arm {name}: {error}")]
+    Checkpoint { name: String, error: Box<CheckpointError> },
 }
 
 /// The arm called `name`: a baseline, or an AGMARL arm with the bundled
-/// checkpoint. Random choices (the baselines' tie-breaks) come from `seed`.
+/// checkpoint trained as its variant. Random choices (the baselines' tie-breaks) come from `seed`.
 pub fn arm(name: &str, seed: u64) -> Result<Box<dyn Scheduler>, ArmError> {
     if let Ok(s) = baseline(name, seed) {
         return Ok(s);
@@ -59,9 +58,10 @@ pub fn arm(name: &str, seed: u64) -> Result<Box<dyn Scheduler>, ArmError> {
     if !AGMARL_ARMS.contains(&name) {
         return Err(ArmError::Unknown { name: name.to_string() });
     }
-    let (net, _) = bundled().map_err(|source| ArmError::Checkpoint {
+    let variant = Variant::from_arm_name(name).ok_or_else(|| ArmError::Unknown { name: name.to_string() })?;
+    let (net, _) = bundled_for(variant).map_err(|error| ArmError::Checkpoint {
         name: name.to_string(),
-        source: Box::new(source),
+        error: Box::new(error),
     })?;
     agmarl_arm_with(name, net, seed)
 }

@@ -8,12 +8,13 @@ use clusters::{NodeState, Placement, WorkloadHistory};
 use rand::Rng;
 use rand::seq::SliceRandom;
 use scheduler::agmarl::checkpoint::{
-    CheckpointError, CheckpointMeta, FORMAT_VERSION, load, load_bytes, save, sidecar_path, to_bytes,
+    CheckpointError, CheckpointMeta, FORMAT_VERSION, load, load_bytes, save, sidecar_path, to_bytes, weights_digest,
 };
 use scheduler::agmarl::features::{FEATURE_SCHEMA_VERSION, NODE_FEATURES, Observation, POD_FEATURES, observe};
-use scheduler::agmarl::lexicographic::{Candidate, RESTRAINT_REASON, lexicographic_select, weighted_select};
+use scheduler::agmarl::lexicographic::{Candidate, lexicographic_select, weighted_select};
 use scheduler::agmarl::network::{AgmarlNet, Hyper};
 use scheduler::agmarl::policy::{AgmarlConfig, AgmarlScheduler, Variant};
+use scheduler::agmarl::restraint::RESTRAINT_REASON;
 use scheduler::agmarl::stress::{StressLevel, objective_order};
 use scheduler::filters::is_feasible;
 use scheduler::testing::{cluster, node, pending, pod, taint, toleration, view};
@@ -106,7 +107,15 @@ fn checkpoint_round_trip_gives_identical_scores() {
     save(&original, &meta, &path).unwrap();
     assert!(sidecar_path(&path).exists());
     let (loaded, loaded_meta) = load(&path).unwrap();
-    assert_eq!(loaded_meta, meta);
+    // the sidecar as given, with the digest of the weights saved
+    let weights = std::fs::read(&path).unwrap();
+    assert_eq!(
+        loaded_meta,
+        CheckpointMeta {
+            weights_sha256: weights_digest(&weights),
+            ..meta
+        }
+    );
     assert_eq!(loaded.hyper(), &hyper);
     let obs = random_obs(7, 3);
     let all: Vec<usize> = (0..7).collect();
@@ -149,11 +158,46 @@ struct Parts {
 
 fn parts() -> Parts {
     let net = net(0);
-    let meta = CheckpointMeta::new(net.hyper(), serde_json::Value::Null);
+    let weights = to_bytes(&net).expect("test helper");
+    let meta = CheckpointMeta {
+        weights_sha256: weights_digest(&weights),
+        ..CheckpointMeta::new(net.hyper(), serde_json::Value::Null)
+    };
     Parts {
-        weights: to_bytes(&net).expect("test helper"),
+        weights,
         sidecar: serde_json::to_string(&meta).expect("test helper"),
     }
+}
+
+#[test]
+fn a_flipped_byte_in_the_weights_is_refused_by_the_digest() {
+    let p = parts();
+    assert!(load_bytes(&p.weights, &p.sidecar, "test.safetensors").is_ok());
+    // a well-formed file whose numbers changed: a weight scaled, as a bit
+    // flip in an exponent does
+    let changed = rewrite(&p.weights, |t| {
+        let (_, _, data) = t.iter_mut().find(|(n, _, _)| n == "actor.out.bias").unwrap();
+        let w = f32::from_le_bytes(data[..4].try_into().unwrap());
+        data[..4].copy_from_slice(&(w * 500.0 + 1.0).to_le_bytes());
+    });
+    let err = load_err(&changed, &p.sidecar);
+    assert!(
+        matches!(&err, CheckpointError::Digest { found, .. } if *found == weights_digest(&changed)),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("SHA-256"), "{err}");
+    // a sidecar without a digest is refused as a bad sidecar
+    let mut meta: serde_json::Value = serde_json::from_str(&p.sidecar).unwrap();
+    meta.as_object_mut().unwrap().remove("weights_sha256");
+    assert!(matches!(
+        load_err(&p.weights, &meta.to_string()),
+        CheckpointError::Sidecar { .. }
+    ));
+    // the digest is SHA-256's, lowercase hex
+    assert_eq!(
+        weights_digest(b"hello world"),
+        "b94d27b9934d3e08a52e52d7da7dabfac484efe37a5380ee9088f7ace2efcde9"
+    );
 }
 
 /// The tensors of `weights`, edited by `edit`, serialised again.
@@ -515,7 +559,7 @@ fn linear_uses_the_weighted_sum() {
     let scores = vec![[0.9, 0.9, 0.0], [0.0, 0.0, 0.5], [0.5, 0.5, 0.45]];
     let mut lex = AgmarlScheduler::new(net(0), AgmarlConfig::default(), 0);
     let d = lex.decide(&pending(&spec), &view(&nodes), Some(&mut fixed(scores.clone())));
-    // calm lexicographic: cost within 0.05 of 0.5 keeps b and c, then utilisation: c
+    // calm lexicographic: cost (bar 0.5 − 0.25 × 0.5) keeps b and c, then utilisation: c
     assert_eq!(d.placement, Placement::Bind(NodeId(2)));
 
     let cfg = AgmarlConfig::for_variant(Variant::Linear);
@@ -552,6 +596,15 @@ fn restraint_declines_unstable_pods_under_stress_only() {
     };
     let risky = vec![[0.1, 0.5, 0.5]; 4];
     let mut s = AgmarlScheduler::new(net(0), AgmarlConfig::default(), 0);
+    // without a baseline for the workload nothing is declined
+    let d = s.decide(&unstable, &view(&nodes), Some(&mut fixed(risky.clone())));
+    assert!(matches!(d.placement, Placement::Bind(_)));
+    // the workload's pods then usually get nodes scoring 0.8
+    let usual = vec![[0.8, 0.5, 0.5]; 4];
+    for _ in 0..5 {
+        let d = s.decide(&unstable, &view(&nodes), Some(&mut fixed(usual.clone())));
+        assert!(matches!(d.placement, Placement::Bind(_)));
+    }
     let d = s.decide(&unstable, &view(&nodes), Some(&mut fixed(risky.clone())));
     assert_eq!(
         d.placement,
@@ -560,13 +613,14 @@ fn restraint_declines_unstable_pods_under_stress_only() {
         }
     );
     assert_eq!(d.chosen, None);
+    assert!(d.refused.is_some());
     assert_eq!(d.candidates.len(), 4);
     // a stable pod on the same nodes is placed
     let d = s.decide(&pending(&spec), &view(&nodes), Some(&mut fixed(risky.clone())));
     assert!(matches!(d.placement, Placement::Bind(_)));
-    // a safe node lets the unstable pod through
+    // a node as safe as usual lets the unstable pod through
     let mut safe = risky.clone();
-    safe[3][0] = 0.8;
+    safe[3][0] = 0.75;
     let d = s.decide(&unstable, &view(&nodes), Some(&mut fixed(safe)));
     assert_eq!(d.placement, Placement::Bind(NodeId(6)));
     // without stress awareness there is no restraint

@@ -67,6 +67,21 @@ impl std::fmt::Debug for ApiClient {
 /// Largest kubeconfig read.
 const MAX_KUBECONFIG_BYTES: u64 = 4 << 20;
 
+/// Runs the context user's exec credential plugin, if it has one, within
+/// `opts.timeout` ([`super::credential_probe`]).
+async fn probe_credentials(kc: &Kubeconfig, opts: &ClientOptions) -> Result<(), KubeError> {
+    let Some(exec) = super::credential_probe::exec_of(kc, opts.context.as_deref()) else {
+        return Ok(());
+    };
+    super::credential_probe::probe(&exec, opts.timeout).await.map_err(
+        |super::credential_probe::ProbeFailure::Hung { command }| KubeError::CredentialTimeout {
+            path: opts.kubeconfig.clone(),
+            command,
+            after: opts.timeout,
+        },
+    )
+}
+
 impl ApiClient {
     /// Loads the kubeconfig, builds the client and checks that the server
     /// answers (`/version`) within `opts.timeout`.
@@ -89,9 +104,15 @@ impl ApiClient {
                     });
                 }
                 let kc = Kubeconfig::read_from(p).map_err(|e| KubeError::kubeconfig(path.clone(), &e))?;
+                probe_credentials(&kc, opts).await?;
                 kube::Config::from_custom_kubeconfig(kc, &kube_opts).await
             }
-            None => kube::Config::from_kubeconfig(&kube_opts).await,
+            None => {
+                if let Ok(kc) = Kubeconfig::read() {
+                    probe_credentials(&kc, opts).await?;
+                }
+                kube::Config::from_kubeconfig(&kube_opts).await
+            }
         }
         .map_err(|e| KubeError::kubeconfig(path.clone(), &e))?;
         ApiClient::from_config(config, opts).await

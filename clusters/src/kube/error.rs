@@ -28,6 +28,18 @@ pub enum KubeError {
     Unreachable { server: String, message: String },
     #[error("API server {server} did not answer within {}s", .after.as_secs_f64())]
     Timeout { server: String, after: Duration },
+    /// The kubeconfig user's exec credential plugin did not answer.
+    #[error(
+        "kubeconfig {}: its credential plugin {command} did not answer within {}s (it was stopped); run it by hand to \
+         see what it waits for",
+        origin(.path),
+        .after.as_secs_f64()
+    )]
+    CredentialTimeout {
+        path: Option<PathBuf>,
+        command: String,
+        after: Duration,
+    },
     /// A request failed in a way the caller cannot handle. The error and its
     /// causes are shown in one message, redacted (not as a source, which
     /// would print them again, unredacted).
@@ -106,6 +118,7 @@ impl KubeError {
                 | KubeError::Config { .. }
                 | KubeError::Unreachable { .. }
                 | KubeError::Timeout { .. }
+                | KubeError::CredentialTimeout { .. }
         )
     }
 }

@@ -4,6 +4,8 @@
 //!
 //! - [`client`]: connecting through a kubeconfig and context, with client-side
 //!   QPS and burst as client-go has them.
+//! - [`credential_probe`]: a kubeconfig's exec credential plugin, run with a
+//!   time limit first.
 //! - [`labels`]: the labels, annotations and condition types schedlab writes.
 //! - [`objects`]: cluster-model types to and from core/v1 objects.
 //! - [`clock`]: scenario time on the wall clock, optionally compressed.
@@ -21,6 +23,7 @@ pub mod bind;
 pub mod cache;
 pub mod client;
 pub mod clock;
+pub mod credential_probe;
 pub mod emulator;
 pub mod error;
 pub mod labels;

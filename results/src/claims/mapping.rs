@@ -43,6 +43,13 @@ pub struct RowSpec {
     pub direction: Direction,
     /// what the row stands for in the claim's wording
     pub reading: &'static str,
+    /// the row tests the size of the metric, its absolute value: a
+    /// correlation's distance from zero, whatever its sign
+    pub magnitude: bool,
+    /// the scenarios of the claim the row is tested on, when not all: a
+    /// metric that only some of them can define (the fault window's cost
+    /// swings need a scenario with faults)
+    pub only: Option<&'static [&'static str]>,
 }
 
 /// One of the paper's claims against the default kube-scheduler.
@@ -63,6 +70,8 @@ const fn lower(metric: &'static str, role: Role, reading: &'static str) -> RowSp
         role,
         direction: Direction::Definition(Better::Lower),
         reading,
+        magnitude: false,
+        only: None,
     }
 }
 
@@ -105,6 +114,10 @@ pub const CLAIMS: &[ClaimSpec] = &[
             role: Role::Primary,
             direction: Direction::Claim(Better::Lower),
             reading: "a weaker correlation of memory request with failures",
+            // "does not correlate" is a correlation near zero: a strongly
+            // negative one couples as much as a strongly positive one
+            magnitude: true,
+            only: None,
         }],
     },
     ClaimSpec {
@@ -116,7 +129,11 @@ pub const CLAIMS: &[ClaimSpec] = &[
             lower("cost_usd", Role::Primary, "cheaper"),
             lower("failures", Role::Primary, "fewer failures"),
             lower("restarts", Role::Primary, "fewer restarts"),
-            lower("fault_cost_rate_cv", Role::Primary, "smaller cost swings under faults"),
+            // `pressure` injects no node faults, so it has no fault window
+            RowSpec {
+                only: Some(&["churn"]),
+                ..lower("fault_cost_rate_cv", Role::Primary, "smaller cost swings under faults")
+            },
         ],
     },
 ];
@@ -143,6 +160,25 @@ pub fn claim_scenarios() -> Vec<&'static str> {
 }
 
 impl RowSpec {
+    /// How the row's quantity is named: the metric, or `abs(metric)`.
+    pub fn label(&self) -> String {
+        if self.magnitude {
+            format!("abs({})", self.metric)
+        } else {
+            self.metric.to_string()
+        }
+    }
+
+    /// The row's value of a metric value: itself, or its absolute value.
+    pub fn value(&self, x: f64) -> f64 {
+        if self.magnitude { x.abs() } else { x }
+    }
+
+    /// Whether the row is tested on `scenario` (one of its claim's).
+    pub fn applies_to(&self, scenario: &str) -> bool {
+        self.only.is_none_or(|only| only.contains(&scenario))
+    }
+
     /// The direction in which the row is better: the definition's own where it
     /// names one (and then it must be the one the mapping states), the
     /// claim's where it names none.
@@ -192,12 +228,36 @@ mod tests {
     }
 
     #[test]
+    fn a_row_restricted_to_some_scenarios_applies_to_those_only() {
+        let claim4 = CLAIMS.iter().find(|c| c.number == 4).unwrap();
+        let swings = claim4.rows.iter().find(|r| r.metric == "fault_cost_rate_cv").unwrap();
+        assert!(swings.applies_to("churn") && !swings.applies_to("pressure"));
+        let cost = claim4.rows.iter().find(|r| r.metric == "cost_usd").unwrap();
+        assert!(cost.applies_to("churn") && cost.applies_to("pressure"));
+        // a restriction names scenarios of its claim
+        for claim in CLAIMS {
+            for row in claim.rows {
+                for s in row.only.unwrap_or_default() {
+                    assert!(
+                        claim.scenarios.contains(s),
+                        "claim {}: {} on {s}",
+                        claim.number,
+                        row.metric
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
     fn a_disagreeing_direction_is_an_error_naming_both() {
         let wrong = RowSpec {
             metric: "cost_usd",
             role: Role::Primary,
             direction: Direction::Definition(Better::Higher),
             reading: "",
+            magnitude: false,
+            only: None,
         };
         let err = wrong.better().unwrap_err().to_string();
         assert!(
@@ -217,6 +277,19 @@ mod tests {
             ..wrong
         };
         assert!(matches!(unknown.better(), Err(ClaimsError::UnknownMetric { .. })));
+    }
+
+    #[test]
+    fn decoupling_is_tested_on_the_size_of_the_correlation() {
+        let claim3 = CLAIMS.iter().find(|c| c.number == 3).unwrap();
+        let row = &claim3.rows[0];
+        assert!(row.magnitude);
+        assert_eq!(row.label(), "abs(mem_failure_pearson)");
+        // a strong negative correlation couples as much as a positive one
+        assert_eq!(row.value(-0.6), 0.6);
+        assert!(row.value(-0.6) > row.value(0.3));
+        let cost = &CLAIMS[3].rows[0];
+        assert_eq!((cost.label(), cost.value(-2.0)), ("cost_usd".to_string(), -2.0));
     }
 
     #[test]

@@ -136,16 +136,22 @@ fn missing(input: Option<&ScenarioValues>, scenario: &str, arm: &str, baseline: 
     None
 }
 
-fn side_of(input: Option<&ScenarioValues>, arm: &str, metric: &str) -> Option<Side> {
-    let values: Vec<Option<f64>> = input?.arm(arm)?.metrics.get(metric)?.iter().map(|(_, x)| *x).collect();
+fn side_of(input: Option<&ScenarioValues>, arm: &str, row: &RowSpec) -> Option<Side> {
+    let values: Vec<Option<f64>> = input?
+        .arm(arm)?
+        .metrics
+        .get(row.metric)?
+        .iter()
+        .map(|(_, x)| x.map(|x| row.value(x)))
+        .collect();
     Side::of(&values)
 }
 
-fn defined(input: &ScenarioValues, arm: &str, metric: &str) -> Vec<f64> {
+fn defined(input: &ScenarioValues, arm: &str, row: &RowSpec) -> Vec<f64> {
     input
         .arm(arm)
-        .and_then(|a| a.metrics.get(metric))
-        .map(|v| v.iter().filter_map(|(_, x)| *x).collect())
+        .and_then(|a| a.metrics.get(row.metric))
+        .map(|v| v.iter().filter_map(|(_, x)| x.map(|x| row.value(x))).collect())
         .unwrap_or_default()
 }
 
@@ -187,7 +193,7 @@ fn reasons(claim: &ClaimResult, column: usize, verdict: Verdict) -> Vec<String> 
                 format!(
                     "{} {} on {}",
                     r.spec.role.as_str(),
-                    code(r.spec.metric),
+                    code(&r.spec.label()),
                     code(r.scenario)
                 )
             })
@@ -237,7 +243,7 @@ impl ClaimsTable {
             let mut rows = Vec::new();
             for &scenario in spec.scenarios {
                 let input = find(scenario);
-                for row in spec.rows {
+                for row in spec.rows.iter().filter(|r| r.applies_to(scenario)) {
                     let better = row.better()?;
                     let cells = baselines
                         .iter()
@@ -256,8 +262,8 @@ impl ClaimsTable {
                                         ],
                                     );
                                     effect(
-                                        &defined(input, arm, row.metric),
-                                        &defined(input, b, row.metric),
+                                        &defined(input, arm, row),
+                                        &defined(input, b, row),
                                         BOOTSTRAP_RESAMPLES,
                                         &mut rng,
                                     )
@@ -266,7 +272,7 @@ impl ClaimsTable {
                             };
                             Cell {
                                 baseline: b.clone(),
-                                baseline_side: side_of(input, b, row.metric),
+                                baseline_side: side_of(input, b, row),
                                 missing: why.or_else(|| {
                                     effect
                                         .is_none()
@@ -282,7 +288,7 @@ impl ClaimsTable {
                         scenario,
                         spec: row,
                         better,
-                        arm_side: side_of(input, arm, row.metric),
+                        arm_side: side_of(input, arm, row),
                         cells,
                     });
                 }

@@ -226,10 +226,15 @@ pub struct AgmarlDecision {
 pub struct Decline {
     /// the workload's observed (restarts + failures) per pod created
     pub instability: f32,
-    /// the best candidate's fault-tolerance score; null when none is a number
-    pub best_fault_tolerance: Option<f32>,
-    /// the score a candidate needed for the pod to be placed
-    pub ft_threshold: f32,
+    /// the fault-tolerance score of the node the selection chose
+    pub predicted_fault_tolerance: f32,
+    /// mean, standard deviation and count of the fault-tolerance scores of
+    /// the workload's binds so far
+    pub workload_baseline: f32,
+    pub workload_spread: f32,
+    pub workload_binds: u32,
+    /// the score the node needed for the pod to be placed
+    pub bar: f32,
 }
 
 /// Why a decisions file could not be written or read; every variant names
@@ -302,8 +307,11 @@ pub(crate) mod tests {
                 kept: if bound { vec![3, 2, 1] } else { Vec::new() },
                 decline: (outcome == Outcome::Decline).then_some(Decline {
                     instability: 0.8,
-                    best_fault_tolerance: Some(0.41),
-                    ft_threshold: 0.5,
+                    predicted_fault_tolerance: 0.41,
+                    workload_baseline: 0.9,
+                    workload_spread: 0.05,
+                    workload_binds: 12,
+                    bar: 0.85,
                 }),
             }),
         }

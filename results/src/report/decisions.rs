@@ -207,16 +207,4 @@ fn runs(n: usize) -> String {
     }
 }
 
-/// Markdown-ish text with `code` spans as escaped HTML with <code> elements.
-pub(super) fn code_spans(text: &str) -> String {
-    text.split('`')
-        .enumerate()
-        .map(|(i, part)| {
-            if i % 2 == 1 {
-                format!("<code>{}</code>", esc(part))
-            } else {
-                esc(part)
-            }
-        })
-        .collect()
-}
+pub(super) use crate::summary::format::html_code_spans as code_spans;

@@ -24,6 +24,26 @@ pub enum ReportError {
     Incomplete { dir: PathBuf, reason: String },
     #[error("{}: the records of arm {arm} seed {seed} are missing", path.display())]
     MissingRecords { path: PathBuf, arm: String, seed: u64 },
+    #[error("{}: the manifest of arm {arm} seed {seed} is missing (the run did not finish)", path.display())]
+    MissingRunManifest { path: PathBuf, arm: String, seed: u64 },
+    #[error("{}: {reason}", path.display())]
+    RunManifest { path: PathBuf, reason: String },
+    #[error(
+        "{}: its SHA-256 is {found}, its run's manifest says {expected}: these are not the records that run wrote \
+         (changed, or copied from another run)",
+        path.display()
+    )]
+    RecordsDigest {
+        path: PathBuf,
+        expected: String,
+        found: String,
+    },
+    #[error(
+        "{}: a run the folder's manifest does not list (its arms and seeds); a run folder holds exactly the runs its \
+         manifest names",
+        path.display()
+    )]
+    UnlistedRun { path: PathBuf },
     #[error(transparent)]
     Metrics(#[from] MetricsError),
     #[error(transparent)]

@@ -207,16 +207,17 @@ fn load_one(dir: &Path, options: LoadOptions) -> Result<RunFolderData, ReportErr
             reason,
         });
     }
+    refuse_unlisted_runs(dir, &manifest.arms, &manifest.seeds)?;
     let mut runs = Vec::new();
     let mut skipped = Vec::new();
     for arm in &manifest.arms {
         for &seed in &manifest.seeds {
-            let path = dir
-                .join("runs")
-                .join(arm)
-                .join(format!("seed-{seed}"))
-                .join(RECORDS_FILE);
-            match load_run(&path, arm, seed) {
+            let run_dir = dir.join("runs").join(arm).join(format!("seed-{seed}"));
+            let path = run_dir.join(RECORDS_FILE);
+            let loaded = load_run(&path, arm, seed).and_then(|metrics| {
+                manifest::check_run(&run_dir, &path, &manifest.scenario, arm, seed).map(|()| metrics)
+            });
+            match loaded {
                 Ok(metrics) => runs.push(LoadedRun {
                     arm: arm.clone(),
                     seed,
@@ -265,12 +266,49 @@ fn load_run(path: &Path, arm: &str, seed: u64) -> Result<RunMetrics, ReportError
     Ok(from_file(path)?)
 }
 
+/// Refuses a folder holding runs its manifest does not list: an arm folder
+/// of another arm, or a seed folder of a seed not in its list.
+fn refuse_unlisted_runs(dir: &Path, arms: &[String], seeds: &[u64]) -> Result<(), ReportError> {
+    let Ok(entries) = std::fs::read_dir(dir.join("runs")) else {
+        return Ok(());
+    };
+    let folders = |entries: std::fs::ReadDir| -> Vec<(String, PathBuf)> {
+        let mut out: Vec<(String, PathBuf)> = entries
+            .flatten()
+            .filter(|e| e.path().is_dir())
+            .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+            .collect();
+        out.sort();
+        out
+    };
+    for (arm, arm_dir) in folders(entries) {
+        if !arms.contains(&arm) {
+            return Err(ReportError::UnlistedRun { path: arm_dir });
+        }
+        let Ok(runs) = std::fs::read_dir(&arm_dir) else {
+            continue;
+        };
+        for (name, run_dir) in folders(runs) {
+            let listed = name
+                .strip_prefix("seed-")
+                .and_then(|s| s.parse::<u64>().ok())
+                .is_some_and(|seed| seeds.contains(&seed));
+            if !listed {
+                return Err(ReportError::UnlistedRun { path: run_dir });
+            }
+        }
+    }
+    Ok(())
+}
+
 /// What an interrupted run leaves: no records yet, a last line cut short,
-/// no End record. Inconsistent records are damage, never skipped.
+/// no End record, no run manifest yet. Inconsistent records are damage,
+/// never skipped.
 fn is_partial(err: &ReportError) -> bool {
     matches!(
         err,
         ReportError::MissingRecords { .. }
+            | ReportError::MissingRunManifest { .. }
             | ReportError::Metrics(MetricsError::Incomplete { .. })
             | ReportError::Metrics(MetricsError::Records(crate::records::RecordsError::Parse { .. }))
     )
@@ -347,8 +385,13 @@ pub(super) mod tests {
 
     /// A folder as `schedlab scenario` leaves it.
     pub(crate) fn write_folder(dir: &Path, arms: &[&str], seeds: &[u64], nodes: u64) {
+        write_folder_of(dir, "synthetic", arms, seeds, nodes);
+    }
+
+    /// [`write_folder`] of a scenario called `scenario`.
+    pub(crate) fn write_folder_of(dir: &Path, scenario: &str, arms: &[&str], seeds: &[u64], nodes: u64) {
         let manifest = serde_json::json!({
-            "scenario": "synthetic",
+            "scenario": scenario,
             "resolved_scenario": {"nodes": nodes},
             "arms": arms,
             "seeds": seeds,
@@ -366,8 +409,87 @@ pub(super) mod tests {
                     .join(format!("seed-{seed}"))
                     .join(RECORDS_FILE);
                 write_records(&path, &synthetic_run(seed, i as u32));
+                write_run_manifest(&path, scenario, arm, seed);
             }
         }
+    }
+
+    /// The run's manifest beside `records`, naming its run and its records' digest.
+    fn write_run_manifest(records: &Path, scenario: &str, arm: &str, seed: u64) {
+        let run = serde_json::json!({
+            "manifest_version": 1,
+            "scenario": scenario,
+            "arm": arm,
+            "seed": seed,
+            "records": RECORDS_FILE,
+            "records_sha256": clusters::digest::file_sha256(records).unwrap(),
+        });
+        fs::write(records.with_file_name("manifest.json"), run.to_string()).unwrap();
+    }
+
+    #[test]
+    fn a_folder_holds_exactly_the_runs_its_manifest_names() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        write_folder(dir, &["default", "binpack"], &[1, 2], 4);
+        assert!(RunFolderData::load(dir).is_ok());
+        let one = records_path(dir, "default", 1);
+        let two = records_path(dir, "default", 2);
+        let original = fs::read(&two).unwrap();
+
+        // records of another run copied over this one's: refused by the digest
+        fs::copy(&one, &two).unwrap();
+        let err = RunFolderData::load(dir).unwrap_err();
+        assert!(matches!(err, ReportError::RecordsDigest { .. }), "{err}");
+        assert!(
+            err.to_string().contains("seed-2") && err.to_string().contains("SHA-256"),
+            "{err}"
+        );
+        fs::write(&two, &original).unwrap();
+
+        // a run manifest of another run, or garbage
+        let run_manifest = two.with_file_name("manifest.json");
+        let kept = fs::read_to_string(&run_manifest).unwrap();
+        fs::write(&run_manifest, kept.replace("\"seed\":2", "\"seed\":7")).unwrap();
+        let err = RunFolderData::load(dir).unwrap_err().to_string();
+        assert!(err.contains("seed 7") && err.contains("copied from elsewhere"), "{err}");
+        fs::write(&run_manifest, "[1, 2").unwrap();
+        let err = RunFolderData::load(dir).unwrap_err().to_string();
+        assert!(
+            err.contains("seed-2/manifest.json") && err.contains("not a run manifest"),
+            "{err}"
+        );
+        fs::write(&run_manifest, &kept).unwrap();
+        assert!(RunFolderData::load(dir).is_ok());
+
+        // a seed taken out of the folder's list, an arm it does not name
+        let manifest_path = dir.join(MANIFEST_FILE);
+        let folder_manifest = fs::read_to_string(&manifest_path).unwrap();
+        let mut m: serde_json::Value = serde_json::from_str(&folder_manifest).unwrap();
+        m["seeds"] = serde_json::json!([1]);
+        fs::write(&manifest_path, m.to_string()).unwrap();
+        let err = RunFolderData::load(dir).unwrap_err();
+        assert!(
+            matches!(&err, ReportError::UnlistedRun { path } if path.ends_with("seed-2")),
+            "{err}"
+        );
+        m["seeds"] = serde_json::json!([1, 2]);
+        m["arms"] = serde_json::json!(["default"]);
+        fs::write(&manifest_path, m.to_string()).unwrap();
+        let err = RunFolderData::load(dir).unwrap_err();
+        assert!(
+            matches!(&err, ReportError::UnlistedRun { path } if path.ends_with("runs/binpack")),
+            "{err}"
+        );
+
+        // a manifest version this build does not know
+        m["arms"] = serde_json::json!(["default", "binpack"]);
+        m["manifest_version"] = serde_json::json!(99);
+        fs::write(&manifest_path, m.to_string()).unwrap();
+        let err = RunFolderData::load(dir).unwrap_err().to_string();
+        assert!(err.contains("manifest version 99"), "{err}");
+        fs::write(&manifest_path, &folder_manifest).unwrap();
+        assert!(RunFolderData::load(dir).is_ok());
     }
 
     fn records_path(dir: &Path, arm: &str, seed: u64) -> PathBuf {

@@ -69,21 +69,7 @@ dl.defs dt{margin-top:10px;font-weight:600}dl.defs dd{margin:2px 0 0 0}
 ul.skipped li{color:var(--warn)}
 ";
 
-/// Text for HTML element content and attribute values.
-pub(super) fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub(super) use crate::summary::format::esc;
 
 fn direction(better: Better) -> &'static str {
     match better {

@@ -5,8 +5,15 @@ use super::ReportError;
 use serde::Deserialize;
 use std::path::Path;
 
+/// The version of the manifests `schedlab scenario` writes (the run
+/// folder's and each run's). A manifest without one was written before
+/// versions and is read as version 1; any other version is refused.
+pub const MANIFEST_VERSION: u32 = 1;
+
 #[derive(Debug, Clone, Deserialize)]
 pub(super) struct Manifest {
+    #[serde(default)]
+    pub manifest_version: Option<u32>,
     pub scenario: String,
     #[serde(default)]
     pub resolved_scenario: serde_json::Value,
@@ -38,6 +45,7 @@ pub(super) fn read(path: &Path) -> Result<Manifest, ReportError> {
         path: path.to_path_buf(),
         reason,
     };
+    check_version(manifest.manifest_version).map_err(invalid)?;
     if manifest.arms.is_empty() || manifest.seeds.is_empty() {
         return Err(invalid("the manifest lists no arms or no seeds".into()));
     }
@@ -55,4 +63,75 @@ pub(super) fn read(path: &Path) -> Result<Manifest, ReportError> {
         return Err(invalid("a seed is listed twice".into()));
     }
     Ok(manifest)
+}
+
+fn check_version(version: Option<u32>) -> Result<(), String> {
+    match version {
+        None | Some(MANIFEST_VERSION) => Ok(()),
+        Some(v) => Err(format!(
+            "manifest version {v}: this build reads version {MANIFEST_VERSION} (a newer or unknown schedlab wrote it)"
+        )),
+    }
+}
+
+/// The part of a run's own manifest (`runs/<arm>/seed-<n>/manifest.json`)
+/// that ties its records to it.
+#[derive(Debug, Clone, Deserialize)]
+struct RunManifest {
+    #[serde(default)]
+    manifest_version: Option<u32>,
+    scenario: String,
+    arm: String,
+    seed: u64,
+    /// absent in folders written before records were digested
+    #[serde(default)]
+    records_sha256: Option<String>,
+}
+
+/// Checks that the run at `run_dir` is the run (`scenario`, `arm`, `seed`) of
+/// its folder's manifest and that `records` are the records it wrote.
+pub(super) fn check_run(
+    run_dir: &Path,
+    records: &Path,
+    scenario: &str,
+    arm: &str,
+    seed: u64,
+) -> Result<(), ReportError> {
+    let path = run_dir.join("manifest.json");
+    if !path.is_file() {
+        return Err(ReportError::MissingRunManifest {
+            path,
+            arm: arm.to_string(),
+            seed,
+        });
+    }
+    let bad = |reason: String| ReportError::RunManifest {
+        path: path.clone(),
+        reason,
+    };
+    let text = std::fs::read_to_string(&path).map_err(|e| bad(format!("cannot be read: {e}")))?;
+    let run: RunManifest =
+        serde_json::from_str(&text).map_err(|e| bad(format!("not a run manifest ({e}); the run is damaged")))?;
+    check_version(run.manifest_version).map_err(&bad)?;
+    if (run.scenario.as_str(), run.arm.as_str(), run.seed) != (scenario, arm, seed) {
+        return Err(bad(format!(
+            "it is the run of scenario {}, arm {}, seed {}, where the folder's manifest expects scenario {scenario}, \
+             arm {arm}, seed {seed}: a run copied from elsewhere",
+            run.scenario, run.arm, run.seed
+        )));
+    }
+    if let Some(expected) = run.records_sha256 {
+        let found = clusters::digest::file_sha256(records).map_err(|e| ReportError::RunManifest {
+            path: records.to_path_buf(),
+            reason: format!("cannot be read: {e}"),
+        })?;
+        if found != expected {
+            return Err(ReportError::RecordsDigest {
+                path: records.to_path_buf(),
+                expected,
+                found,
+            });
+        }
+    }
+    Ok(())
 }

@@ -253,7 +253,7 @@ pub fn render_scenario(
 mod tests {
     use super::*;
     use crate::report::LoadOptions;
-    use crate::report::folder::tests::write_folder;
+    use crate::report::folder::tests::{write_folder, write_folder_of};
 
     #[test]
     fn the_same_records_give_the_same_bytes() {
@@ -359,11 +359,7 @@ mod tests {
 
     /// A synthetic folder renamed to `scenario`.
     fn folder_of(dir: &std::path::Path, scenario: &str, arms: &[&str]) -> RunFolderData {
-        write_folder(dir, arms, &[1, 2], 4);
-        let path = dir.join("manifest.json");
-        let mut manifest: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-        manifest["scenario"] = scenario.into();
-        std::fs::write(&path, manifest.to_string()).unwrap();
+        write_folder_of(dir, scenario, arms, &[1, 2], 4);
         RunFolderData::load(dir).unwrap()
     }
 

@@ -135,6 +135,36 @@ pub fn latex_escape(s: &str) -> String {
     out
 }
 
+/// Text for HTML element content and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Markdown-ish text with `code` spans as escaped HTML with <code> elements.
+pub fn html_code_spans(text: &str) -> String {
+    text.split('`')
+        .enumerate()
+        .map(|(i, part)| {
+            if i % 2 == 1 {
+                format!("<code>{}</code>", esc(part))
+            } else {
+                esc(part)
+            }
+        })
+        .collect()
+}
+
 /// Text for a Markdown table cell.
 pub fn md_escape(s: &str) -> String {
     s.replace('\\', "\\\\").replace('|', "\\|").replace(['\n', '\r'], " ")

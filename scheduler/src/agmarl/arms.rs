@@ -12,12 +12,23 @@ pub const AGMARL_ARMS: &[&str] = &["agmarl", "agmarl-nognn", "agmarl-linear", "a
 /// The AGMARL arm `name` with the given network (e.g. from `--checkpoint`)
 /// and the variant's default configuration.
 pub fn agmarl_arm_with(name: &str, net: AgmarlNet, seed: u64) -> Result<Box<dyn Scheduler>, ArmError> {
+    agmarl_arm_configured(name, net, &AgmarlConfig::default(), seed)
+}
+
+/// The AGMARL arm `name` with the given network and controller settings;
+/// the settings' variant is replaced by the arm's.
+pub fn agmarl_arm_configured(
+    name: &str,
+    net: AgmarlNet,
+    config: &AgmarlConfig,
+    seed: u64,
+) -> Result<Box<dyn Scheduler>, ArmError> {
     let variant = Variant::from_arm_name(name).ok_or_else(|| ArmError::NotAgmarl { name: name.to_string() })?;
-    Ok(Box::new(AgmarlScheduler::new(
-        net,
-        AgmarlConfig::for_variant(variant),
-        seed,
-    )))
+    let config = AgmarlConfig {
+        variant,
+        ..config.clone()
+    };
+    Ok(Box::new(AgmarlScheduler::new(net, config, seed)))
 }
 
 #[cfg(test)]

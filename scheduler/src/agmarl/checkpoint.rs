@@ -17,13 +17,15 @@
 use crate::agmarl::error::AgmarlError;
 use crate::agmarl::features::FEATURE_SCHEMA_VERSION;
 use crate::agmarl::network::{AgmarlNet, Hyper};
+use crate::agmarl::policy::Variant;
 use safetensors::{Dtype, SafeTensors};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 /// Version of the checkpoint layout itself (file pair, naming, sidecar).
-pub const FORMAT_VERSION: u32 = 1;
+/// 2: the sidecar holds the SHA-256 of the weights file.
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Largest weights file read: networks at [`crate::agmarl::network::MAX_DIM`]
 /// widths stay far below it, and a damaged or wrong file cannot take the
@@ -32,11 +34,41 @@ pub const MAX_WEIGHTS_BYTES: u64 = 256 << 20;
 /// Largest sidecar read.
 pub const MAX_SIDECAR_BYTES: u64 = 4 << 20;
 
-/// The bundled checkpoint's file names, relative to `scheduler/checkpoints/`.
-const BUNDLED_WEIGHTS: &[u8] = include_bytes!("../../checkpoints/agmarl.safetensors");
-const BUNDLED_SIDECAR: &str = include_str!("../../checkpoints/agmarl.json");
-/// How the bundled checkpoint is named in errors.
+/// The bundled checkpoints, one per variant, each trained as that variant
+/// (`scheduler/checkpoints/<arm>.safetensors` and `.json`): weights, sidecar
+/// and how it is named in errors.
+struct Bundled {
+    weights: &'static [u8],
+    sidecar: &'static str,
+    origin: &'static str,
+}
+
+macro_rules! bundled_files {
+    ($arm:literal) => {
+        Bundled {
+            weights: include_bytes!(concat!("../../checkpoints/", $arm, ".safetensors")),
+            sidecar: include_str!(concat!("../../checkpoints/", $arm, ".json")),
+            origin: concat!("bundled checkpoint scheduler/checkpoints/", $arm, ".safetensors"),
+        }
+    };
+}
+
+fn bundled_files(variant: Variant) -> Bundled {
+    match variant {
+        Variant::Full => bundled_files!("agmarl"),
+        Variant::NoGnn => bundled_files!("agmarl-nognn"),
+        Variant::Linear => bundled_files!("agmarl-linear"),
+        Variant::NoStress => bundled_files!("agmarl-nostress"),
+    }
+}
+
+/// How the bundled checkpoint of the full method is named in errors.
 pub const BUNDLED_ORIGIN: &str = "bundled checkpoint scheduler/checkpoints/agmarl.safetensors";
+
+/// How the bundled checkpoint of `variant` is named.
+pub fn bundled_origin(variant: Variant) -> &'static str {
+    bundled_files(variant).origin
+}
 
 /// The sidecar: what the weights need to be used, and where they came from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -46,19 +78,36 @@ pub struct CheckpointMeta {
     /// [`FEATURE_SCHEMA_VERSION`] the weights were trained on
     pub feature_schema_version: u32,
     pub hyper: Hyper,
+    /// SHA-256 of the weights file, lowercase hex ([`weights_digest`]): a
+    /// flipped byte in the tensor data is refused, not loaded
+    pub weights_sha256: String,
     /// written by training: scenarios, seeds, episodes, hyperparameters, git
     /// revision, wall time; free-form
     #[serde(default)]
     pub training: serde_json::Value,
 }
 
+/// The SHA-256 of a weights file, lowercase hex.
+pub fn weights_digest(weights: &[u8]) -> String {
+    clusters::digest::sha256_hex(weights)
+}
+
 impl CheckpointMeta {
-    /// Metadata for weights of `hyper` under the current versions.
+    /// The variant the weights were trained as, from the training record
+    /// (None when the sidecar does not say, e.g. hand-written).
+    pub fn trained_variant(&self) -> Option<Variant> {
+        let name = self.training.pointer("/config/policy/variant")?.as_str()?;
+        serde_json::from_value(serde_json::Value::String(name.to_string())).ok()
+    }
+
+    /// Metadata for weights of `hyper` under the current versions; [`save`]
+    /// fills in the digest of the weights it writes.
     pub fn new(hyper: &Hyper, training: serde_json::Value) -> CheckpointMeta {
         CheckpointMeta {
             format_version: FORMAT_VERSION,
             feature_schema_version: FEATURE_SCHEMA_VERSION,
             hyper: hyper.clone(),
+            weights_sha256: String::new(),
             training,
         }
     }
@@ -80,6 +129,15 @@ pub enum CheckpointError {
     Damaged { file: String, reason: String },
     #[error("checkpoint {file}: bad sidecar JSON: {reason}")]
     Sidecar { file: String, reason: String },
+    #[error(
+        "checkpoint {file}: the weights' SHA-256 is {found}, its sidecar says {expected}: the file was changed or \
+         damaged after training"
+    )]
+    Digest {
+        file: String,
+        expected: String,
+        found: String,
+    },
     #[error("checkpoint {file}: format version {found}, this build reads version {expected}")]
     FormatVersion { file: String, found: u32, expected: u32 },
     #[error(
@@ -184,7 +242,11 @@ pub fn to_bytes(net: &AgmarlNet) -> Result<Vec<u8>, CheckpointError> {
 pub fn save(net: &AgmarlNet, meta: &CheckpointMeta, path: &Path) -> Result<(), CheckpointError> {
     let bytes = to_bytes(net)?;
     let sidecar = sidecar_path(path);
-    let json = serde_json::to_string_pretty(meta).map_err(|e| CheckpointError::Sidecar {
+    let meta = CheckpointMeta {
+        weights_sha256: weights_digest(&bytes),
+        ..meta.clone()
+    };
+    let json = serde_json::to_string_pretty(&meta).map_err(|e| CheckpointError::Sidecar {
         file: sidecar.display().to_string(),
         reason: e.to_string(),
     })?;
@@ -212,9 +274,15 @@ pub fn load_bytes(weights: &[u8], sidecar: &str, origin: &str) -> Result<(Agmarl
     load_parts(weights, origin, sidecar, &format!("{origin} (sidecar)"))
 }
 
-/// The checkpoint built into the binary (`scheduler/checkpoints/`).
+/// The checkpoint of the full method built into the binary (`scheduler/checkpoints/agmarl.*`).
 pub fn bundled() -> Result<(AgmarlNet, CheckpointMeta), CheckpointError> {
-    load_bytes(BUNDLED_WEIGHTS, BUNDLED_SIDECAR, BUNDLED_ORIGIN)
+    bundled_for(Variant::Full)
+}
+
+/// The checkpoint built into the binary for `variant`, trained as that variant.
+pub fn bundled_for(variant: Variant) -> Result<(AgmarlNet, CheckpointMeta), CheckpointError> {
+    let files = bundled_files(variant);
+    load_bytes(files.weights, files.sidecar, files.origin)
 }
 
 /// Parses and checks a sidecar.
@@ -311,6 +379,16 @@ fn load_parts(
         names.sort();
         return Err(CheckpointError::UnexpectedTensors { file, names });
     }
+    // last: a structural fault is named as such; well-formed bytes that are
+    // not the ones trained are caught here
+    let found = weights_digest(weights);
+    if found != meta.weights_sha256 {
+        return Err(CheckpointError::Digest {
+            file,
+            expected: meta.weights_sha256.clone(),
+            found,
+        });
+    }
     Ok((net, meta))
 }
 
@@ -319,10 +397,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_bundled_checkpoint_loads() {
-        let (net, meta) = bundled().unwrap();
-        assert_eq!(meta.feature_schema_version, FEATURE_SCHEMA_VERSION);
-        assert_eq!(net.hyper(), &meta.hyper);
+    fn every_bundled_checkpoint_loads_and_was_trained_as_its_variant() {
+        for variant in Variant::ALL {
+            let (net, meta) = bundled_for(variant).unwrap();
+            assert_eq!(meta.feature_schema_version, FEATURE_SCHEMA_VERSION);
+            assert_eq!(net.hyper(), &meta.hyper);
+            assert_eq!(meta.trained_variant(), Some(variant), "{}", bundled_origin(variant));
+        }
+        assert_eq!(bundled_origin(Variant::Full), BUNDLED_ORIGIN);
+    }
+
+    #[test]
+    fn the_trained_variant_comes_from_the_training_record() {
+        let h = Hyper::default();
+        let meta = |training| CheckpointMeta::new(&h, training);
+        let with = |v: &str| meta(serde_json::json!({"config": {"policy": {"variant": v}}}));
+        assert_eq!(with("agmarl-nognn").trained_variant(), Some(Variant::NoGnn));
+        assert_eq!(with("agmarl").trained_variant(), Some(Variant::Full));
+        assert_eq!(with("something").trained_variant(), None);
+        assert_eq!(meta(serde_json::Value::Null).trained_variant(), None);
     }
 
     #[test]

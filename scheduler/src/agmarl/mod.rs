@@ -9,7 +9,7 @@
 //! - [`network`]: the GNN, the shared actor and the centralised critic.
 //! - [`scoring`]: the actor's decision path, remembering node encodings.
 //! - [`checkpoint`]: safetensors + JSON sidecar, and the bundled checkpoint.
-//! - [`stress`], [`lexicographic`]: the central controller.
+//! - [`stress`], [`lexicographic`], [`restraint`]: the central controller.
 //! - [`policy`]: [`AgmarlScheduler`], one decision per pod.
 //! - [`arms`]: the `agmarl*` arms of the harness.
 //! - [`train`]: MADDPG training (replay, realised metrics, reward, learner).
@@ -21,11 +21,12 @@ pub mod features;
 pub mod lexicographic;
 pub mod network;
 pub mod policy;
+pub mod restraint;
 pub mod scoring;
 pub mod stress;
 pub mod train;
 
-pub use arms::{AGMARL_ARMS, agmarl_arm_with};
+pub use arms::{AGMARL_ARMS, agmarl_arm_configured, agmarl_arm_with};
 pub use checkpoint::{CheckpointError, CheckpointMeta, bundled, load, load_bytes, save};
 pub use error::AgmarlError;
 pub use features::{FEATURE_SCHEMA_VERSION, NODE_FEATURES, Observation, POD_FEATURES, STATE_FEATURES, observe};

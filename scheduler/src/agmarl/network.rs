@@ -46,9 +46,9 @@
 //! `[observation, action]` with a shared two-layer MLP, pools the embeddings
 //! by mean and max over agents, and adds the chosen agent's own embedding,
 //! the pod's features and the decision's context ([`critic_context`]: the
-//! stress level in force, which the reward's stress term depends on, and
-//! the pending queue's summary) before a two-layer head that outputs Q. It
-//! is used in training only.
+//! stress level in force, which the reward's stress term depends on, the
+//! pending queue's summary, and whether the pod was declined) before a
+//! two-layer head that outputs Q. It is used in training only.
 //!
 //! # Parameters
 //!
@@ -432,12 +432,13 @@ fn messages(z: &Tensor) -> candle_core::Result<Tensor> {
 }
 
 /// Width of [`critic_context`].
-pub const CRITIC_CONTEXT: usize = QUEUE_FEATURES + 3;
+pub const CRITIC_CONTEXT: usize = QUEUE_FEATURES + 4;
 
 /// What the critic sees of a decision beside the agents: the pending
-/// queue's summary ([`Observation::queue`]) and the stress level in force,
-/// one-hot (Calm, Elevated, Stressed).
-pub fn critic_context(obs: &Observation, level: StressLevel) -> [f32; CRITIC_CONTEXT] {
+/// queue's summary ([`Observation::queue`]), the stress level in force,
+/// one-hot (Calm, Elevated, Stressed), and 1 when the controller declined
+/// the pod (strategic restraint: the chosen agent is then the node refused).
+pub fn critic_context(obs: &Observation, level: StressLevel, declined: bool) -> [f32; CRITIC_CONTEXT] {
     let mut c = [0.0; CRITIC_CONTEXT];
     c[..QUEUE_FEATURES].copy_from_slice(&obs.queue);
     let hot = match level {
@@ -446,6 +447,7 @@ pub fn critic_context(obs: &Observation, level: StressLevel) -> [f32; CRITIC_CON
         StressLevel::Stressed => 2,
     };
     c[QUEUE_FEATURES + hot] = 1.0;
+    c[QUEUE_FEATURES + 3] = f32::from(u8::from(declined));
     c
 }
 
@@ -595,7 +597,7 @@ mod tests {
     }
 
     fn ctx() -> Tensor {
-        Tensor::from_slice(&[0.5f32, 0.25, 0.0, 1.0, 0.0], (1, CRITIC_CONTEXT), &Device::Cpu).unwrap()
+        Tensor::from_slice(&[0.5f32, 0.25, 0.0, 1.0, 0.0, 0.0], (1, CRITIC_CONTEXT), &Device::Cpu).unwrap()
     }
 
     fn tensors(obs: &Observation) -> (Tensor, Tensor) {
@@ -807,10 +809,12 @@ mod tests {
             .unwrap()[0];
         assert_ne!(q, other);
         // the critic sees the stress level and the queue
-        let calm = critic_context(&obs, StressLevel::Calm);
-        let stressed = critic_context(&obs, StressLevel::Stressed);
+        let calm = critic_context(&obs, StressLevel::Calm, false);
+        let stressed = critic_context(&obs, StressLevel::Stressed, false);
+        let declined = critic_context(&obs, StressLevel::Stressed, true);
         assert_eq!(&calm[..QUEUE_FEATURES], &obs.queue);
         assert_eq!((calm[QUEUE_FEATURES], stressed[QUEUE_FEATURES + 2]), (1.0, 1.0));
+        assert_eq!((stressed[QUEUE_FEATURES + 3], declined[QUEUE_FEATURES + 3]), (0.0, 1.0));
         let with = |c: [f32; CRITIC_CONTEXT]| {
             let c = Tensor::from_slice(&c, (1, CRITIC_CONTEXT), &Device::Cpu).unwrap();
             critic
@@ -820,6 +824,7 @@ mod tests {
                 .unwrap()[0]
         };
         assert_ne!(with(calm), with(stressed));
+        assert_ne!(with(stressed), with(declined));
     }
 
     #[test]

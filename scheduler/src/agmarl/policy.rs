@@ -11,10 +11,14 @@
 //!    over all nodes, the shared actor scores the feasible ones. Training may
 //!    perturb these scores (exploration noise); they are then clamped to
 //!    [0, 1].
-//! 4. Restraint: under stress, an unstable pod with no candidate safe enough
-//!    is declined ([`should_decline`]) and stays pending.
-//! 5. Selection: lexicographic by the stress level's objective order within
-//!    `delta_lex`, or the fixed weighted sum of the `agmarl-linear` ablation.
+//! 4. Selection: lexicographic by the stress level's objective order, each
+//!    step keeping the candidates within `delta_lex` of the objective's
+//!    spread from its best, or the fixed weighted sum of the `agmarl-linear`
+//!    ablation.
+//! 5. Restraint: under stress, an unstable pod whose chosen node scores far
+//!    below its workload's usual fault tolerance is declined
+//!    ([`should_decline`]) and stays pending; every bind adds the chosen
+//!    node's fault-tolerance score to its workload's baseline.
 //!
 //! The policy draws no random numbers: selection and tie-breaks are
 //! deterministic, so the same view always gets the same answer.
@@ -29,10 +33,10 @@
 
 use crate::agmarl::features::{Observation, observe_into};
 use crate::agmarl::lexicographic::{
-    Candidate, RESTRAINT_REASON, RestraintConfig, RestraintConfigError, instability, lexicographic_select,
-    lexicographic_select_traced, should_decline, weighted_select, weighted_select_traced,
+    Candidate, lexicographic_select, lexicographic_select_traced, weighted_select, weighted_select_traced,
 };
 use crate::agmarl::network::AgmarlNet;
+use crate::agmarl::restraint::{Baselines, RESTRAINT_REASON, RestraintConfig, RestraintConfigError, should_decline};
 use crate::agmarl::scoring::{Reuse, Scorer};
 use crate::agmarl::stress::{
     Objective, StressConfig, StressConfigError, StressLevel, StressMonitor, objective_order, signals,
@@ -99,10 +103,12 @@ impl Variant {
 #[serde(default, deny_unknown_fields)]
 pub struct AgmarlConfig {
     pub variant: Variant,
-    /// Lexicographic tolerance: at each objective, candidates within this of
-    /// the best stay in (default 0.05, i.e. five points on the [0, 1] score
-    /// scale: differences smaller than that are below what the agents'
-    /// scores resolve, so the next objective decides).
+    /// Lexicographic tolerance, a fraction of each objective's spread: at
+    /// each objective, candidates within `delta_lex × (best − worst)` of the
+    /// best stay in (default 0.25: with scores spread evenly each step keeps
+    /// about the best quarter, so at the built-ins' 50 nodes all three
+    /// objectives take part before the tie-break; see
+    /// [`lexicographic_select`]).
     pub delta_lex: f32,
     /// `agmarl-linear`'s weights of `[fault tolerance, utilisation, cost]`
     /// (default equal thirds: no objective favoured).
@@ -115,7 +121,7 @@ impl Default for AgmarlConfig {
     fn default() -> AgmarlConfig {
         AgmarlConfig {
             variant: Variant::Full,
-            delta_lex: 0.05,
+            delta_lex: 0.25,
             linear_weights: [1.0 / 3.0; 3],
             stress: StressConfig::default(),
             restraint: RestraintConfig::default(),
@@ -126,7 +132,7 @@ impl Default for AgmarlConfig {
 /// An [`AgmarlConfig`] that cannot work as documented.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum AgmarlConfigError {
-    #[error("delta_lex must be finite and >= 0, got {0}")]
+    #[error("delta_lex must be in [0, 1] (a fraction of each objective's spread), got {0}")]
     DeltaLex(f32),
     #[error("linear_weights must be finite and >= 0, got {0:?}")]
     LinearWeights([f32; 3]),
@@ -141,7 +147,7 @@ impl AgmarlConfig {
     /// on a config that fails them; see the selection functions for how
     /// out-of-range values are treated).
     pub fn validate(&self) -> Result<(), AgmarlConfigError> {
-        if !(self.delta_lex.is_finite() && self.delta_lex >= 0.0) {
+        if !(0.0..=1.0).contains(&self.delta_lex) {
             return Err(AgmarlConfigError::DeltaLex(self.delta_lex));
         }
         if !self.linear_weights.iter().all(|w| w.is_finite() && *w >= 0.0) {
@@ -174,6 +180,9 @@ pub struct Decision {
     /// the chosen candidate (index into `candidates`); None when
     /// unschedulable or declined
     pub chosen: Option<usize>,
+    /// for a decline, the candidate the selection had chosen (index into
+    /// `candidates`): the placement restraint refused
+    pub refused: Option<usize>,
     /// the stress level the decision was made under (always Calm for
     /// [`Variant::NoStress`], which ignores stress)
     pub level: StressLevel,
@@ -183,6 +192,7 @@ pub struct Decision {
 struct Outcome {
     placement: Placement,
     chosen: Option<usize>,
+    refused: Option<usize>,
     level: StressLevel,
 }
 
@@ -203,6 +213,8 @@ pub struct AgmarlScheduler {
     candidates: Vec<usize>,
     scores: Vec<[f32; 3]>,
     cands: Vec<Candidate>,
+    /// every workload's fault-tolerance scores at its binds, for restraint
+    baselines: Baselines,
     /// None while not explaining, else the last decision's
     explanation: Option<Option<Explanation>>,
 }
@@ -231,6 +243,7 @@ impl AgmarlScheduler {
             candidates: Vec::new(),
             scores: Vec::new(),
             cands: Vec::new(),
+            baselines: Baselines::default(),
             explanation: None,
         }
     }
@@ -277,9 +290,10 @@ impl AgmarlScheduler {
         }
     }
 
-    /// Back to a calm controller, e.g. at the start of an episode.
+    /// Back to a calm controller without baselines, e.g. at the start of an episode.
     pub fn reset(&mut self) {
         self.monitor.reset();
+        self.baselines.clear();
     }
 
     /// One decision. `noise` perturbs the candidates' scores before
@@ -294,6 +308,7 @@ impl AgmarlScheduler {
             candidates: if feasible { self.candidates.clone() } else { Vec::new() },
             scores: if feasible { self.scores.clone() } else { Vec::new() },
             chosen: out.chosen,
+            refused: out.refused,
             level: out.level,
         }
     }
@@ -331,6 +346,7 @@ impl AgmarlScheduler {
             return Outcome {
                 placement: Placement::Unschedulable { reason: reason.into() },
                 chosen: None,
+                refused: None,
                 level,
             };
         }
@@ -366,29 +382,6 @@ impl AgmarlScheduler {
                 scores,
             }));
 
-        if should_decline(level, pod, &self.cands, &self.config.restraint) {
-            if self.explanation.is_some() {
-                let decline = DeclineTrace {
-                    instability: instability(&pod.history),
-                    best_fault_tolerance: self
-                        .cands
-                        .iter()
-                        .map(|c| c.score(Objective::FaultTolerance))
-                        .filter(|s| s.is_finite())
-                        .reduce(f32::max),
-                    ft_threshold: self.config.restraint.ft_threshold,
-                };
-                self.explain_last(level, self.cands.len(), None, Steps::default(), Some(decline));
-            }
-            tracing::trace!(pod = pod.id.0, %level, "declined");
-            return Outcome {
-                placement: Placement::Decline {
-                    reason: Cow::Borrowed(RESTRAINT_REASON),
-                },
-                chosen: None,
-                level,
-            };
-        }
         let mut kept = Steps::default();
         // the same selection either way; explaining only counts its steps
         let trace = self.explanation.is_some().then_some(&mut kept);
@@ -398,6 +391,37 @@ impl AgmarlScheduler {
         };
         // cands is not empty, so a selection always exists
         let chosen = chosen.unwrap_or(0);
+        let predicted = self.cands[chosen].score(Objective::FaultTolerance);
+        let workload = pod.slot.workload;
+        if let Some(why) = should_decline(
+            level,
+            pod,
+            predicted,
+            self.baselines.get(workload),
+            &self.config.restraint,
+        ) {
+            if self.explanation.is_some() {
+                let decline = DeclineTrace {
+                    instability: why.instability,
+                    predicted_fault_tolerance: why.predicted,
+                    workload_baseline: why.baseline.mean(),
+                    workload_spread: why.baseline.spread(),
+                    workload_binds: why.baseline.binds(),
+                    bar: why.bar,
+                };
+                self.explain_last(level, self.cands.len(), None, kept, Some(decline));
+            }
+            tracing::trace!(pod = pod.id.0, %level, "declined");
+            return Outcome {
+                placement: Placement::Decline {
+                    reason: Cow::Borrowed(RESTRAINT_REASON),
+                },
+                chosen: None,
+                refused: Some(chosen),
+                level,
+            };
+        }
+        self.baselines.record(workload, predicted);
         if self.explanation.is_some() {
             self.explain_last(level, self.cands.len(), Some(chosen), kept, None);
         }
@@ -406,6 +430,7 @@ impl AgmarlScheduler {
         Outcome {
             placement: Placement::Bind(node),
             chosen: Some(chosen),
+            refused: None,
             level,
         }
     }
@@ -532,6 +557,7 @@ mod tests {
             c.validate().unwrap_err()
         };
         assert!(matches!(bad(|c| c.delta_lex = -0.1), AgmarlConfigError::DeltaLex(_)));
+        assert!(matches!(bad(|c| c.delta_lex = 1.5), AgmarlConfigError::DeltaLex(_)));
         assert!(matches!(
             bad(|c| c.delta_lex = f32::NAN),
             AgmarlConfigError::DeltaLex(_)
@@ -545,7 +571,7 @@ mod tests {
             AgmarlConfigError::Stress(_)
         ));
         assert!(matches!(
-            bad(|c| c.restraint.ft_threshold = 1.5),
+            bad(|c| c.restraint.risk_margin = -1.0),
             AgmarlConfigError::Restraint(_)
         ));
     }
@@ -595,7 +621,7 @@ mod tests {
             trace.selection,
             Selection::Lexicographic(objective_order(StressLevel::Calm))
         );
-        // cost keeps only the cheap node (0.95, nothing within 0.05)
+        // cost keeps only the cheap node (0.95; the bar is 0.95 − 0.25 × 0.75)
         assert_eq!(trace.kept.as_slice(), &[1, 1, 1]);
         assert_eq!(trace.decline, None);
 
@@ -627,25 +653,53 @@ mod tests {
         let net = AgmarlNet::new(&Hyper::default(), 0).unwrap();
         let mut s = AgmarlScheduler::new(net, config, 0);
         s.set_explain(true);
+        // the workload's pods usually get a node scoring 0.9: no decline
+        // before its baseline has five binds, nor at its usual score
+        for _ in 0..6 {
+            let d = s.decide(
+                &p,
+                &view(&nodes),
+                Some(&mut fixed(vec![[0.9, 0.5, 0.5], [0.8, 0.5, 0.5]])),
+            );
+            assert_eq!(d.placement, Placement::Bind(clusters::NodeId(0)));
+            assert_eq!(d.refused, None);
+        }
+        // now its best node scores 0.45: far below the usual
         let d = s.decide(
             &p,
             &view(&nodes),
             Some(&mut fixed(vec![[0.3, 0.9, 0.9], [0.45, 0.2, 0.2]])),
         );
         assert!(matches!(d.placement, Placement::Decline { .. }), "{:?}", d.placement);
+        assert_eq!((d.chosen, d.refused), (None, Some(1)));
         let e = s.explanation().unwrap();
         assert_eq!((e.candidates, e.chosen, e.runner_up), (2, None, None));
         let trace = e.agmarl.unwrap();
         assert_eq!(trace.level, StressLevel::Stressed);
-        assert!(trace.kept.as_slice().is_empty());
+        // the selection ran: fault tolerance first kept node b
+        assert_eq!(trace.kept.as_slice(), &[1, 1, 1]);
+        let decline = trace.decline.expect("a decline trace");
         assert_eq!(
-            trace.decline,
-            Some(DeclineTrace {
-                instability: 0.8,
-                best_fault_tolerance: Some(0.45),
-                ft_threshold: 0.5,
-            })
+            (
+                decline.instability,
+                decline.predicted_fault_tolerance,
+                decline.workload_binds
+            ),
+            (0.8, 0.45, 6)
         );
+        assert!((decline.workload_baseline - 0.9).abs() < 1e-6);
+        assert_eq!(decline.workload_spread, 0.0);
+        // a flat baseline's bar is one point below it
+        assert!((decline.bar - 0.89).abs() < 1e-6, "{decline:?}");
+        // another workload has no baseline yet: placed
+        let mut other = p;
+        other.slot.workload = clusters::pod::WorkloadId(99);
+        let d = s.decide(
+            &other,
+            &view(&nodes),
+            Some(&mut fixed(vec![[0.3, 0.9, 0.9], [0.45, 0.2, 0.2]])),
+        );
+        assert_eq!(d.placement, Placement::Bind(clusters::NodeId(1)));
 
         let big = pod().cpu("64").build();
         s.decide(&pending(&big), &view(&nodes), None);

@@ -4,34 +4,7 @@ use super::{cells, claim_title, header, incomplete_lines, intro, lines, verdict_
 use crate::claims::{ClaimsTable, VERDICT_RULE, Verdict};
 use std::fmt::Write;
 
-fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// Text with `code` spans as HTML.
-fn text(s: &str) -> String {
-    s.split('`')
-        .enumerate()
-        .map(|(i, part)| {
-            if i % 2 == 1 {
-                format!("<code>{}</code>", esc(part))
-            } else {
-                esc(part)
-            }
-        })
-        .collect()
-}
+use crate::summary::format::{esc, html_code_spans as text};
 
 fn class(v: Verdict) -> &'static str {
     match v {

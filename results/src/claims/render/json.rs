@@ -60,6 +60,7 @@ impl ClaimsTable {
                         json!({
                             "scenario": row.scenario,
                             "metric": row.spec.metric,
+                            "absolute_value": row.spec.magnitude,
                             "role": row.spec.role.as_str(),
                             "reading": row.spec.reading,
                             "better": match row.better {

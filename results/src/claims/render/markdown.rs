@@ -40,7 +40,8 @@ impl ClaimsTable {
                 let (c, outcome) = cells(row, cell);
                 let mut record: Vec<String> = c.iter().map(|x| md_escape(x)).collect();
                 record[0] = format!("`{}`", record[0]);
-                record[1] = format!("`{}`", row.spec.metric) + &record[1][row.spec.metric.len()..];
+                let label = row.spec.label();
+                record[1] = format!("`{label}`") + &record[1][label.len()..];
                 record[3] = format!("`{}`", record[3]);
                 record.push(outcome.replace('|', "\\|"));
                 let _ = writeln!(out, "| {} |", record.join(" | "));

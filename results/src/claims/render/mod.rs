@@ -58,7 +58,7 @@ pub(super) fn arrow(b: Better) -> &'static str {
 /// The metric with its direction, "*" where the claim sets the direction.
 pub(super) fn metric_text(row: &Row) -> String {
     let star = if row.spec.direction_from_claim() { "*" } else { "" };
-    format!("{} {}{star}", row.spec.metric, arrow(row.better))
+    format!("{} {}{star}", row.spec.label(), arrow(row.better))
 }
 
 /// "Claim 1: smart packing under cascading resource pressure (pressure)".

@@ -220,7 +220,7 @@ impl Batch {
             }
             nodes.extend_from_slice(&s.obs.node_features);
             pods.extend_from_slice(&s.obs.pod_features);
-            contexts.extend_from_slice(&critic_context(&s.obs, s.level));
+            contexts.extend_from_slice(&critic_context(&s.obs, s.level, s.declined));
             graph_of.extend(std::iter::repeat_n(g as u32, n));
             let others = if n > 1 { 1.0 / (n - 1) as f32 } else { 0.0 };
             inv_others.extend(std::iter::repeat_n(others, n));
@@ -367,7 +367,7 @@ mod tests {
             let (nodes, pod) = tensors(s);
             let start = batch.row(g, 0) * 3;
             let a = Tensor::from_slice(&actions[start..start + s.obs.n * 3], (s.obs.n, 3), &Device::Cpu).unwrap();
-            let context = critic_context(&s.obs, s.level);
+            let context = critic_context(&s.obs, s.level, s.declined);
             let context = Tensor::from_slice(&context, (1, CRITIC_CONTEXT), &Device::Cpu).unwrap();
             let one = critic
                 .q(&nodes, &pod, &context, &a, chosen_local[g])

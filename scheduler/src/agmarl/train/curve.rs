@@ -8,15 +8,19 @@
 //! over the episode's binds: how well the policy that played the episode
 //! predicted what its placements brought), `lr` (the actor's learning rate
 //! in the learning round that followed), `noise` (the episode's σ), then
-//! `decisions`, `binds`, `declines`, `fault_tolerance` (share of binds
-//! without a failure within the horizon) and `mse_ft`, `mse_util`,
-//! `mse_cost` (`score_mse` per objective).
+//! `decisions`, `binds`, `declines`, `fault_tolerance` (mean fault
+//! tolerance of the binds, censored ones by their survival estimate),
+//! `mse_ft`, `mse_util`, `mse_cost` (`score_mse` per objective, over the
+//! metrics measured), `censored` (binds whose fault tolerance was censored
+//! and estimated) and `decline_gain` (mean over declines of the pod's later
+//! realised fault tolerance minus the refused node's score;
+//! 0 without declines).
 
 use crate::agmarl::train::episode::EpisodeStats;
 use crate::agmarl::train::trainer::LearnStats;
 
 /// The header line of `training_curve.csv` (no newline).
-pub const CURVE_HEADER: &str = "episode,scenario,seed,reward_mean,critic_loss,actor_loss,score_mse,lr,noise,decisions,binds,declines,fault_tolerance,mse_ft,mse_util,mse_cost";
+pub const CURVE_HEADER: &str = "episode,scenario,seed,reward_mean,critic_loss,actor_loss,score_mse,lr,noise,decisions,binds,declines,fault_tolerance,mse_ft,mse_util,mse_cost,censored,decline_gain";
 
 /// One episode of the curve.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,7 +55,7 @@ impl CurveRow {
     /// The row as a CSV line (no newline).
     pub fn to_csv(&self) -> String {
         format!(
-            "{},{},{},{},{},{},{},{:e},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{:e},{},{},{},{},{},{},{},{},{},{}",
             self.episode,
             field(&self.scenario),
             self.seed,
@@ -68,6 +72,8 @@ impl CurveRow {
             number(self.stats.score_mse_by_objective[0]),
             number(self.stats.score_mse_by_objective[1]),
             number(self.stats.score_mse_by_objective[2]),
+            self.stats.censored,
+            number(self.stats.decline_gain),
         )
     }
 }
@@ -103,7 +109,7 @@ mod tests {
         let line = row.to_csv();
         assert_eq!(
             line,
-            "3,\"a,b\",1003,0.750000,,,0.100000,1e-3,0.200000,10,8,0,1.000000,0.000000,0.000000,0.000000"
+            "3,\"a,b\",1003,0.750000,,,0.100000,1e-3,0.200000,10,8,0,1.000000,0.000000,0.000000,0.000000,0,0.000000"
         );
         let plain = CurveRow {
             scenario: "churn".into(),

@@ -7,20 +7,26 @@
 //! writes to a [`RealisedTracker`]; after the run's `End` record,
 //! [`Explorer::finish`] joins the two by pod.
 //!
+//! - Censored fault-tolerance labels are replaced by their survival
+//!   estimate first ([`super::censoring`]).
 //! - A decision that bound a pod becomes a [`Transition`] whose reward
 //!   compares the scores acted on with the pod's realised metrics.
-//! - Unschedulable attempts (no feasible node: no agent acted) and declines
-//!   (no chosen agent) are counted in the episode's reward but not stored:
-//!   the critic's Q needs a chosen agent. An unschedulable attempt's reward
-//!   is 0, so leaving it out changes no return.
+//! - A strategic decline becomes a [`Transition`] too: its state says it was
+//!   declined, its chosen agent is the node restraint refused, and its
+//!   reward compares the refused node's fault-tolerance score with the
+//!   realised fault tolerance of the pod's later placement (see
+//!   [`super::reward`]).
+//! - Unschedulable attempts (no feasible node: no agent acted) are counted
+//!   but not stored: the critic's Q needs a chosen agent, and their reward
+//!   is 0, so leaving them out changes no return.
 //! - The next state of a transition is the next decision of the episode that
-//!   had candidates (declines included, since the target policy may bind
-//!   there); the last one is terminal.
+//!   had candidates; the last one is terminal.
 //! - A bind without a `PodBound` record after it (a backend that refused it)
 //!   counts as unschedulable.
 
 use crate::agmarl::network::AgmarlNet;
 use crate::agmarl::policy::{AgmarlConfig, AgmarlScheduler};
+use crate::agmarl::train::censoring::estimate_censored;
 use crate::agmarl::train::error::TrainError;
 use crate::agmarl::train::exploration::GaussianNoise;
 use crate::agmarl::train::realised::Realised;
@@ -28,6 +34,7 @@ use crate::agmarl::train::reward::{Outcome, RewardConfig, reward};
 use crate::agmarl::train::transition::{State, Transition};
 use clusters::pod::PodId;
 use clusters::rng::{purpose, stream};
+use clusters::time::Span;
 use clusters::{ClusterView, PendingPod, Placement};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -51,6 +58,7 @@ struct Logged {
     acted: Vec<[f32; 3]>,
     /// the network's scores before noise
     clean: Vec<[f32; 3]>,
+    /// the candidate bound to, or for a decline the one refused
     chosen: Option<usize>,
 }
 
@@ -77,8 +85,15 @@ pub struct EpisodeStats {
     pub score_mse: f32,
     /// the same error per objective `[ft, util, cost]`
     pub score_mse_by_objective: [f32; 3],
-    /// share of binds that were fault tolerant
+    /// share of binds that were fault tolerant (censored ones counted by
+    /// their survival estimate)
     pub fault_tolerance: f32,
+    /// binds whose fault tolerance was censored (deleted or still running
+    /// before the horizon) and estimated
+    pub censored: usize,
+    /// mean over declines of the pod's later realised fault tolerance minus
+    /// the refused node's score: what restraint bought (0 without declines)
+    pub decline_gain: f32,
 }
 
 /// The exploring policy of one episode: an [`AgmarlScheduler`] with a frozen
@@ -124,7 +139,7 @@ impl Explorer {
             state: None,
             acted: Vec::new(),
             clean: Vec::new(),
-            chosen: decision.chosen,
+            chosen: decision.chosen.or(decision.refused),
         };
         if !decision.candidates.is_empty() {
             let clean = self.noise.last_clean();
@@ -135,7 +150,10 @@ impl Explorer {
             };
             logged.acted = decision.scores;
             match State::new(decision.obs, decision.candidates, decision.level) {
-                Ok(state) => logged.state = Some(Arc::new(state)),
+                Ok(mut state) => {
+                    state.declined = kind == Kind::Decline;
+                    logged.state = Some(Arc::new(state));
+                }
                 Err(error) => tracing::warn!(%error, "decision not kept for training"),
             }
         }
@@ -143,9 +161,14 @@ impl Explorer {
         decision.placement
     }
 
-    /// Joins the log with the realised metrics of the run's placements.
-    pub fn finish(self, realised: &[Realised], cfg: &RewardConfig) -> Result<Episode, TrainError> {
-        assemble(self.log, realised, cfg)
+    /// Joins the log with the realised metrics of the run's placements,
+    /// measured with `horizon`.
+    pub fn finish(self, mut realised: Vec<Realised>, horizon: Span, cfg: &RewardConfig) -> Result<Episode, TrainError> {
+        let censored = realised.iter().filter(|r| r.settled.censored()).count();
+        estimate_censored(&mut realised, horizon);
+        let mut episode = assemble(self.log, &realised, cfg)?;
+        episode.stats.censored = censored;
+        Ok(episode)
     }
 }
 
@@ -165,18 +188,13 @@ fn assemble(log: Vec<Logged>, realised: &[Realised], cfg: &RewardConfig) -> Resu
         ..EpisodeStats::default()
     };
     let mut transitions = Vec::new();
-    let (mut reward_sum, mut ft_sum) = (0.0f64, 0.0f64);
+    let (mut reward_sum, mut ft_sum, mut gain_sum) = (0.0f64, 0.0f64, 0.0f64);
     let mut sq_sums = [0.0f64; 3];
+    let mut known_counts = [0usize; 3];
     for (l, next) in log.into_iter().zip(next_state) {
-        let bound = match (l.kind, &l.state, l.chosen, by_pod.get(&l.pod)) {
-            (Kind::Bind, Some(state), Some(chosen), Some(r)) => Some((state.clone(), chosen, r.metrics)),
-            _ => None,
-        };
-        let level = l.state.as_ref().map(|s| s.level).unwrap_or_default();
-        let Some((state, chosen, metrics)) = bound else {
+        let (Some(state), Some(chosen)) = (&l.state, l.chosen) else {
             if l.kind == Kind::Decline {
                 stats.declines += 1;
-                reward_sum += f64::from(reward(&Outcome::Declined, level, cfg));
             } else {
                 stats.unschedulable += 1;
             }
@@ -188,31 +206,83 @@ fn assemble(log: Vec<Logged>, realised: &[Realised], cfg: &RewardConfig) -> Resu
                 l.acted.len()
             )));
         };
-        let r = reward(
-            &Outcome::Bound {
-                predicted: acted,
-                realised: metrics,
-            },
-            level,
-            cfg,
-        );
-        stats.binds += 1;
-        reward_sum += f64::from(r);
-        for ((sum, c), m) in sq_sums.iter_mut().zip(clean).zip(metrics) {
-            *sum += f64::from((c - m) * (c - m));
+        let level = state.level;
+        let later = by_pod.get(&l.pod);
+        match l.kind {
+            Kind::Decline => {
+                let later_ft = later.map(|r| r.metrics[0]);
+                let r = reward(
+                    &Outcome::Declined {
+                        predicted: acted[0],
+                        later: later_ft,
+                    },
+                    level,
+                    cfg,
+                );
+                stats.declines += 1;
+                reward_sum += f64::from(r);
+                gain_sum += f64::from(later_ft.unwrap_or(0.0) - acted[0]);
+                transitions.push(Transition::new(
+                    state.clone(),
+                    l.acted,
+                    chosen,
+                    ([0.0; 3], [false; 3]),
+                    r,
+                    next,
+                )?);
+            }
+            Kind::Bind => {
+                let Some(realised) = later else {
+                    stats.unschedulable += 1;
+                    continue;
+                };
+                let (metrics, known) = (realised.metrics, realised.known);
+                let r = reward(
+                    &Outcome::Bound {
+                        predicted: acted,
+                        realised: metrics,
+                        known,
+                    },
+                    level,
+                    cfg,
+                );
+                stats.binds += 1;
+                reward_sum += f64::from(r);
+                for (o, ((c, m), k)) in clean.iter().zip(metrics).zip(known).enumerate() {
+                    if k {
+                        sq_sums[o] += f64::from((c - m) * (c - m));
+                        known_counts[o] += 1;
+                    }
+                }
+                ft_sum += f64::from(metrics[0]);
+                transitions.push(Transition::new(
+                    state.clone(),
+                    l.acted,
+                    chosen,
+                    (metrics, known),
+                    r,
+                    next,
+                )?);
+            }
+            Kind::Unschedulable => stats.unschedulable += 1,
         }
-        ft_sum += f64::from(metrics[0]);
-        transitions.push(Transition::new(state, l.acted, chosen, metrics, r, next)?);
     }
     let acted = stats.binds + stats.declines;
     if acted > 0 {
         stats.reward_mean = (reward_sum / acted as f64) as f32;
     }
     if stats.binds > 0 {
-        let binds = stats.binds as f64;
-        stats.score_mse_by_objective = sq_sums.map(|s| (s / binds) as f32);
-        stats.score_mse = (sq_sums.iter().sum::<f64>() / (3.0 * binds)) as f32;
+        for (o, (sum, n)) in sq_sums.iter().zip(known_counts).enumerate() {
+            stats.score_mse_by_objective[o] = if n > 0 { (sum / n as f64) as f32 } else { 0.0 };
+        }
+        let known: usize = known_counts.iter().sum();
+        if known > 0 {
+            stats.score_mse = (sq_sums.iter().sum::<f64>() / known as f64) as f32;
+        }
         stats.fault_tolerance = (ft_sum / stats.binds as f64) as f32;
+    }
+    if stats.declines > 0 {
+        stats.decline_gain = (gain_sum / stats.declines as f64) as f32;
     }
     Ok(Episode { transitions, stats })
 }
@@ -237,7 +307,11 @@ mod tests {
     }
 
     fn logged(pod: u64, kind: Kind, with_state: bool) -> Logged {
-        let state = with_state.then(|| state(2));
+        let state = with_state.then(|| {
+            let mut s = (*state(2)).clone();
+            s.declined = kind == Kind::Decline;
+            Arc::new(s)
+        });
         let scores = if with_state {
             vec![[0.5; 3], [1.0; 3]]
         } else {
@@ -249,22 +323,25 @@ mod tests {
             state,
             acted: scores.clone(),
             clean: scores.iter().map(|s| s.map(|x| x - 0.5)).collect(),
-            chosen: (kind == Kind::Bind).then_some(1),
+            chosen: (kind != Kind::Unschedulable).then_some(1),
         }
     }
 
     fn realised(pod: u64, metrics: [f32; 3]) -> Realised {
         Realised {
             pod: PodId(pod),
+            workload: clusters::pod::WorkloadId(0),
             node: NodeId(1),
             bound_at: Time(0),
             metrics,
+            known: [true; 3],
             settled: Settled::HorizonPassed,
+            observed: Span(600_000),
         }
     }
 
     #[test]
-    fn binds_become_transitions_linked_to_the_next_state_with_candidates() {
+    fn binds_and_declines_become_transitions_linked_to_the_next_state_with_candidates() {
         let log = vec![
             logged(0, Kind::Bind, true),
             logged(1, Kind::Unschedulable, false),
@@ -278,27 +355,54 @@ mod tests {
         let fifth = log[4].state.clone().unwrap();
         let cfg = RewardConfig::default();
         let ep = assemble(log, &[realised(0, [1.0; 3]), realised(3, [0.0, 1.0, 1.0])], &cfg).unwrap();
-        assert_eq!(ep.transitions.len(), 2);
-        let (a, b) = (&ep.transitions[0], &ep.transitions[1]);
+        assert_eq!(ep.transitions.len(), 3);
+        let (a, d, b) = (&ep.transitions[0], &ep.transitions[1], &ep.transitions[2]);
         assert!(Arc::ptr_eq(a.next().unwrap(), &third));
+        assert!(Arc::ptr_eq(d.state(), &third));
+        assert!(Arc::ptr_eq(d.next().unwrap(), &fourth));
         assert!(Arc::ptr_eq(b.next().unwrap(), &fifth));
         assert!(Arc::ptr_eq(b.state(), &fourth));
         // acted [1,1,1] on realised [1,1,1], stressed: 1 + 0.25
         assert!((a.reward() - 1.25).abs() < 1e-6);
         // acted [1,1,1] on realised [0,1,1]: error 1/3, no stress bonus
         assert!((b.reward() - (1.0 - 1.0 / 3.0)).abs() < 1e-6);
+        // the decline refused a node scoring 1.0 and the pod was never
+        // bound: 0.5 + 0.25 × (0 − 1)
+        assert_eq!((d.chosen(), d.known()), (1, [false; 3]));
+        assert!((d.reward() - 0.25).abs() < 1e-6, "{}", d.reward());
         let s = ep.stats;
         assert_eq!((s.decisions, s.binds, s.unschedulable, s.declines), (5, 2, 2, 1));
-        // over the binds and the decline
-        let expected_mean = (1.25 + 0.5 + (1.0 - 1.0 / 3.0)) / 3.0;
+        let expected_mean = (1.25 + 0.25 + (1.0 - 1.0 / 3.0)) / 3.0;
         assert!((s.reward_mean - expected_mean).abs() < 1e-6);
+        assert!((s.decline_gain + 1.0).abs() < 1e-6);
         // clean scores were 0.5 everywhere: errors 0.25 and (0.25 + 0.25 + 0.25) / 3
         assert!((s.score_mse - 0.25).abs() < 1e-6);
-        // per objective: ft (0.5² + 0.5²) / 2, util and cost 0.5²
         for (got, want) in s.score_mse_by_objective.iter().zip([0.25, 0.25, 0.25]) {
             assert!((got - want).abs() < 1e-6);
         }
         assert!((s.fault_tolerance - 0.5).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_decline_is_valued_by_the_pods_later_placement() {
+        let log = vec![logged(2, Kind::Decline, true), logged(2, Kind::Bind, true)];
+        let cfg = RewardConfig::default();
+        let ep = assemble(log, &[realised(2, [1.0, 0.5, 0.5])], &cfg).unwrap();
+        // it later survived where the refused node scored 1.0: no gain
+        assert!((ep.transitions[0].reward() - 0.5).abs() < 1e-6);
+        assert!(ep.transitions[0].declined() && !ep.transitions[1].declined());
+        assert_eq!(ep.stats.decline_gain, 0.0);
+    }
+
+    #[test]
+    fn unknown_metrics_stay_out_of_the_score_error() {
+        let mut r = realised(0, [1.0, 0.0, 0.5]);
+        r.known = [true, false, true];
+        let ep = assemble(vec![logged(0, Kind::Bind, true)], &[r], &RewardConfig::default()).unwrap();
+        assert_eq!(ep.transitions[0].known(), [true, false, true]);
+        // clean 0.5: ft 0.25, cost 0; utilisation unknown
+        assert_eq!(ep.stats.score_mse_by_objective, [0.25, 0.0, 0.0]);
+        assert!((ep.stats.score_mse - 0.125).abs() < 1e-6);
     }
 
     #[test]

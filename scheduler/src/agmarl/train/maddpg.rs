@@ -8,15 +8,20 @@
 //!    abstain, see [`super::transition`]) and `c'` the candidate the
 //!    controller would pick from them: lexicographic selection under the
 //!    next state's stress level with `delta_lex`, or the weighted sum when
-//!    training the `agmarl-linear` variant (strategic restraint is not
-//!    replayed: it is a rule on the scores, rarely triggered, and a decline
-//!    has no chosen agent); `y = r` at the end of an episode. Loss: mean of
-//!    `(Q(s, a, chosen) − y)²`; the target is held fixed (no gradient).
-//! 2. **Actor.** For the chosen agent, the actor's current scores `μ(s)_c`
-//!    replace its action from the buffer while every other agent keeps its
-//!    buffered action (MADDPG's per-agent policy gradient; the agents share
-//!    one actor, so this is the gradient for all of them). Loss:
-//!    `−Q(s, a with μ(s)_c, chosen) + β · mean((μ(s)_c − realised)²)`.
+//!    training the `agmarl-linear` variant; `y = r` at the end of an
+//!    episode. A decline is a transition like a bind: its state says it
+//!    was declined (the critic's context), its chosen agent is the node
+//!    restraint refused, and the next state's decline flag is the one the
+//!    episode took (restraint is a rule on the scores, replayed as taken).
+//!    Loss: mean of `(Q(s, a, chosen) − y)²`; the target is held fixed (no
+//!    gradient).
+//! 2. **Actor.** For the chosen agent of each bind, the actor's current
+//!    scores `μ(s)_c` replace its action from the buffer while every other
+//!    agent keeps its buffered action (MADDPG's per-agent policy gradient;
+//!    the agents share one actor, so this is the gradient for all of them).
+//!    Loss: `−mean_binds Q(s, a with μ(s)_c, chosen) + β · mean over the
+//!    measured metrics of (μ(s)_c − realised)²` (declines have no acting
+//!    agent and no measured metric, so they teach the critic only).
 //!    The β term is the reward's own measure: the reward pays for scores
 //!    that equal the realised metrics, and the critic can only learn that
 //!    through bootstrapped, noisy values; giving the actor the measured
@@ -312,17 +317,25 @@ impl Learner {
         let b = Batch::new(&states)?;
         let mut joint = Vec::with_capacity(b.rows() * 3);
         let mut realised = Vec::with_capacity(batch.len() * 3);
+        let mut known = Vec::with_capacity(batch.len() * 3);
+        let mut binds = Vec::with_capacity(batch.len());
         let mut mask = vec![0f32; b.rows()];
         let mut chosen = Vec::with_capacity(batch.len());
         for (g, t) in batch.iter().enumerate() {
             joint.extend(t.state().joint_action(t.actions()));
             realised.extend_from_slice(&t.realised());
+            known.extend(t.known().map(|k| f32::from(u8::from(k))));
+            binds.push(f32::from(u8::from(!t.declined())));
             let row = b.row(g, t.chosen_row());
             mask[row] = 1.0;
             chosen.push(row);
         }
+        let known_count: f32 = known.iter().sum();
+        let bind_count: f32 = binds.iter().sum();
         let joint = Tensor::from_vec(joint, (b.rows(), 3), &dev)?;
         let realised = Tensor::from_vec(realised, (batch.len(), 3), &dev)?;
+        let known = Tensor::from_vec(known, (batch.len(), 3), &dev)?;
+        let binds = Tensor::from_vec(binds, batch.len(), &dev)?;
         let mask = Tensor::from_vec(mask, (b.rows(), 1), &dev)?;
         let chosen = Batch::index(&chosen)?;
 
@@ -339,8 +352,14 @@ impl Learner {
         let own = self.actor_params.act(&b, &embedding, &chosen)?;
         let others = joint.broadcast_mul(&(1.0 - &mask)?)?;
         let mixed = others.index_add(&chosen, &own, 0)?;
-        let q_actor = self.critic_params.q(&b, &mixed, &chosen)?.mean_all()?;
-        let score_mse = (&own - &realised)?.sqr()?.mean_all()?;
+        // the policy gradient of binds only: a decline's chosen agent did not
+        // act, and its scores are taught by the binds of the same states
+        let q_actor =
+            (self.critic_params.q(&b, &mixed, &chosen)? * &binds)?.sum_all()? / f64::from(bind_count.max(1.0));
+        let q_actor = q_actor?;
+        // the score error over the measured metrics only
+        let score_mse = ((&own - &realised)?.sqr()? * &known)?.sum_all()? / f64::from(known_count.max(1.0));
+        let score_mse = score_mse?;
         let actor_loss = ((&score_mse * self.cfg.beta)? - &q_actor)?;
         let stats = UpdateStats {
             critic_loss: critic_value,
@@ -349,8 +368,11 @@ impl Learner {
             q_mean,
         };
         // the loss's gradient reaches the critic's weights too; only the
-        // actor's optimiser steps, so they stay as the critic step left them
-        self.actor_opt.backward_step(&actor_loss)?;
+        // actor's optimiser steps, so they stay as the critic step left them;
+        // a minibatch of declines only teaches the actor nothing
+        if bind_count > 0.0 {
+            self.actor_opt.backward_step(&actor_loss)?;
+        }
 
         soft_update(self.target_critic.varmap(), self.critic.varmap(), self.cfg.tau)?;
         soft_update(self.target_actor.varmap(), self.actor.varmap(), self.cfg.tau)?;
@@ -368,12 +390,18 @@ impl Learner {
         let mut scorer = crate::agmarl::scoring::Scorer::new(self.actor.weights()?);
         let mut s = Vec::with_capacity(1);
         let mut sum = 0.0f64;
-        for t in batch {
+        let mut binds = 0usize;
+        for t in batch.iter().filter(|t| !t.declined()) {
             scorer.scores_into(&t.state().obs, &[t.chosen_row()], self.cfg.use_gnn, &mut s)?;
             let Some(s) = s.first() else { continue };
-            sum += f64::from(crate::agmarl::train::reward::score_error(s, &t.realised()));
+            sum += f64::from(crate::agmarl::train::reward::score_error_known(
+                s,
+                &t.realised(),
+                &t.known(),
+            ));
+            binds += 1;
         }
-        Ok((sum / batch.len() as f64) as f32)
+        Ok(if binds == 0 { 0.0 } else { (sum / binds as f64) as f32 })
     }
 }
 
@@ -405,9 +433,17 @@ mod tests {
         )
         .unwrap();
         let s = state(3, 0.5);
-        let end = Transition::new(s.clone(), vec![[0.5; 3]; 3], 0, [1.0; 3], 0.7, None).unwrap();
+        let end = Transition::new(s.clone(), vec![[0.5; 3]; 3], 0, ([1.0; 3], [true; 3]), 0.7, None).unwrap();
         let next = state(4, 0.3);
-        let mid = Transition::new(s.clone(), vec![[0.5; 3]; 3], 0, [1.0; 3], 0.7, Some(next.clone())).unwrap();
+        let mid = Transition::new(
+            s.clone(),
+            vec![[0.5; 3]; 3],
+            0,
+            ([1.0; 3], [true; 3]),
+            0.7,
+            Some(next.clone()),
+        )
+        .unwrap();
         let y = learner.td_targets(&[&end, &mid, &end]).unwrap();
         assert_eq!((y[0], y[2]), (0.7, 0.7));
         assert!(y[1].is_finite());
@@ -427,7 +463,7 @@ mod tests {
         let nodes = Tensor::from_slice(&next.obs.node_features, (4, NODE_FEATURES), &Device::Cpu).unwrap();
         let pod = Tensor::from_slice(&next.obs.pod_features, (1, POD_FEATURES), &Device::Cpu).unwrap();
         let joint = Tensor::from_vec(next.joint_action(&scores), (4, 3), &Device::Cpu).unwrap();
-        let context = crate::agmarl::network::critic_context(&next.obs, next.level);
+        let context = crate::agmarl::network::critic_context(&next.obs, next.level, next.declined);
         let context = Tensor::from_slice(&context, (1, context.len()), &Device::Cpu).unwrap();
         let q = learner
             .target_critic

@@ -11,6 +11,7 @@
 //!
 //! - [`replay`]: the replay buffer (capacity, seeded sampling).
 //! - [`realised`]: the realised `[ft, util, cost]` of each placement.
+//! - [`censoring`]: survival estimates for censored fault-tolerance labels.
 //! - [`reward`]: the reward of a decision.
 //! - [`transition`]: states and transitions as stored.
 //! - [`episode`]: the exploring policy and the assembly of an episode.
@@ -23,6 +24,7 @@
 //! - [`curve`]: the training curve's CSV rows.
 
 pub mod batch;
+pub mod censoring;
 pub mod config;
 pub mod curve;
 pub mod episode;
@@ -44,7 +46,7 @@ pub use exploration::{GaussianNoise, NoiseSchedule};
 pub use maddpg::{Learner, MaddpgConfig, UpdateStats};
 pub use realised::{DEFAULT_HORIZON, Realised, RealisedTracker, Settled};
 pub use replay::ReplayBuffer;
-pub use reward::{Outcome, RewardConfig, reward, score_error};
+pub use reward::{Outcome, RewardConfig, reward, score_error, score_error_known};
 pub use schedule::{PlateauConfig, ReduceOnPlateau};
 pub use trainer::{LearnStats, Trainer};
 pub use transition::{State, Transition};

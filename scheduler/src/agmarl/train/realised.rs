@@ -2,27 +2,41 @@
 //! the records a backend writes after it. They are the targets the actors'
 //! scores learn to predict, in the score order used everywhere:
 //! `[fault tolerance, utilisation, cost]`, each in `[0, 1]`, higher better.
+//! None of them is a function of what the network sees at the decision:
+//! each is measured over the horizon `H` after the bind, from what happened.
 //!
-//! For a pod incarnation bound to node `m` at time `b`:
+//! For a pod incarnation bound to node `m` at time `b`, with window
+//! `W = [b, min(b + H, run end)]`:
 //!
-//! - **fault tolerance** is 0 if, at a time `t` with `b ≤ t ≤ b + H`, one of
-//!   these happened to the pod before it ended: a container exited with
-//!   `Error` or `OOMKilled`, the pod was evicted, the pod failed for good, or
-//!   node `m` failed (went NotReady). Otherwise it is 1: the horizon passed,
-//!   or the pod succeeded or was deleted, or the run ended, first. The node
-//!   failure goes beyond the exit/eviction/failure list of the design: when a
-//!   node stops reporting, its containers stop without any exit event and the
-//!   pod is evicted only after its toleration time (5 minutes by default), so
-//!   a node that comes back quickly would otherwise leave a placement on it
-//!   looking fault tolerant although the pod stopped running.
-//! - **utilisation** is the mean over cpu and memory of `m`'s requested ÷
-//!   allocatable right after the bind (the pod's requests included), each
-//!   capped at 1: how well the placement packs the node it lands on.
-//! - **cost** is `1 − (price(m) ÷ max price) × (0.5 + 0.5 × empty)`, where the
-//!   max price is over every node of the cluster and `empty` is 1 when `m`
-//!   hosted no pod before the bind: a cheap node is better, and waking an
-//!   idle node (which starts billing it, as a cluster autoscaler would)
-//!   counts its full price while joining a node already billed counts half.
+//! - **fault tolerance** is 0 if, within `W`, one of these happened to the
+//!   pod before it ended: a container exited with `Error` or `OOMKilled`, the
+//!   pod was evicted, the pod failed for good, or node `m` failed (went
+//!   NotReady) or was lost. It is 1 when the pod survived the whole horizon
+//!   or succeeded first. A pod deleted before the horizon, or still running
+//!   when the run ended, is **censored**: its outcome is unknown, only that
+//!   it survived until then. The tracker reports it as such
+//!   ([`Settled::Deleted`], [`Settled::RunEnded`], [`Realised::observed`]);
+//!   [`super::censoring`] then replaces its label by a survival estimate
+//!   (never by a success). The node failure goes beyond the container
+//!   exits: when a node stops reporting, its containers stop without any
+//!   exit event and the pod is evicted only after its toleration time.
+//! - **utilisation** is the mean, over `m`'s node samples inside `W`, of the
+//!   mean over cpu and memory of the node's *measured usage* ÷ allocatable,
+//!   each capped at 1: what the node actually does after the placement. Not
+//!   known (weight 0 in training) when no sample fell inside `W`.
+//! - **cost** is `1 − min(1, C ÷ (p_max × |W|))`, where `p_max` is the
+//!   highest hourly price in the cluster and `C` the placement's billed cost
+//!   in dollars: over the part of `W` the pod occupies `m`, the node's bill
+//!   (its price while it hosts a pod, as the cost metric bills it) split
+//!   among its pods by requests (the mean over cpu and memory of the pod's
+//!   share of the node's requested total; a resource nobody on the node
+//!   requests carries no bill), so a pod alone on a node pays the whole
+//!   price of keeping it alive; plus, when `m` is lost inside `W` (a spot
+//!   reclaim) while the pod is on it, the rest of the horizon at `m`'s price
+//!   again, the work to redo elsewhere. The expected reclaim is what the
+//!   scores learn as the mean of this over placements. Not known when `W` is
+//!   empty. Bills are integrated exactly between the events that change
+//!   the node's requests.
 //!
 //! The tracker rebuilds the nodes' requested resources and pod counts from
 //! the records alone (`PodCreated` gives a pod's requests, `PodBound` adds
@@ -30,13 +44,13 @@
 //! `PodDeleted` naming a node take them off), exactly as the simulator
 //! accounts them, so it works on any backend's record stream.
 //!
-//! A placement's outcome is final (and reported by [`RealisedTracker::take_completed`])
-//! as soon as its fault tolerance is known: at the failure, at the pod's end,
-//! when a later record shows the horizon has passed, or at the run's `End`.
+//! A placement is final (and reported by
+//! [`RealisedTracker::take_completed`]) when its window closes: when a
+//! later record shows `b + H` has passed, or at the run's `End`.
 
 use clusters::node::NodeId;
-use clusters::pod::PodId;
-use clusters::record::{Event, EventKind, ExitReason, Record};
+use clusters::pod::{PodId, WorkloadId};
+use clusters::record::{Event, EventKind, ExitReason, NodeSample, Record};
 use clusters::resources::Resources;
 use clusters::time::{Span, Time};
 use std::collections::{HashMap, VecDeque};
@@ -44,30 +58,46 @@ use std::collections::{HashMap, VecDeque};
 /// The default horizon H: 10 simulated minutes.
 pub const DEFAULT_HORIZON: Span = Span(10 * 60 * 1000);
 
-/// Why a placement's outcome became final.
+const MS_PER_HOUR: f64 = 3_600_000.0;
+
+/// How a placement's fault tolerance was observed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Settled {
     /// a failure within the horizon (fault tolerance 0)
     Failed,
-    /// the pod succeeded before any failure
+    /// the pod succeeded before any failure (1)
     Succeeded,
-    /// the pod was deleted before any failure
+    /// the pod was deleted before the horizon and any failure: censored
     Deleted,
-    /// the horizon passed without a failure
+    /// the horizon passed without a failure (1)
     HorizonPassed,
-    /// the run ended first
+    /// the run ended before the horizon and any failure: censored
     RunEnded,
+}
+
+impl Settled {
+    /// The outcome is unknown: the pod was only seen to survive until [`Realised::observed`].
+    pub fn censored(self) -> bool {
+        matches!(self, Settled::Deleted | Settled::RunEnded)
+    }
 }
 
 /// The realised metrics of one placement.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Realised {
     pub pod: PodId,
+    pub workload: WorkloadId,
     pub node: NodeId,
     pub bound_at: Time,
-    /// `[fault tolerance, utilisation, cost]`
+    /// `[fault tolerance, utilisation, cost]`; a censored fault tolerance is
+    /// 1 here until [`super::censoring::estimate_censored`] replaces it
     pub metrics: [f32; 3],
+    /// which of `metrics` were measured (a censored fault tolerance counts
+    /// as measured once estimated; utilisation needs a sample, cost a window)
+    pub known: [bool; 3],
     pub settled: Settled,
+    /// from the bind to the failure, the success, the censoring, or `H`
+    pub observed: Span,
 }
 
 #[derive(Debug, Clone)]
@@ -76,14 +106,64 @@ struct NodeBook {
     hourly_price: f64,
     requested: Resources,
     pods: u32,
+    /// the bill is accrued up to here
+    billed_to: Time,
+    /// running sums over the node's samples: usage share and sample count
+    usage_sum: f64,
+    samples: u64,
+    /// running sums of `bill ÷ requested cpu` and `bill ÷ requested memory`
+    /// (dollars per milli-core and per byte): a pod's split of the bill over
+    /// an interval is its requests times their growth
+    bill_per_cpu: f64,
+    bill_per_byte: f64,
+}
+
+impl NodeBook {
+    /// Adds the bill from `billed_to` to `t` at the node's current requests
+    /// (call before they change).
+    fn accrue(&mut self, t: Time) {
+        if t <= self.billed_to {
+            return;
+        }
+        if self.pods > 0 {
+            let bill = self.hourly_price * t.since(self.billed_to).as_millis() as f64 / MS_PER_HOUR;
+            if self.requested.cpu_milli > 0 {
+                self.bill_per_cpu += bill / self.requested.cpu_milli as f64;
+            }
+            if self.requested.memory_bytes > 0 {
+                self.bill_per_byte += bill / self.requested.memory_bytes as f64;
+            }
+        }
+        self.billed_to = t;
+    }
+
+    fn sample(&mut self, s: &NodeSample) {
+        self.usage_sum += 0.5
+            * (share(s.used.cpu_milli, self.allocatable.cpu_milli)
+                + share(s.used.memory_bytes, self.allocatable.memory_bytes));
+        self.samples += 1;
+    }
+
+    fn bill_marks(&self) -> (f64, f64) {
+        (self.bill_per_cpu, self.bill_per_byte)
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
 struct Open {
     node: NodeId,
+    workload: WorkloadId,
     bound_at: Time,
-    util: f32,
-    cost: f32,
+    requests: Resources,
+    /// the fault-tolerance outcome once known, and when
+    outcome: Option<(Settled, Time)>,
+    /// the node's usage sums at the bind
+    usage_at_bind: (f64, u64),
+    /// the node's bill marks at the bind, and when the pod left it (None: still on it)
+    bill_at_bind: (f64, f64),
+    bill_at_leave: Option<(f64, f64)>,
+    /// dollars of reclaimed work to redo
+    reclaim_usd: f64,
 }
 
 /// Follows a run's records and turns every bind into its [`Realised`]
@@ -93,14 +173,14 @@ pub struct RealisedTracker {
     horizon: Span,
     nodes: Vec<Option<NodeBook>>,
     max_price: f64,
-    /// requests of pods created and not yet ended
-    requests: HashMap<PodId, Resources>,
+    /// requests and workload of pods created and not yet deleted
+    pods: HashMap<PodId, (Resources, WorkloadId)>,
     /// node of every pod currently bound
     bound_on: HashMap<PodId, NodeId>,
-    /// placements whose fault tolerance is not known yet
+    /// placements whose window is still open
     open: HashMap<PodId, Open>,
-    /// open placements in bind order (hence deadline order); settled ones are
-    /// skipped when they reach the front
+    /// open placements' deadlines in bind order (hence deadline order); a
+    /// deadline whose placement was closed already (a rebind) is skipped
     deadlines: VecDeque<(Time, PodId)>,
     completed: Vec<Realised>,
     now: Time,
@@ -119,7 +199,7 @@ impl RealisedTracker {
             horizon,
             nodes: Vec::new(),
             max_price: 0.0,
-            requests: HashMap::new(),
+            pods: HashMap::new(),
             bound_on: HashMap::new(),
             open: HashMap::new(),
             deadlines: VecDeque::new(),
@@ -133,7 +213,7 @@ impl RealisedTracker {
         self.horizon
     }
 
-    /// Placements whose outcome is not final yet.
+    /// Placements whose window is still open.
     pub fn open_count(&self) -> usize {
         self.open.len()
     }
@@ -152,7 +232,7 @@ impl RealisedTracker {
     }
 
     /// Takes the outcomes that became final since the last call, in the
-    /// order they settled.
+    /// order they closed.
     pub fn take_completed(&mut self) -> Vec<Realised> {
         std::mem::take(&mut self.completed)
     }
@@ -167,9 +247,18 @@ impl RealisedTracker {
                 }
                 self.nodes[i] = Some(NodeBook {
                     allocatable: spec.allocatable,
-                    hourly_price: spec.pool.hourly_price,
+                    hourly_price: if spec.pool.hourly_price.is_finite() {
+                        spec.pool.hourly_price.max(0.0)
+                    } else {
+                        0.0
+                    },
                     requested: Resources::ZERO,
                     pods: 0,
+                    billed_to: Time::ZERO,
+                    usage_sum: 0.0,
+                    samples: 0,
+                    bill_per_cpu: 0.0,
+                    bill_per_byte: 0.0,
                 });
                 if spec.pool.hourly_price.is_finite() {
                     self.max_price = self.max_price.max(spec.pool.hourly_price);
@@ -180,16 +269,21 @@ impl RealisedTracker {
                 self.event(*t, kind);
             }
             Record::Workload { .. } => {}
-            Record::NodeSample(s) => self.advance(s.t),
+            Record::NodeSample(s) => {
+                self.advance(s.t);
+                if let Some(book) = self.nodes.get_mut(s.node.index()).and_then(Option::as_mut) {
+                    book.sample(s);
+                }
+            }
             Record::ClusterSample(s) => self.advance(s.t),
             Record::End { t } => {
                 self.advance(*t);
-                self.end();
+                self.end(*t);
             }
         }
     }
 
-    /// Settles every placement whose horizon ended before `t`.
+    /// Closes every placement whose horizon ended before `t`.
     fn advance(&mut self, t: Time) {
         self.now = self.now.max(t);
         while let Some(&(deadline, pod)) = self.deadlines.front() {
@@ -197,55 +291,51 @@ impl RealisedTracker {
                 break;
             }
             self.deadlines.pop_front();
-            self.settle(pod, Settled::HorizonPassed);
+            if self
+                .open
+                .get(&pod)
+                .is_some_and(|o| o.bound_at + self.horizon == deadline)
+            {
+                self.close(pod, deadline);
+            }
         }
     }
 
-    fn end(&mut self) {
+    fn end(&mut self, t: Time) {
         self.ended = true;
         while let Some((_, pod)) = self.deadlines.pop_front() {
-            self.settle(pod, Settled::RunEnded);
+            self.close(pod, t);
         }
     }
 
     fn event(&mut self, t: Time, kind: &EventKind) {
         match kind {
-            EventKind::PodCreated { pod, requests, .. } => {
-                self.requests.insert(*pod, *requests);
+            EventKind::PodCreated {
+                pod, requests, slot, ..
+            } => {
+                self.pods.insert(*pod, (*requests, slot.workload));
             }
             EventKind::PodBound { pod, node } => self.bind(t, *pod, *node),
             EventKind::ContainerExited { pod, reason, .. } => {
                 if matches!(reason, ExitReason::Error | ExitReason::OOMKilled) {
-                    self.settle(*pod, Settled::Failed);
+                    self.outcome(*pod, Settled::Failed, t);
                 }
             }
             EventKind::PodFailed { pod, .. } | EventKind::PodEvicted { pod, .. } => {
-                self.settle(*pod, Settled::Failed);
-                self.release(*pod);
+                self.outcome(*pod, Settled::Failed, t);
+                self.release(t, *pod);
             }
             EventKind::PodSucceeded { pod, .. } => {
-                self.settle(*pod, Settled::Succeeded);
-                self.release(*pod);
+                self.outcome(*pod, Settled::Succeeded, t);
+                self.release(t, *pod);
             }
             EventKind::PodDeleted { pod, .. } => {
-                self.settle(*pod, Settled::Deleted);
-                self.release(*pod);
-                self.requests.remove(pod);
+                self.outcome(*pod, Settled::Deleted, t);
+                self.release(t, *pod);
+                self.pods.remove(pod);
             }
-            EventKind::NodeFailed { node } | EventKind::NodeLost { node } => {
-                let mut hit: Vec<PodId> = self
-                    .open
-                    .iter()
-                    .filter(|(_, o)| o.node == *node)
-                    .map(|(p, _)| *p)
-                    .collect();
-                // HashMap order is arbitrary; settle in pod order so the
-                // completed list is reproducible
-                hit.sort_unstable();
-                for pod in hit {
-                    self.settle(pod, Settled::Failed);
-                }
-            }
+            EventKind::NodeFailed { node } => self.node_down(t, *node, false),
+            EventKind::NodeLost { node } => self.node_down(t, *node, true),
             EventKind::PodUnschedulable { .. }
             | EventKind::PodDeclined { .. }
             | EventKind::PodNominated { .. }
@@ -256,9 +346,36 @@ impl RealisedTracker {
         }
     }
 
+    /// A node failed or was lost: every pod still on it fails; a loss also
+    /// charges the rest of each such placement's horizon as work to redo.
+    fn node_down(&mut self, t: Time, node: NodeId, lost: bool) {
+        let price = self.book(node).map_or(0.0, |b| b.hourly_price);
+        let mut hit: Vec<PodId> = self
+            .open
+            .iter()
+            .filter(|(p, o)| o.node == node && self.bound_on.get(p) == Some(&node))
+            .map(|(p, _)| *p)
+            .collect();
+        // HashMap order is arbitrary; go in pod order so results are reproducible
+        hit.sort_unstable();
+        let horizon = self.horizon;
+        for pod in hit {
+            if let Some(open) = self.open.get_mut(&pod)
+                && lost
+            {
+                let rest = (open.bound_at + horizon).since(t);
+                open.reclaim_usd += price * rest.as_millis() as f64 / MS_PER_HOUR;
+            }
+            self.outcome(pod, Settled::Failed, t);
+        }
+    }
+
+    fn book(&self, node: NodeId) -> Option<&NodeBook> {
+        self.nodes.get(node.index()).and_then(Option::as_ref)
+    }
+
     fn bind(&mut self, t: Time, pod: PodId, node: NodeId) {
-        let requests = self.requests.get(&pod).copied().unwrap_or(Resources::ZERO);
-        let max_price = self.max_price;
+        let (requests, workload) = self.pods.get(&pod).copied().unwrap_or((Resources::ZERO, WorkloadId(0)));
         let Some(book) = self.nodes.get_mut(node.index()).and_then(Option::as_mut) else {
             tracing::warn!(
                 pod = pod.0,
@@ -267,57 +384,105 @@ impl RealisedTracker {
             );
             return;
         };
-        let was_empty = book.pods == 0;
+        book.accrue(t);
         book.requested += requests;
         book.pods = book.pods.saturating_add(1);
-        let util = 0.5
-            * (share(book.requested.cpu_milli, book.allocatable.cpu_milli)
-                + share(book.requested.memory_bytes, book.allocatable.memory_bytes));
-        let price_share = if max_price > 0.0 {
-            (book.hourly_price / max_price).clamp(0.0, 1.0)
-        } else {
-            0.0
+        let open = Open {
+            node,
+            workload,
+            bound_at: t,
+            requests,
+            outcome: None,
+            usage_at_bind: (book.usage_sum, book.samples),
+            bill_at_bind: book.bill_marks(),
+            bill_at_leave: None,
+            reclaim_usd: 0.0,
         };
-        let cost = 1.0 - price_share * if was_empty { 1.0 } else { 0.5 };
         self.bound_on.insert(pod, node);
-        // a pod incarnation is bound at most once; a repeated bind restarts its clock
-        self.open.insert(
-            pod,
-            Open {
-                node,
-                bound_at: t,
-                util: util as f32,
-                cost: cost as f32,
-            },
-        );
+        // a pod incarnation is bound at most once; a repeated bind closes the
+        // earlier placement and starts a new one
+        if self.open.contains_key(&pod) {
+            self.close(pod, t);
+        }
+        self.open.insert(pod, open);
         self.deadlines.push_back((t + self.horizon, pod));
         if self.ended {
-            self.settle(pod, Settled::RunEnded);
+            self.close(pod, t);
         }
     }
 
-    fn release(&mut self, pod: PodId) {
+    fn release(&mut self, t: Time, pod: PodId) {
         let Some(node) = self.bound_on.remove(&pod) else {
             return;
         };
-        let requests = self.requests.get(&pod).copied().unwrap_or(Resources::ZERO);
-        if let Some(book) = self.nodes.get_mut(node.index()).and_then(Option::as_mut) {
-            book.requested -= requests;
-            book.pods = book.pods.saturating_sub(1);
+        let requests = self.pods.get(&pod).map_or(Resources::ZERO, |p| p.0);
+        let Some(book) = self.nodes.get_mut(node.index()).and_then(Option::as_mut) else {
+            return;
+        };
+        book.accrue(t);
+        book.requested -= requests;
+        book.pods = book.pods.saturating_sub(1);
+        let marks = book.bill_marks();
+        if let Some(open) = self.open.get_mut(&pod)
+            && open.node == node
+            && open.bill_at_leave.is_none()
+        {
+            open.bill_at_leave = Some(marks);
         }
     }
 
-    fn settle(&mut self, pod: PodId, settled: Settled) {
+    /// Notes the first fault-tolerance outcome of an open placement.
+    fn outcome(&mut self, pod: PodId, settled: Settled, t: Time) {
+        if let Some(open) = self.open.get_mut(&pod)
+            && open.outcome.is_none()
+        {
+            open.outcome = Some((settled, t));
+        }
+    }
+
+    /// Closes the window of `pod`'s open placement at `until` (its deadline or the run's end).
+    fn close(&mut self, pod: PodId, until: Time) {
         let Some(open) = self.open.remove(&pod) else {
             return;
         };
+        let Some(book) = self.nodes.get_mut(open.node.index()).and_then(Option::as_mut) else {
+            return;
+        };
+        book.accrue(until);
+        let book = &*book;
+        let window = until.since(open.bound_at).as_millis().min(self.horizon.as_millis());
+        let (settled, at) = match open.outcome {
+            Some(outcome) => outcome,
+            None if window >= self.horizon.as_millis() => (Settled::HorizonPassed, open.bound_at + self.horizon),
+            None => (Settled::RunEnded, until),
+        };
+        let observed = at.since(open.bound_at).as_millis().min(self.horizon.as_millis());
         let ft = if settled == Settled::Failed { 0.0 } else { 1.0 };
+
+        let samples = book.samples - open.usage_at_bind.1;
+        let util = if samples > 0 {
+            ((book.usage_sum - open.usage_at_bind.0) / samples as f64).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+
+        let (cpu_end, mem_end) = open.bill_at_leave.unwrap_or(book.bill_marks());
+        let shared = 0.5
+            * (open.requests.cpu_milli as f64 * (cpu_end - open.bill_at_bind.0)
+                + open.requests.memory_bytes as f64 * (mem_end - open.bill_at_bind.1));
+        let usd = shared.max(0.0) + open.reclaim_usd;
+        let full = self.max_price * window as f64 / MS_PER_HOUR;
+        let cost = if full > 0.0 { 1.0 - (usd / full).min(1.0) } else { 1.0 };
+
         self.completed.push(Realised {
             pod,
+            workload: open.workload,
             node: open.node,
             bound_at: open.bound_at,
-            metrics: [ft, open.util, open.cost],
+            metrics: [ft, util as f32, cost as f32],
+            known: [!settled.censored(), samples > 0, full > 0.0],
             settled,
+            observed: Span(observed),
         });
     }
 }
@@ -333,13 +498,14 @@ fn share(used: u64, total: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clusters::node::{NodePool, NodeSpec, Provisioning};
-    use clusters::pod::{PodSlot, QosClass, WorkloadId};
+    use clusters::node::{NodeCondition, NodePool, NodeSpec, Provisioning};
+    use clusters::pod::{PodSlot, QosClass};
     use clusters::record::DeleteCause;
     use std::collections::BTreeMap;
 
     const GI: u64 = 1 << 30;
     const MIN: u64 = 60_000;
+    const H: u64 = 10 * MIN;
 
     fn node(i: u32, price: f64) -> Record {
         Record::Node {
@@ -371,7 +537,7 @@ mod tests {
             EventKind::PodCreated {
                 pod: PodId(pod),
                 slot: PodSlot {
-                    workload: WorkloadId(0),
+                    workload: WorkloadId(pod as u32 % 2),
                     ordinal: pod as u32,
                 },
                 requests: Resources::new(cpu, mem),
@@ -405,6 +571,29 @@ mod tests {
         )
     }
 
+    fn deleted(t: u64, pod: u64, node: u32) -> Record {
+        ev(
+            t,
+            EventKind::PodDeleted {
+                pod: PodId(pod),
+                node: Some(NodeId(node)),
+                cause: DeleteCause::Churn,
+            },
+        )
+    }
+
+    /// A sample of `node` at `t` with these requests, usage and pods.
+    fn sample(t: u64, node: u32, requested: Resources, used: Resources, pods: u32) -> Record {
+        Record::NodeSample(NodeSample {
+            t: Time(t),
+            node: NodeId(node),
+            requested,
+            used,
+            pods,
+            condition: NodeCondition::Ready,
+        })
+    }
+
     fn tracker(records: &[Record]) -> RealisedTracker {
         let mut t = RealisedTracker::default();
         for r in records {
@@ -417,18 +606,25 @@ mod tests {
         t.take_completed().into_iter().find(|r| r.pod == PodId(pod))
     }
 
+    fn close(a: f32, b: f64) -> bool {
+        (f64::from(a) - b).abs() < 1e-5
+    }
+
     #[test]
-    fn a_failure_inside_the_horizon_zeroes_fault_tolerance_at_once() {
+    fn a_failure_inside_the_horizon_zeroes_fault_tolerance() {
         let mut t = tracker(&[
             node(0, 1.0),
             created(0, 0, 1000, 4 * GI),
             bound(1000, 0, 0),
-            exited(1000 + 10 * MIN, 0, 0, ExitReason::OOMKilled),
+            exited(1000 + 4 * MIN, 0, 0, ExitReason::OOMKilled),
         ]);
-        let r = outcome(&mut t, 0).expect("settled by the failure");
-        assert_eq!(r.settled, Settled::Failed);
-        assert_eq!(r.metrics[0], 0.0);
-        assert_eq!(r.bound_at, Time(1000));
+        // the window stays open for utilisation and cost until the horizon
+        assert!(t.take_completed().is_empty());
+        t.observe(&Record::End { t: Time(1000 + H + 1) });
+        let r = outcome(&mut t, 0).expect("closed at the horizon");
+        assert_eq!((r.settled, r.metrics[0], r.known[0]), (Settled::Failed, 0.0, true));
+        assert_eq!((r.bound_at, r.observed), (Time(1000), Span(4 * MIN)));
+        assert_eq!(r.workload, WorkloadId(0));
         assert_eq!(t.open_count(), 0);
     }
 
@@ -438,47 +634,40 @@ mod tests {
             node(0, 1.0),
             created(0, 0, 1000, 4 * GI),
             bound(1000, 0, 0),
-            exited(1001 + 10 * MIN, 0, 0, ExitReason::Error),
+            exited(1001 + H, 0, 0, ExitReason::Error),
         ]);
-        let r = outcome(&mut t, 0).expect("settled when the horizon passed");
-        assert_eq!(r.settled, Settled::HorizonPassed);
-        assert_eq!(r.metrics[0], 1.0);
+        let r = outcome(&mut t, 0).expect("closed when the horizon passed");
+        assert_eq!(
+            (r.settled, r.metrics[0], r.observed),
+            (Settled::HorizonPassed, 1.0, Span(H))
+        );
     }
 
     #[test]
-    fn a_completed_exit_is_no_failure_and_the_horizon_needs_a_later_record() {
+    fn the_horizon_needs_a_later_record() {
         let mut t = tracker(&[
             node(0, 1.0),
             created(0, 0, 1000, GI),
             bound(0, 0, 0),
             exited(MIN, 0, 0, ExitReason::Completed),
         ]);
-        assert!(t.take_completed().is_empty());
-        // a sample exactly at the deadline does not settle yet: a failure
+        // a record exactly at the deadline does not close yet: a failure
         // then would still count
-        t.observe(&ev(10 * MIN, EventKind::NodeRecovered { node: NodeId(0) }));
+        t.observe(&ev(H, EventKind::NodeRecovered { node: NodeId(0) }));
         assert!(t.take_completed().is_empty());
-        t.observe(&Record::End { t: Time(10 * MIN + 1) });
-        let r = outcome(&mut t, 0).expect("settled");
-        assert_eq!(r.settled, Settled::HorizonPassed);
+        t.observe(&Record::End { t: Time(H + 1) });
+        assert_eq!(outcome(&mut t, 0).expect("closed").settled, Settled::HorizonPassed);
     }
 
     #[test]
-    fn deletion_and_success_settle_fault_tolerant() {
+    fn a_deleted_pod_is_censored_and_a_succeeded_one_is_not() {
         let mut t = tracker(&[
             node(0, 1.0),
             created(0, 0, 1000, GI),
             created(0, 1, 1000, GI),
             bound(0, 0, 0),
             bound(0, 1, 0),
-            ev(
-                MIN,
-                EventKind::PodDeleted {
-                    pod: PodId(0),
-                    node: Some(NodeId(0)),
-                    cause: DeleteCause::Churn,
-                },
-            ),
+            deleted(MIN, 0, 0),
             ev(
                 2 * MIN,
                 EventKind::PodSucceeded {
@@ -494,27 +683,34 @@ mod tests {
                     node: NodeId(0),
                 },
             ),
+            Record::End { t: Time(H + 1) },
         ]);
         let done = t.take_completed();
-        assert_eq!(done.len(), 2);
+        let by = |p: u64| *done.iter().find(|r| r.pod == PodId(p)).expect("closed");
+        let (del, ok) = (by(0), by(1));
         assert_eq!(
-            (done[0].pod, done[0].settled, done[0].metrics[0]),
-            (PodId(0), Settled::Deleted, 1.0)
+            (del.settled, del.known[0], del.observed),
+            (Settled::Deleted, false, Span(MIN))
         );
+        assert!(del.settled.censored());
         assert_eq!(
-            (done[1].pod, done[1].settled, done[1].metrics[0]),
-            (PodId(1), Settled::Succeeded, 1.0)
+            (ok.settled, ok.known[0], ok.metrics[0]),
+            (Settled::Succeeded, true, 1.0)
         );
+        assert!(!ok.settled.censored());
         assert_eq!(t.node_load(NodeId(0)), Some((Resources::ZERO, 0)));
     }
 
     #[test]
-    fn the_run_end_settles_what_is_still_open() {
+    fn the_run_end_censors_what_is_still_running() {
         let mut t = tracker(&[node(0, 1.0), created(0, 0, 1000, GI), bound(5 * MIN, 0, 0)]);
         assert!(t.take_completed().is_empty());
         t.observe(&Record::End { t: Time(6 * MIN) });
-        let r = outcome(&mut t, 0).expect("settled by the end");
-        assert_eq!((r.settled, r.metrics[0]), (Settled::RunEnded, 1.0));
+        let r = outcome(&mut t, 0).expect("closed by the end");
+        assert_eq!(
+            (r.settled, r.known[0], r.observed),
+            (Settled::RunEnded, false, Span(MIN))
+        );
         assert!(t.ended());
     }
 
@@ -535,6 +731,7 @@ mod tests {
                     node: NodeId(0),
                 },
             ),
+            Record::End { t: Time(H + 1) },
         ]);
         let done = t.take_completed();
         assert_eq!(done.len(), 2);
@@ -545,53 +742,136 @@ mod tests {
     }
 
     #[test]
-    fn utilisation_and_cost_follow_the_node_right_after_the_bind() {
+    fn utilisation_is_the_nodes_measured_usage_over_the_window() {
+        let req = Resources::new(1000, 4 * GI);
         let mut t = tracker(&[
             node(0, 1.0),
-            node(1, 0.25),
             created(0, 0, 1000, 4 * GI),
-            created(0, 1, 3000, 16 * GI),
-            created(0, 2, 1000, 2 * GI),
-            bound(0, 0, 0),
-            bound(0, 1, 0),
-            bound(0, 2, 1),
-            Record::End { t: Time(1) },
+            // before the bind: not counted
+            sample(0, 0, Resources::ZERO, Resources::new(4000, 16 * GI), 0),
+            bound(MIN, 0, 0),
+            // usage past requests counts, capped at the allocatable
+            sample(2 * MIN, 0, req, Resources::new(2000, 4 * GI), 1),
+            sample(3 * MIN, 0, req, Resources::new(4000, 32 * GI), 1),
+            // after the horizon: not counted
+            sample(MIN + H + 1, 0, req, Resources::ZERO, 1),
         ]);
-        let done = t.take_completed();
-        let by_pod = |p: u64| {
-            done.iter()
-                .find(|r| r.pod == PodId(p))
-                .map(|r| r.metrics)
-                .expect("settled")
-        };
-        // pod 0 on the empty, priciest node: 1/4 cpu, 1/4 memory; full price
-        assert_eq!(by_pod(0), [1.0, 0.25, 0.0]);
-        // pod 1 joins it: cpu 4/4, memory 20/16 capped at 1; half price
-        assert_eq!(by_pod(1), [1.0, 1.0, 0.5]);
-        // pod 2 on the empty cheap node: cpu 1/4, memory 2/16; a quarter of the max price
-        assert_eq!(by_pod(2), [1.0, 0.5 * (0.25 + 0.125), 0.75]);
+        let r = outcome(&mut t, 0).expect("closed");
+        // samples: (0.5 + 0.25) / 2 and (1 + 1) / 2
+        assert!(close(r.metrics[1], (0.375 + 1.0) / 2.0), "{:?}", r.metrics);
+        assert!(r.known[1]);
+        // a window without a sample leaves utilisation unknown
+        let mut t = tracker(&[
+            node(0, 1.0),
+            created(0, 0, 1000, GI),
+            bound(0, 0, 0),
+            Record::End { t: Time(MIN) },
+        ]);
+        assert!(!outcome(&mut t, 0).expect("closed").known[1]);
     }
 
     #[test]
-    fn released_requests_make_room_for_later_binds() {
+    fn cost_splits_the_nodes_bill_by_requests_while_the_pod_is_on_it() {
+        // node 0 costs 1 $/h, node 1 costs 2 $/h (the max)
+        let mut t = tracker(&[
+            node(0, 1.0),
+            node(1, 2.0),
+            created(0, 0, 1000, 4 * GI),
+            created(0, 1, 3000, 12 * GI),
+            created(0, 2, 1000, 4 * GI),
+            bound(0, 0, 0),
+            // pod 2 alone on the priciest node for its whole horizon
+            bound(0, 2, 1),
+            // pod 0 alone for 2 minutes carries the whole bill, then a
+            // quarter of it for 4 minutes (pod 1 three quarters), then all
+            // of it again up to its horizon
+            bound(2 * MIN, 1, 0),
+            deleted(6 * MIN, 1, 0),
+            Record::End { t: Time(20 * MIN) },
+        ]);
+        let done = t.take_completed();
+        let by = |p: u64| *done.iter().find(|r| r.pod == PodId(p)).expect("closed");
+        let full = 2.0 * 10.0 / 60.0;
+        let usd0 = (2.0 + 1.0 + 4.0) / 60.0;
+        assert!(close(by(0).metrics[2], 1.0 - usd0 / full), "{:?}", by(0));
+        let usd1 = 3.0 / 60.0;
+        assert!(close(by(1).metrics[2], 1.0 - usd1 / full), "{:?}", by(1));
+        assert!(close(by(2).metrics[2], 0.0), "{:?}", by(2));
+        assert!(done.iter().all(|r| r.known[2]));
+        // a bill is due only while the pod is on the node
+        let mut t = tracker(&[
+            node(0, 1.0),
+            created(0, 0, 1000, GI),
+            bound(5 * MIN, 0, 0),
+            ev(
+                6 * MIN,
+                EventKind::PodSucceeded {
+                    pod: PodId(0),
+                    node: NodeId(0),
+                },
+            ),
+            Record::End { t: Time(20 * MIN) },
+        ]);
+        let r = outcome(&mut t, 0).expect("closed");
+        assert!(close(r.metrics[2], 0.9), "{:?}", r.metrics);
+    }
+
+    #[test]
+    fn a_lost_node_charges_the_rest_of_the_horizon_as_work_to_redo() {
+        let evicted = |pod: u64| {
+            ev(
+                4 * MIN,
+                EventKind::PodEvicted {
+                    pod: PodId(pod),
+                    node: NodeId(0),
+                },
+            )
+        };
+        let mut t = tracker(&[
+            node(0, 1.0),
+            created(0, 0, 1000, 4 * GI),
+            created(0, 1, 1000, 4 * GI),
+            bound(0, 0, 0),
+            bound(0, 1, 0),
+            ev(4 * MIN, EventKind::NodeLost { node: NodeId(0) }),
+            evicted(0),
+            evicted(1),
+            Record::End { t: Time(H + 1) },
+        ]);
+        let r = outcome(&mut t, 0).expect("closed");
+        assert_eq!(r.settled, Settled::Failed);
+        // half of 4 minutes' bill, then 6 minutes at the node's price
+        let usd = (2.0 + 6.0) / 60.0;
+        assert!(close(r.metrics[2], 1.0 - usd / (10.0 / 60.0)), "{:?}", r.metrics);
+    }
+
+    #[test]
+    fn released_requests_make_room_and_a_rebind_opens_a_new_window() {
         let mut t = tracker(&[
             node(0, 1.0),
             created(0, 0, 2000, 8 * GI),
             bound(0, 0, 0),
             ev(
                 MIN,
-                EventKind::PodDeleted {
+                EventKind::PodEvicted {
                     pod: PodId(0),
-                    node: Some(NodeId(0)),
-                    cause: DeleteCause::Scenario,
+                    node: NodeId(0),
                 },
             ),
-            created(MIN, 1, 2000, 8 * GI),
-            bound(MIN, 1, 0),
-            Record::End { t: Time(2 * MIN) },
+            bound(2 * MIN, 0, 0),
         ]);
-        let r = outcome(&mut t, 1).expect("settled");
-        // the node was empty again: util 1/2, full price
-        assert_eq!(r.metrics, [1.0, 0.5, 0.0]);
+        assert_eq!(t.node_load(NodeId(0)), Some((Resources::new(2000, 8 * GI), 1)));
+        // the first placement closed at the rebind
+        let first = t.take_completed();
+        assert_eq!(first.len(), 1);
+        assert_eq!((first[0].bound_at, first[0].settled), (Time(0), Settled::Failed));
+        // the first placement's deadline does not close the second early
+        t.observe(&Record::End { t: Time(H + MIN) });
+        let second = t.take_completed();
+        assert_eq!(second.len(), 1);
+        assert_eq!(
+            (second[0].bound_at, second[0].settled),
+            (Time(2 * MIN), Settled::RunEnded)
+        );
     }
 }

@@ -191,7 +191,7 @@ mod tests {
             let actions: Vec<[f32; 3]> = (0..n).map(|_| [rng.random(), rng.random(), rng.random()]).collect();
             let reward = 1.0 - crate::agmarl::train::reward::score_error(&actions[chosen], &realised);
             let state = Arc::new(State::new(obs, (0..n).collect(), StressLevel::Calm).unwrap());
-            out.push(Transition::new(state, actions, chosen, realised, reward, None).unwrap());
+            out.push(Transition::new(state, actions, chosen, (realised, [true; 3]), reward, None).unwrap());
         }
         out
     }

@@ -1,5 +1,5 @@
-//! Transitions: one scheduling decision that bound a pod, with what it led
-//! to, as the replay buffer stores it.
+//! Transitions: one scheduling decision that bound or declined a pod, with
+//! what it led to, as the replay buffer stores it.
 //!
 //! A state is the observation of every node agent at a decision, the
 //! candidates (feasible nodes: only they act) and the stress level the
@@ -7,7 +7,9 @@
 //! their states through [`Arc`], so the buffer holds each observation once.
 //!
 //! In the critic's joint action, the agents of infeasible nodes abstain:
-//! their action row is zero. A candidate's row is its three scores.
+//! their action row is zero. A candidate's row is its three scores. For a
+//! decline (strategic restraint) the state says so and the chosen agent is
+//! the node the selection picked and restraint refused.
 
 use crate::agmarl::features::{NODE_FEATURES, Observation, POD_FEATURES};
 use crate::agmarl::stress::StressLevel;
@@ -21,6 +23,8 @@ pub struct State {
     /// rows of `obs` (node indices) of the feasible nodes, in the policy's order
     pub candidates: Vec<usize>,
     pub level: StressLevel,
+    /// the controller declined the pod (strategic restraint)
+    pub declined: bool,
 }
 
 impl State {
@@ -40,7 +44,12 @@ impl State {
                 obs.n
             )));
         }
-        Ok(State { obs, candidates, level })
+        Ok(State {
+            obs,
+            candidates,
+            level,
+            declined: false,
+        })
     }
 
     /// The joint action with `scores` (one per candidate) on the candidates'
@@ -63,27 +72,29 @@ impl State {
     }
 }
 
-/// One learnable decision: a bind and its outcome.
+/// One learnable decision: a bind or a decline, and its outcome.
 #[derive(Debug, Clone)]
 pub struct Transition {
     state: Arc<State>,
     actions: Vec<[f32; 3]>,
     chosen: usize,
     realised: [f32; 3],
+    known: [bool; 3],
     reward: f32,
     next: Option<Arc<State>>,
 }
 
 impl Transition {
     /// `actions`: the scores acted on, one per candidate of `state`;
-    /// `chosen`: index into the candidates of the node bound to;
-    /// `realised`: its measured metrics; `next`: the episode's next state
-    /// with candidates, None at the end of the episode (terminal).
+    /// `chosen`: index into the candidates of the node bound to (or refused);
+    /// `realised`: its measured metrics, `known` which of them were measured
+    /// (none for a decline); `next`: the episode's next state with
+    /// candidates, None at the end of the episode (terminal).
     pub fn new(
         state: Arc<State>,
         actions: Vec<[f32; 3]>,
         chosen: usize,
-        realised: [f32; 3],
+        (realised, known): ([f32; 3], [bool; 3]),
         reward: f32,
         next: Option<Arc<State>>,
     ) -> Result<Transition, TrainError> {
@@ -114,6 +125,7 @@ impl Transition {
             actions,
             chosen,
             realised,
+            known,
             reward,
             next,
         })
@@ -135,6 +147,14 @@ impl Transition {
     }
     pub fn realised(&self) -> [f32; 3] {
         self.realised
+    }
+    /// Which of [`Self::realised`] were measured.
+    pub fn known(&self) -> [bool; 3] {
+        self.known
+    }
+    /// The controller declined the pod; the chosen candidate is the node refused.
+    pub fn declined(&self) -> bool {
+        self.state.declined
     }
     pub fn reward(&self) -> f32 {
         self.reward
@@ -174,12 +194,12 @@ mod tests {
         short.node_features.pop();
         assert!(State::new(short, vec![0], StressLevel::Calm).is_err());
         let s = Arc::new(State::new(obs(3), vec![1, 2], StressLevel::Calm).unwrap());
-        let ok = Transition::new(s.clone(), vec![[0.5; 3]; 2], 1, [1.0; 3], 1.0, None).unwrap();
+        let ok = Transition::new(s.clone(), vec![[0.5; 3]; 2], 1, ([1.0; 3], [true; 3]), 1.0, None).unwrap();
         assert_eq!(ok.chosen_row(), 2);
-        assert!(Transition::new(s.clone(), vec![[0.5; 3]; 1], 0, [1.0; 3], 1.0, None).is_err());
-        assert!(Transition::new(s.clone(), vec![[0.5; 3]; 2], 2, [1.0; 3], 1.0, None).is_err());
-        assert!(Transition::new(s.clone(), vec![[f32::NAN; 3]; 2], 0, [1.0; 3], 1.0, None).is_err());
+        assert!(Transition::new(s.clone(), vec![[0.5; 3]; 1], 0, ([1.0; 3], [true; 3]), 1.0, None).is_err());
+        assert!(Transition::new(s.clone(), vec![[0.5; 3]; 2], 2, ([1.0; 3], [true; 3]), 1.0, None).is_err());
+        assert!(Transition::new(s.clone(), vec![[f32::NAN; 3]; 2], 0, ([1.0; 3], [true; 3]), 1.0, None).is_err());
         let dead_end = Arc::new(State::new(obs(3), vec![], StressLevel::Calm).unwrap());
-        assert!(Transition::new(s, vec![[0.5; 3]; 2], 0, [1.0; 3], 1.0, Some(dead_end)).is_err());
+        assert!(Transition::new(s, vec![[0.5; 3]; 2], 0, ([1.0; 3], [true; 3]), 1.0, Some(dead_end)).is_err());
     }
 }

@@ -1,6 +1,8 @@
-//! Binds per second of schedlab's watch-and-bind loop against the real
-//! kube-scheduler, at the same client QPS and burst, on a private local
-//! control plane: 100 node objects, 1,000 pending pods.
+//! Binds per second of schedlab's watch-and-bind loop, deciding with one of
+//! its arms (`binpack` by default, or e.g. `agmarl` with its bundled
+//! checkpoint), against the real kube-scheduler, at the same client QPS and
+//! burst, on a private local control plane: 100 node objects, 1,000 pending
+//! pods.
 //!
 //! For each scheduler the pods are created first, while it cannot see them
 //! (kube-scheduler is paused with SIGSTOP; the loop is not started yet), so
@@ -9,7 +11,7 @@
 //! nodeName appears. Reported: wall time from release to the last binding,
 //! and the rate between the first and the last binding.
 //!
-//! `cargo run --release -p clusters --example bind_throughput [pods] [nodes]`
+//! `cargo run --release -p harness --example bind_throughput [pods] [nodes] [arm]`
 
 use clusters::behaviour::ModelConfig;
 use clusters::kube::bind::{self, BindOptions, BindStats};
@@ -17,8 +19,8 @@ use clusters::kube::objects::{self, PodIdentity};
 use clusters::kube::{ApiClient, ClientOptions, ScenarioClock, labels};
 use clusters::provision::local::{self, LocalOptions, ScopedCluster};
 use clusters::{
-    Behaviour, ClusterView, Dist, NodeId, NodeSpec, PendingPod, Placement, PodId, PodSlot, PodSpec, Resources,
-    RestartPolicy, Workload, WorkloadId,
+    Behaviour, ClusterView, Dist, NodeId, NodeSpec, PendingPod, PodId, PodSlot, PodSpec, Resources, RestartPolicy,
+    Workload, WorkloadId,
 };
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1 as core;
@@ -67,31 +69,6 @@ fn workload(scheduler: &str) -> Workload {
             },
         },
         recreate: false,
-    }
-}
-
-/// The `binpack` arm's rule: the feasible node with the most requested CPU
-/// after placing the pod (every node scored, as kube-scheduler does below 100 nodes).
-fn binpack(pod: &PendingPod<'_>, view: &ClusterView<'_>) -> Placement {
-    let mut best: Option<(f64, NodeId)> = None;
-    for n in view.nodes {
-        let fits = n.condition.is_ready()
-            && !n.unschedulable
-            && n.pod_count < n.spec.max_pods
-            && (n.requested + pod.spec.requests).fits_in(&n.spec.allocatable);
-        if !fits {
-            continue;
-        }
-        let share = (n.requested.cpu_milli + pod.spec.requests.cpu_milli) as f64 / n.spec.allocatable.cpu_milli as f64;
-        if best.is_none_or(|(s, _)| share > s) {
-            best = Some((share, n.id));
-        }
-    }
-    match best {
-        Some((_, id)) => Placement::Bind(id),
-        None => Placement::Unschedulable {
-            reason: "no node has room".into(),
-        },
     }
 }
 
@@ -216,7 +193,7 @@ fn signal(pid: i32, sig: Signal) -> Res<()> {
     Ok(())
 }
 
-async fn bench(plane: &ScopedCluster, pods: usize, nodes: usize) -> Res<BindStats> {
+async fn bench(plane: &ScopedCluster, pods: usize, nodes: usize, arm: &str) -> Res<BindStats> {
     let admin = connect(plane.admin_kubeconfig(), 5000.0, 10_000).await?;
     let node_api: Api<core::Node> = Api::all(admin.client());
     for i in 0..nodes {
@@ -254,24 +231,27 @@ async fn bench(plane: &ScopedCluster, pods: usize, nodes: usize) -> Res<BindStat
     clear(&admin, "tp-default").await?;
 
     // schedlab's loop, started once its pods exist.
-    create_namespace(&admin, "tp-binpack").await?;
-    let took = create_pods(&admin, "tp-binpack", "binpack", pods).await?;
-    println!("created {pods} binpack pods in {:.2} s", took.as_secs_f64());
+    let ns = format!("tp-{arm}");
+    create_namespace(&admin, &ns).await?;
+    let took = create_pods(&admin, &ns, arm, pods).await?;
+    println!("created {pods} {arm} pods in {:.2} s", took.as_secs_f64());
     let agmarl = connect(plane.agmarl_kubeconfig(), QPS, BURST).await?;
     let cancel = CancellationToken::new();
     let mut task = None;
     let opts = BindOptions {
-        scheduler_name: "binpack".into(),
+        scheduler_name: arm.into(),
         namespace: None,
         node_selector: Some(labels::run_selector(RUN)),
         model: ModelConfig::default(),
     };
-    let loop_times = time_bindings(&admin, "tp-binpack", pods, async || {
+    let mut policy = scheduler::arm(arm, 1)?;
+    let placer = move |pod: &PendingPod<'_>, view: &ClusterView<'_>| policy.schedule(pod, view);
+    let loop_times = time_bindings(&admin, &ns, pods, async || {
         task = Some(tokio::spawn(bind::run(
             agmarl,
             opts,
             ScenarioClock::starting_now(1.0)?,
-            Box::new(binpack),
+            Box::new(placer),
             cancel.clone(),
         )));
         Ok(())
@@ -281,20 +261,22 @@ async fn bench(plane: &ScopedCluster, pods: usize, nodes: usize) -> Res<BindStat
     let stats = task.ok_or("loop not started")?.await??;
 
     report("kube-scheduler", &default_times);
-    report("schedlab loop", &loop_times);
+    report(&format!("loop ({arm})"), &loop_times);
     Ok(stats)
 }
 
 fn main() -> Res<()> {
-    let args: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
-    let pods = args.first().copied().unwrap_or(1000);
-    let nodes = args.get(1).copied().unwrap_or(100);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let number = |i: usize, default: usize| args.get(i).and_then(|a| a.parse().ok()).unwrap_or(default);
+    let pods = number(0, 1000);
+    let nodes = number(1, 100);
+    let arm = args.get(2).cloned().unwrap_or_else(|| "binpack".into());
     let mut opts = LocalOptions::private("bind-throughput")?;
     opts.scheduler_qps = QPS;
     opts.scheduler_burst = BURST;
     let plane = ScopedCluster::up(&opts)?;
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let stats = rt.block_on(bench(&plane, pods, nodes))?;
+    let stats = rt.block_on(bench(&plane, pods, nodes, &arm))?;
     println!(
         "loop: {} decisions, {} binds, {} conflicts, {} throttled, {} unavailable; decision p50 {} µs p99 {} µs; \
          bind POST p50 {} µs p99 {} µs",
