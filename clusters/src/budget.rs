@@ -43,22 +43,20 @@ impl RecordEstimate {
             .filter(|a| matches!(a.action, Action::CreatePod { .. }))
             .count() as u64;
         let actions = timeline.actions.len() as u64;
-        let samples = sample_times.saturating_mul(
-            nodes
-                .saturating_mul(NODE_SAMPLE_BYTES)
-                .saturating_add(CLUSTER_SAMPLE_BYTES),
-        );
         let events = pods
             .saturating_mul(EVENTS_PER_POD)
             .saturating_add(actions.saturating_sub(pods))
             .saturating_mul(EVENT_BYTES);
-        RecordEstimate {
+        let mut estimate = RecordEstimate {
             nodes,
             sample_times,
             pods,
             actions,
-            bytes: samples.saturating_add(events),
-        }
+            bytes: 0,
+        };
+        // the samples' share is one formula, shared with `sample_bytes`
+        estimate.bytes = estimate.sample_bytes().saturating_add(events);
+        estimate
     }
 
     /// Bytes of the samples alone.

@@ -458,19 +458,13 @@ impl Runner<'_> {
 
     /// The arm's policy, with the checkpoint and controller settings given for the agmarl arms.
     fn policy(&self, job: &Job) -> Result<Box<dyn scheduler::Scheduler>> {
-        let Some(variant) = scheduler::agmarl::Variant::from_arm_name(&job.arm) else {
-            return Ok(scheduler::arm(&job.arm, job.seed)?);
-        };
-        if self.checkpoint.is_none() && self.agmarl_config.is_none() {
+        let agmarl = scheduler::agmarl::Variant::from_arm_name(&job.arm).is_some();
+        if !agmarl || (self.checkpoint.is_none() && self.agmarl_config.is_none()) {
             return Ok(scheduler::arm(&job.arm, job.seed)?);
         }
         let net = match self.checkpoint {
             Some(net) => net.deep_clone().context("copying the checkpoint's network")?,
-            None => {
-                scheduler::agmarl::checkpoint::bundled_for(variant)
-                    .with_context(|| format!("arm {}: its bundled checkpoint", job.arm))?
-                    .0
-            }
+            None => scheduler::bundled_net(&job.arm)?,
         };
         let config = self.agmarl_config.cloned().unwrap_or_default();
         Ok(scheduler::agmarl::arms::agmarl_arm_configured(

@@ -54,5 +54,5 @@ pub use cost_binpack::CostBinPackScheduler;
 pub use default::DefaultScheduler;
 pub use load_aware::LoadAwareScheduler;
 pub use random::RandomScheduler;
-pub use registry::{ARM_NAMES, ArmError, BASELINE_NAMES, UnknownScheduler, arm, baseline};
+pub use registry::{ARM_NAMES, ArmError, BASELINE_NAMES, UnknownScheduler, arm, baseline, bundled_net};
 pub use target_load::TargetLoadScheduler;

@@ -3,6 +3,7 @@
 
 use crate::agmarl::arms::{AGMARL_ARMS, agmarl_arm_with};
 use crate::agmarl::checkpoint::{CheckpointError, bundled_for};
+use crate::agmarl::network::AgmarlNet;
 use crate::agmarl::policy::Variant;
 use crate::api::Scheduler;
 use crate::binpack::BinPackScheduler;
@@ -55,15 +56,18 @@ pub fn arm(name: &str, seed: u64) -> Result<Box<dyn Scheduler>, ArmError> {
     if let Ok(s) = baseline(name, seed) {
         return Ok(s);
     }
-    if !AGMARL_ARMS.contains(&name) {
-        return Err(ArmError::Unknown { name: name.to_string() });
-    }
+    agmarl_arm_with(name, bundled_net(name)?, seed)
+}
+
+/// The bundled network of the AGMARL arm `name`, trained as its variant.
+pub fn bundled_net(name: &str) -> Result<AgmarlNet, ArmError> {
     let variant = Variant::from_arm_name(name).ok_or_else(|| ArmError::Unknown { name: name.to_string() })?;
-    let (net, _) = bundled_for(variant).map_err(|error| ArmError::Checkpoint {
-        name: name.to_string(),
-        error: Box::new(error),
-    })?;
-    agmarl_arm_with(name, net, seed)
+    bundled_for(variant)
+        .map(|(net, _)| net)
+        .map_err(|error| ArmError::Checkpoint {
+            name: name.to_string(),
+            error: Box::new(error),
+        })
 }
 
 /// An arm name that is not a baseline.
