@@ -17,6 +17,7 @@ pub mod budget;
 pub mod digest;
 pub mod dist;
 pub mod input;
+pub mod json_input;
 pub mod kube;
 pub mod node;
 pub mod pod;

@@ -10,6 +10,25 @@ pub struct InputError(pub String);
 
 pub const INPUT_ERROR: u8 = 2;
 
+/// The one-line message for an error and its causes, as `{err:#}` writes it
+/// but without a cause whose text is already in the message: an error that
+/// shows its cause and also hands it on as its source (ours, or a
+/// library's) would otherwise print the cause twice or three times.
+pub fn message(err: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in err.chain() {
+        let part = cause.to_string();
+        if part.is_empty() || text.contains(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
+}
+
 /// The exit code for an error: 2 when any cause is the user's input.
 pub fn code_for(err: &anyhow::Error) -> ExitCode {
     let is_input = err.chain().any(|cause| {
@@ -36,5 +55,30 @@ pub fn code_for(err: &anyhow::Error) -> ExitCode {
         ExitCode::from(INPUT_ERROR)
     } else {
         ExitCode::FAILURE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("records r.jsonl line 3: {source}")]
+    struct ShowsAndHandsOn {
+        #[source]
+        source: std::io::Error,
+    }
+
+    #[test]
+    fn a_cause_already_shown_is_not_repeated() {
+        let io = std::io::Error::other("disk on fire");
+        let err = anyhow::Error::new(ShowsAndHandsOn { source: io }).context("reporting on rf");
+        assert_eq!(message(&err), "reporting on rf: records r.jsonl line 3: disk on fire");
+    }
+
+    #[test]
+    fn distinct_causes_are_all_shown_in_order() {
+        let err = anyhow::anyhow!("inner").context("middle").context("outer");
+        assert_eq!(message(&err), "outer: middle: inner");
     }
 }

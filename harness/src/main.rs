@@ -23,7 +23,9 @@ fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+                // kube's client logs a failed connection as an ERROR before
+                // returning it; the error itself is reported once, in our words
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,kube_client::client::builder=off")),
         )
         .with_writer(|| clusters::kube::redact::RedactingStderr)
         // colour codes only for a person at a terminal, never in a log file or a pipe
@@ -44,7 +46,7 @@ fn main() -> ExitCode {
         Err(err) if out::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             // not `eprintln!`, which panics when standard error is closed too
-            let _ = writeln!(std::io::stderr(), "error: {err:#}");
+            let _ = writeln!(std::io::stderr(), "error: {}", exit::message(&err));
             exit::code_for(&err)
         }
     }

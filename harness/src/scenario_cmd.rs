@@ -219,7 +219,8 @@ const MAX_AGMARL_CONFIG_BYTES: u64 = 4 << 20;
 fn read_agmarl_config(path: &Path) -> Result<scheduler::agmarl::AgmarlConfig> {
     let bad = |what: String| InputError(format!("--agmarl-config {}: {what}", path.display()));
     let text = clusters::input::read_bounded_string(path, MAX_AGMARL_CONFIG_BYTES).map_err(|e| bad(e.to_string()))?;
-    let config: scheduler::agmarl::AgmarlConfig = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    let config: scheduler::agmarl::AgmarlConfig =
+        clusters::json_input::parse_object(&text).map_err(|e| bad(e.to_string()))?;
     config.validate().map_err(|e| bad(e.to_string()))?;
     Ok(config)
 }

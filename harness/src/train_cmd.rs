@@ -231,7 +231,8 @@ const MAX_CONFIG_BYTES: u64 = 4 << 20;
 fn read_config(path: &Path) -> Result<TrainConfig> {
     let text = clusters::input::read_bounded_string(path, MAX_CONFIG_BYTES)
         .map_err(|e| InputError(format!("--config {}: {e}", path.display())))?;
-    serde_json::from_str(&text).map_err(|e| InputError(format!("--config {}: {e}", path.display())).into())
+    clusters::json_input::parse_object(&text)
+        .map_err(|e| InputError(format!("--config {}: {e}", path.display())).into())
 }
 
 fn default_out() -> PathBuf {

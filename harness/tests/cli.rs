@@ -591,3 +591,147 @@ fn agmarl_config_steers_the_agmarl_arms_and_is_recorded() {
         assert!(!dir.exists());
     }
 }
+
+/// Phrases that address a program embedding a library, not the person
+/// running schedlab.
+const LIBRARY_TEXT: [&str; 8] = [
+    "from_str_multiple",
+    "configured policy",
+    "budget breached",
+    "expected struct",
+    "elements",
+    "ServiceError",
+    "client error (Connect)",
+    "kube_client",
+];
+
+fn assert_no_library_text(stderr: &str) {
+    for phrase in LIBRARY_TEXT {
+        assert!(!stderr.contains(phrase), "{phrase:?} in: {stderr}");
+    }
+    assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
+}
+
+#[test]
+fn library_text_never_reaches_the_user() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("never");
+    let base = "name: x\nduration: 10m\ncluster:\n  pools:\n    - name: a\n      count: 1\n      capacity: {cpu: 4, memory: 8Gi}\n      machine_type: m\n      hourly_price: 0.1\n";
+    let cases = [
+        (
+            "two-documents.yaml",
+            format!("{base}---\n{base}"),
+            "a second YAML document",
+        ),
+        (
+            "nan.yaml",
+            base.replace("hourly_price: 0.1", "hourly_price: .nan"),
+            "`.nan` is not a finite number",
+        ),
+        (
+            "many-values.yaml",
+            format!("{base}phases: [{}]\n", vec!["{wait: 1s}"; 90_000].join(", ")),
+            "more than 250000 YAML values",
+        ),
+    ];
+    for (name, text, words) in cases {
+        let file = tmp.path().join(name);
+        fs::write(&file, text).unwrap();
+        let out = schedlab()
+            .arg("scenario")
+            .arg(&file)
+            .arg("--out")
+            .arg(&out_dir)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
+        assert!(stderr.contains(words) && stderr.contains(name), "{name}: {stderr}");
+        assert_no_library_text(&stderr);
+        assert!(!out_dir.exists());
+    }
+
+    // a run folder whose manifest is an array
+    let run = tmp.path().join("run");
+    let out = schedlab()
+        .args([
+            "scenario", "churn", "--seeds", "1", "--arms", "default", "--set", "nodes=4", "--out",
+        ])
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    fs::write(run.join("manifest.json"), "[1, 2, 3]").unwrap();
+    let out = schedlab()
+        .arg("report")
+        .arg(&run)
+        .arg("--out")
+        .arg(tmp.path().join("rep"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("manifest.json") && stderr.contains("holds a JSON array"),
+        "{stderr}"
+    );
+    assert_no_library_text(&stderr);
+}
+
+/// A kubeconfig for a server at `port` that skips certificate checks.
+fn kubeconfig_for(dir: &Path, port: u16) -> std::path::PathBuf {
+    let path = dir.join(format!("kubeconfig-{port}"));
+    fs::write(
+        &path,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:{port}\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: t\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\ncurrent-context: x\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn servers_that_hang_up_or_stay_silent_are_named_in_the_users_words() {
+    let tmp = tempfile::tempdir().unwrap();
+    // one server hangs up on every connection, the other accepts and never speaks
+    let hangs_up = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let (hangs_up_port, silent_port) = (
+        hangs_up.local_addr().unwrap().port(),
+        silent.local_addr().unwrap().port(),
+    );
+    std::thread::spawn(move || {
+        for conn in hangs_up.incoming() {
+            drop(conn);
+        }
+    });
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for conn in silent.incoming() {
+            held.push(conn);
+        }
+    });
+    let run = |port: u16| {
+        // the default log filter, as a user without RUST_LOG has it
+        let out = schedlab()
+            .env_remove("RUST_LOG")
+            .args(["scenario", "churn", "--cluster", "kube", "--kubeconfig"])
+            .arg(kubeconfig_for(tmp.path(), port))
+            .arg("--out")
+            .arg(tmp.path().join("never"))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let stderr = run(hangs_up_port);
+    assert!(
+        stderr.contains("the TLS handshake with it failed") || stderr.contains("it closed the connection"),
+        "{stderr}"
+    );
+    assert_no_library_text(&stderr);
+    let stderr = run(silent_port);
+    assert!(stderr.contains("did not answer within 10s"), "{stderr}");
+    assert_no_library_text(&stderr);
+}

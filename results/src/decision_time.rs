@@ -162,10 +162,8 @@ impl DecisionTimes {
             path: path.to_path_buf(),
             source,
         })?;
-        let file: File = serde_json::from_str(&text).map_err(|source| DecisionTimesError::Json {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let file: File = clusters::json_input::parse_object(&text)
+            .map_err(|e| invalid(format!("not a decision-times file: {e}")))?;
         if file.format != FORMAT {
             return Err(invalid(format!(
                 "format {} (this schedlab reads {FORMAT})",

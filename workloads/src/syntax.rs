@@ -20,6 +20,14 @@ pub(crate) fn parse_raw(origin: &str, text: &str) -> Result<RawScenario, Scenari
 fn syntax_error(origin: &str, path: Option<String>, e: &serde_saphyr::Error) -> ScenarioError {
     let e = e.without_snippet();
     let location = e.location().and_then(|l| Loc::known(l.line(), l.column()));
+    if let Some(message) = own_words(e) {
+        return ScenarioError::Syntax {
+            origin: origin.to_string(),
+            path,
+            message,
+            location,
+        };
+    }
     let mut message = e.to_string();
     // serde-saphyr ends its messages with the location, which we show in our own form
     if let Some(l) = location {
@@ -36,6 +44,59 @@ fn syntax_error(origin: &str, path: Option<String>, e: &serde_saphyr::Error) -> 
         message,
         location,
     }
+}
+
+/// Our words for the errors whose serde-saphyr text addresses the program
+/// that embeds it ("use from_str_multiple", "the configured policy",
+/// "budget breached: Nodes { .. }") rather than the scenario's author.
+fn own_words(e: &serde_saphyr::Error) -> Option<String> {
+    use serde_saphyr::Error;
+    match e {
+        Error::MultipleDocuments { .. } => Some(
+            "a second YAML document (after `---`): a scenario file holds exactly one; put each scenario in its own file"
+                .to_string(),
+        ),
+        Error::NonFiniteFloat { value, .. } => Some(format!("`{value}` is not a finite number")),
+        Error::Budget { breach, .. } => Some(budget_words(breach)),
+        _ => None,
+    }
+}
+
+/// What a breach of the YAML reader's budget (serde-saphyr's defaults, which
+/// keep a hostile file from taking the machine) means, with the limit.
+fn budget_words(breach: &serde_saphyr::budget::BudgetBreach) -> String {
+    use serde_saphyr::budget::{Budget, BudgetBreach as B};
+    let limit = Budget::default();
+    let (what, found, max) = match *breach {
+        B::Events { events } => ("YAML events", events, limit.max_events),
+        B::Aliases { aliases } => ("aliases (`*name`)", aliases, limit.max_aliases),
+        B::Anchors { anchors } => ("anchors (`&name`)", anchors, limit.max_anchors),
+        B::Depth { depth } => ("levels of nesting", depth, limit.max_depth),
+        B::Documents { documents } => ("YAML documents", documents, limit.max_documents),
+        B::Nodes { nodes } => ("YAML values (mappings, sequences and scalars)", nodes, limit.max_nodes),
+        B::ScalarBytes { total_scalar_bytes } => {
+            ("bytes of scalar text", total_scalar_bytes, limit.max_total_scalar_bytes)
+        }
+        B::MergeKeys { merge_keys } => ("merge keys (`<<`)", merge_keys, limit.max_merge_keys),
+        B::RecordedAnchorEvents { recorded_anchor_events } => (
+            "YAML events under anchors",
+            recorded_anchor_events,
+            limit.max_recorded_anchor_events,
+        ),
+        B::RecordedAnchorBytes { recorded_anchor_bytes } => (
+            "bytes under anchors",
+            recorded_anchor_bytes,
+            limit.max_recorded_anchor_bytes,
+        ),
+        B::AliasAnchorRatio { aliases, anchors } => {
+            return format!(
+                "{aliases} aliases of {anchors} anchors: more than {} uses of each anchor, which is how a small file expands without bound",
+                limit.alias_anchor_ratio_multiplier
+            );
+        }
+        _ => return "the file is larger or deeper than a scenario file may be".to_string(),
+    };
+    format!("more than {max} {what} ({found} so far): larger or deeper than a scenario file may be")
 }
 
 /// `phases[2].create.count`, from serde's path; None where it says nothing.
@@ -103,6 +164,23 @@ mod tests {
         assert!(e.contains("phases[0]") && e.contains("a phase needs one of"), "{e}");
         let e = err(&format!("{base}  - frobnicate: 1\n"));
         assert!(e.contains("phases[0].frobnicate: unknown field `frobnicate`"), "{e}");
+    }
+
+    #[test]
+    fn reader_errors_speak_to_the_author_not_the_programmer() {
+        let base = "name: x\nduration: 1h\ncluster: {pools: []}\n";
+        let e = err(&format!("{base}---\n{base}"));
+        assert!(e.contains("a second YAML document"), "{e}");
+        assert!(!e.contains("from_str_multiple"), "{e}");
+        let e = err("name: x\nduration: 1h\ncluster:\n  pools:\n    - name: a\n      hourly_price: .nan\n");
+        assert!(e.contains("`.nan` is not a finite number"), "{e}");
+        assert!(!e.contains("policy"), "{e}");
+        let many = vec!["{wait: 1s}"; 90_000].join(", ");
+        let e = err(&format!(
+            "name: x\nduration: 1h\ncluster: {{pools: []}}\nphases: [{many}]\n"
+        ));
+        assert!(e.contains("more than 250000 YAML values"), "{e}");
+        assert!(!e.contains("Nodes {") && !e.contains("breached"), "{e}");
     }
 
     #[test]

@@ -152,7 +152,7 @@ impl ApiClient {
             Ok(Ok(_)) => Ok(()),
             Ok(Err(e)) => Err(KubeError::Unreachable {
                 server: self.server.clone(),
-                message: super::error::chain_text(&e),
+                message: super::error::unreachable_words(&e),
             }),
             Err(_) => Err(KubeError::Timeout {
                 server: self.server.clone(),

@@ -82,6 +82,47 @@ pub fn chain_text(err: &dyn std::error::Error) -> String {
     text
 }
 
+/// Why a first request to an API server failed, in the terms of what a
+/// user can check (the address, the TLS set-up, the name), with the root
+/// cause in brackets, instead of the client's layers ("ServiceError: client
+/// error (Connect): ...").
+pub fn unreachable_words(err: &kube::Error) -> String {
+    if let kube::Error::Api(status) = err {
+        return format!("it answered HTTP {}: {}", status.code, status.message);
+    }
+    let chain = chain_text(err);
+    let mut root = err.to_string();
+    let mut cause = std::error::Error::source(err);
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !text.is_empty() {
+            root = text;
+        }
+        cause = c.source();
+    }
+    let lower = chain.to_ascii_lowercase();
+    if lower.contains("dns error") || lower.contains("failed to lookup address") {
+        format!("its host name does not resolve ({root})")
+    } else if lower.contains("tcp connect error") {
+        format!("no connection to it ({root})")
+    } else if ["tls", "handshake", "certificate", "corrupt message"]
+        .iter()
+        .any(|w| lower.contains(w))
+    {
+        format!(
+            "the TLS handshake with it failed ({root}): check that it serves HTTPS and that the kubeconfig's \
+             certificate authority is its own"
+        )
+    } else if ["reset", "closed", "broken pipe", "eof"]
+        .iter()
+        .any(|w| lower.contains(w))
+    {
+        format!("it closed the connection without answering ({root})")
+    } else {
+        format!("the request failed ({root})")
+    }
+}
+
 impl KubeError {
     /// Wraps a request error with what was being done.
     pub fn api(what: impl Into<String>) -> impl FnOnce(kube::Error) -> KubeError {
@@ -136,6 +177,48 @@ mod tests {
     use super::*;
 
     const TOKEN: &str = "tok-9f8e7d";
+
+    #[test]
+    fn a_failed_first_request_is_said_in_the_users_terms() {
+        #[derive(Debug)]
+        struct Layer(&'static str, Option<Box<Layer>>);
+        impl std::fmt::Display for Layer {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.0)
+            }
+        }
+        impl std::error::Error for Layer {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                self.1.as_deref().map(|l| l as _)
+            }
+        }
+        let layered = |outer: &'static str, root: &'static str| {
+            kube::Error::Service(Box::new(Layer(
+                "client error (Connect)",
+                Some(Box::new(Layer(outer, Some(Box::new(Layer(root, None)))))),
+            )))
+        };
+        let refused = unreachable_words(&layered("tcp connect error", "Connection refused (os error 111)"));
+        assert_eq!(refused, "no connection to it (Connection refused (os error 111))");
+        let tls = unreachable_words(&layered("tls handshake eof", "unexpected end of file"));
+        assert!(
+            tls.starts_with("the TLS handshake with it failed (unexpected end of file)"),
+            "{tls}"
+        );
+        let dns = unreachable_words(&layered("dns error", "failed to lookup address information"));
+        assert!(dns.starts_with("its host name does not resolve"), "{dns}");
+        let reset = unreachable_words(&layered("connection error", "Connection reset by peer (os error 104)"));
+        assert!(
+            reset.starts_with("it closed the connection without answering"),
+            "{reset}"
+        );
+        for shown in [refused, tls, dns, reset] {
+            assert!(
+                !shown.contains("ServiceError") && !shown.contains("client error"),
+                "{shown}"
+            );
+        }
+    }
 
     #[test]
     fn a_kubeconfig_that_does_not_parse_is_reported_by_line_and_column_only() {

@@ -13,7 +13,10 @@ pub enum ReportError {
     #[error("{}: cannot read the run folder's manifest: {error}", path.display())]
     ManifestRead { path: PathBuf, error: std::io::Error },
     #[error("{}: not a run folder manifest: {error}", path.display())]
-    ManifestParse { path: PathBuf, error: serde_json::Error },
+    ManifestParse {
+        path: PathBuf,
+        error: clusters::json_input::JsonInputError,
+    },
     #[error("{}: {reason}", path.display())]
     ManifestInvalid { path: PathBuf, reason: String },
     #[error(

@@ -459,6 +459,20 @@ pub(super) mod tests {
             err.contains("seed-2/manifest.json") && err.contains("not a run manifest"),
             "{err}"
         );
+        // serde's words for a Rust struct never reach the user
+        for (text, words) in [
+            ("[]", "holds a JSON array"),
+            ("[\"a\"]", "holds a JSON array"),
+            (
+                r#"{"manifest_version": "one"}"#,
+                "field `manifest_version`: invalid type: string",
+            ),
+        ] {
+            fs::write(&run_manifest, text).unwrap();
+            let err = RunFolderData::load(dir).unwrap_err().to_string();
+            assert!(err.contains(words), "{text}: {err}");
+            assert!(!err.contains("struct") && !err.contains("elements"), "{text}: {err}");
+        }
         fs::write(&run_manifest, &kept).unwrap();
         assert!(RunFolderData::load(dir).is_ok());
 
@@ -481,6 +495,18 @@ pub(super) mod tests {
             matches!(&err, ReportError::UnlistedRun { path } if path.ends_with("runs/binpack")),
             "{err}"
         );
+
+        // the folder's manifest as an array, or with a field of the wrong type
+        fs::write(&manifest_path, "[1, 2, 3]").unwrap();
+        let err = RunFolderData::load(dir).unwrap_err().to_string();
+        assert!(err.contains("holds a JSON array") && !err.contains("struct"), "{err}");
+        fs::write(
+            &manifest_path,
+            folder_manifest.replacen("\"seeds\":[", "\"seeds\":[\"x\",", 1),
+        )
+        .unwrap();
+        let err = RunFolderData::load(dir).unwrap_err().to_string();
+        assert!(err.contains("field `seeds[0]`"), "{err}");
 
         // a manifest version this build does not know
         m["arms"] = serde_json::json!(["default", "binpack"]);

@@ -37,7 +37,7 @@ pub(super) fn read(path: &Path) -> Result<Manifest, ReportError> {
         path: path.to_path_buf(),
         error,
     })?;
-    let manifest: Manifest = serde_json::from_str(&text).map_err(|error| ReportError::ManifestParse {
+    let manifest: Manifest = clusters::json_input::parse_object(&text).map_err(|error| ReportError::ManifestParse {
         path: path.to_path_buf(),
         error,
     })?;
@@ -110,8 +110,8 @@ pub(super) fn check_run(
         reason,
     };
     let text = std::fs::read_to_string(&path).map_err(|e| bad(format!("cannot be read: {e}")))?;
-    let run: RunManifest =
-        serde_json::from_str(&text).map_err(|e| bad(format!("not a run manifest ({e}); the run is damaged")))?;
+    let run: RunManifest = clusters::json_input::parse_object(&text)
+        .map_err(|e| bad(format!("not a run manifest ({e}); the run is damaged")))?;
     check_version(run.manifest_version).map_err(&bad)?;
     if (run.scenario.as_str(), run.arm.as_str(), run.seed) != (scenario, arm, seed) {
         return Err(bad(format!(

@@ -287,7 +287,7 @@ pub fn bundled_for(variant: Variant) -> Result<(AgmarlNet, CheckpointMeta), Chec
 
 /// Parses and checks a sidecar.
 pub fn parse_meta(sidecar: &str, file: &str) -> Result<CheckpointMeta, CheckpointError> {
-    let meta: CheckpointMeta = serde_json::from_str(sidecar).map_err(|e| CheckpointError::Sidecar {
+    let meta: CheckpointMeta = clusters::json_input::parse_object(sidecar).map_err(|e| CheckpointError::Sidecar {
         file: file.to_string(),
         reason: e.to_string(),
     })?;
