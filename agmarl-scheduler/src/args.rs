@@ -58,9 +58,9 @@ pub struct Args {
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// client-side rate limit of API requests (kube-scheduler's defaults)
-    #[arg(long, default_value_t = clusters::kube::client::CLIENT_GO_QPS)]
+    #[arg(long, default_value_t = kube_backend::client::CLIENT_GO_QPS)]
     pub qps: f32,
-    #[arg(long, default_value_t = clusters::kube::client::CLIENT_GO_BURST)]
+    #[arg(long, default_value_t = kube_backend::client::CLIENT_GO_BURST)]
     pub burst: u32,
 }
 

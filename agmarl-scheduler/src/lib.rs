@@ -1,7 +1,7 @@
 //! schedlab's in-cluster AGMARL-DKS scheduler.
 //!
 //! Two or more replicas compete for a Lease; the leader runs the project's
-//! watch-and-bind loop ([`clusters::kube::bind`]) with the AGMARL-DKS policy
+//! watch-and-bind loop ([`kube_backend::bind`]) with the AGMARL-DKS policy
 //! for pods whose `spec.schedulerName` is its own, the others stand by and
 //! take over when the leader's Lease runs out or is released.
 //!

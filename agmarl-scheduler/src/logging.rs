@@ -10,7 +10,7 @@ pub fn init(format: LogFormat) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(|| clusters::kube::redact::RedactingStderr)
+        .with_writer(|| kube_backend::redact::RedactingStderr)
         // colour codes only for a person at a terminal
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()));
     let _ = match format {

@@ -12,7 +12,7 @@
 //! - `agmarl_pending_pods`: pods of this scheduler without a node, as this
 //!   replica's watch sees them (leader or not).
 
-use clusters::kube::bind::LiveCounts;
+use kube_backend::bind::LiveCounts;
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;

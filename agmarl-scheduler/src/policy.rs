@@ -2,8 +2,8 @@
 //! a file, timed and counted into the metrics.
 
 use crate::metrics::{Answer, Metrics};
-use clusters::kube::bind::Placer;
-use clusters::{ClusterView, PendingPod, Placement};
+use kube_backend::bind::Placer;
+use schedlab_core::{ClusterView, PendingPod, Placement};
 use scheduler::Scheduler;
 use scheduler::agmarl::{AgmarlConfig, AgmarlScheduler, CheckpointError, checkpoint};
 use std::path::Path;

@@ -25,7 +25,7 @@ const BIND_WITHIN: Duration = Duration::from_secs(20);
 /// Every node name each pod of the namespace was ever seen with.
 type Seen = Arc<Mutex<BTreeMap<String, Vec<String>>>>;
 
-fn watch_bindings(admin: &clusters::kube::ApiClient) -> (Seen, tokio::task::JoinHandle<()>) {
+fn watch_bindings(admin: &kube_backend::ApiClient) -> (Seen, tokio::task::JoinHandle<()>) {
     let seen: Seen = Arc::default();
     let pods: Api<core::Pod> = Api::namespaced(admin.client(), RUN);
     let record = seen.clone();

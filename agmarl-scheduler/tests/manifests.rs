@@ -5,8 +5,8 @@
 
 #![allow(clippy::unwrap_used)]
 
-use clusters::provision::local::{CacheLayout, default_cache_dir};
-use clusters::provision::manifests;
+use provisioning::local::{CacheLayout, default_cache_dir};
+use provisioning::manifests;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 

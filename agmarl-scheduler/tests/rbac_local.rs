@@ -6,11 +6,11 @@
 
 mod support;
 
-use clusters::kube::{ApiClient, ClientOptions};
-use clusters::provision::manifests;
 use k8s_openapi::api::authorization::v1::{ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec};
 use k8s_openapi::api::core::v1 as core;
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
+use kube_backend::{ApiClient, ClientOptions};
+use provisioning::manifests;
 use std::process::Command;
 use support::*;
 
@@ -138,12 +138,12 @@ async fn the_service_account_may_do_what_it_needs_and_nothing_more() {
     nodes.list(&ListParams::default()).await.unwrap();
     let secrets: Api<core::Secret> = Api::namespaced(sa.client(), SYSTEM_NS);
     let err = secrets.list(&ListParams::default()).await.unwrap_err();
-    assert_eq!(clusters::kube::error::status_code(&err), Some(403), "{err}");
+    assert_eq!(kube_backend::error::status_code(&err), Some(403), "{err}");
     lab(&admin, "rbac", 1).await;
     let pod_names = create_pods(&admin, "rbac", 0..1).await;
     let pods: Api<core::Pod> = Api::namespaced(sa.client(), "rbac");
     let err = pods.delete(&pod_names[0], &DeleteParams::default()).await.unwrap_err();
-    assert_eq!(clusters::kube::error::status_code(&err), Some(403), "{err}");
+    assert_eq!(kube_backend::error::status_code(&err), Some(403), "{err}");
     assert!(pods.get(&pod_names[0]).await.is_ok(), "the pod is still there");
 
     // delete takes the objects away again (a second delete finds them gone: fine).

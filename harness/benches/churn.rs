@@ -3,9 +3,9 @@
 //! the records written as JSON Lines and the run's metrics computed from them
 //! (what one (arm, seed) run of `schedlab scenario` does).
 
-use clusters::behaviour::ModelConfig;
-use clusters::sim::Sim;
 use criterion::{Criterion, criterion_group, criterion_main};
+use schedlab_core::behaviour::ModelConfig;
+use schedlab_core::sim::Sim;
 use std::time::Duration;
 
 const SEED: u64 = 1;
@@ -32,17 +32,18 @@ fn churn_1000_nodes_one_hour(c: &mut Criterion) {
 }
 
 /// Plays one run of `scenario` (seed [`SEED`], the `default` arm) into `sink`.
-fn play(scenario: &workloads::Scenario, sink: &mut dyn clusters::RecordSink) -> clusters::sim::SimSummary {
+fn play(scenario: &workloads::Scenario, sink: &mut dyn schedlab_core::RecordSink) -> schedlab_core::sim::SimSummary {
     let sim = Sim::new(scenario.expand(SEED), SEED, ModelConfig::default()).expect("a valid timeline");
     let mut policy = scheduler::baseline("default", SEED).expect("a known baseline");
-    let mut placer = |pod: &clusters::PendingPod<'_>, view: &clusters::ClusterView<'_>| policy.schedule(pod, view);
+    let mut placer =
+        |pod: &schedlab_core::PendingPod<'_>, view: &schedlab_core::ClusterView<'_>| policy.schedule(pod, view);
     sim.finish(&mut placer, sink)
 }
 
 struct Discard;
 
-impl clusters::RecordSink for Discard {
-    fn record(&mut self, record: clusters::Record) {
+impl schedlab_core::RecordSink for Discard {
+    fn record(&mut self, record: schedlab_core::Record) {
         std::hint::black_box(record);
     }
 }

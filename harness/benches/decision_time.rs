@@ -31,8 +31,8 @@
 //! two simulated minutes on small sizes: a check that the bench works, not a
 //! measurement.
 
-use clusters::behaviour::ModelConfig;
-use clusters::sim::Sim;
+use schedlab_core::behaviour::ModelConfig;
+use schedlab_core::sim::Sim;
 use std::time::Instant;
 
 const SIZES: [usize; 3] = [100, 1_000, 5_000];
@@ -141,7 +141,8 @@ fn play(scenario: &workloads::Scenario, n: usize, arm: &str, seed: u64) -> (f64,
         Ok(p) => p,
         Err(e) => panic!("arm {arm}: {e}"),
     };
-    let mut placer = |pod: &clusters::PendingPod<'_>, view: &clusters::ClusterView<'_>| policy.schedule(pod, view);
+    let mut placer =
+        |pod: &schedlab_core::PendingPod<'_>, view: &schedlab_core::ClusterView<'_>| policy.schedule(pod, view);
     let dir = tempfile::tempdir().expect("a temporary folder for the records");
     let mut sink = match results::records::JsonlSink::create(&dir.path().join("records.jsonl")) {
         Ok(sink) => sink,

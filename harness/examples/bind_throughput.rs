@@ -13,21 +13,21 @@
 //!
 //! `cargo run --release -p harness --example bind_throughput [pods] [nodes] [arm]`
 
-use clusters::behaviour::ModelConfig;
-use clusters::kube::bind::{self, BindOptions, BindStats};
-use clusters::kube::objects::{self, PodIdentity};
-use clusters::kube::{ApiClient, ClientOptions, ScenarioClock, labels};
-use clusters::provision::local::{self, LocalOptions, ScopedCluster};
-use clusters::{
-    Behaviour, ClusterView, Dist, NodeId, NodeSpec, PendingPod, PodId, PodSlot, PodSpec, Resources, RestartPolicy,
-    Workload, WorkloadId,
-};
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1 as core;
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use kube::runtime::watcher;
+use kube_backend::bind::{self, BindOptions, BindStats};
+use kube_backend::objects::{self, PodIdentity};
+use kube_backend::{ApiClient, ClientOptions, ScenarioClock, labels};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
+use provisioning::local::{self, LocalOptions, ScopedCluster};
+use schedlab_core::behaviour::ModelConfig;
+use schedlab_core::{
+    Behaviour, ClusterView, Dist, NodeId, NodeSpec, PendingPod, PodId, PodSlot, PodSpec, Resources, RestartPolicy,
+    Workload, WorkloadId,
+};
 use std::collections::HashMap;
 use std::error::Error;
 use std::time::{Duration, Instant};

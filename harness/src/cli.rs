@@ -217,7 +217,7 @@ pub struct ScenarioArgs {
     pub kind_name: String,
 
     /// --cluster kind: at most this many workers (each is a container on this machine).
-    #[arg(long, default_value_t = clusters::provision::kind::DEFAULT_MAX_WORKERS)]
+    #[arg(long, default_value_t = provisioning::kind::DEFAULT_MAX_WORKERS)]
     pub kind_max_workers: usize,
 
     /// --cluster kind: play the scenario's nodes beyond --kind-max-workers as emulated nodes (node emulator)

@@ -1,11 +1,11 @@
 //! `schedlab cluster up|status|down --local`: a real control plane on
-//! loopback (see `clusters::provision::local`).
+//! loopback (see `provisioning::local`).
 
 use crate::exit::InputError;
 use crate::out::outln;
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use clusters::provision::local::{self, LocalOptions};
+use provisioning::local::{self, LocalOptions};
 use std::path::PathBuf;
 
 #[derive(Debug, Args)]

@@ -37,16 +37,16 @@ pub fn code_for(err: &anyhow::Error) -> ExitCode {
             || cause.is::<scheduler::UnknownScheduler>()
             || cause.is::<scheduler::ArmError>()
             || cause
-                .downcast_ref::<clusters::kube::KubeError>()
+                .downcast_ref::<kube_backend::KubeError>()
                 .is_some_and(|e| e.is_input_error())
-            || cause.is::<clusters::kube::clock::BadTimeScale>()
+            || cause.is::<kube_backend::clock::BadTimeScale>()
             || cause
-                .downcast_ref::<clusters::provision::kind::KindError>()
+                .downcast_ref::<provisioning::kind::KindError>()
                 .is_some_and(|e| e.is_input_error())
             || cause
-                .downcast_ref::<clusters::provision::gke::GkeError>()
+                .downcast_ref::<provisioning::gke::GkeError>()
                 .is_some_and(|e| e.is_input_error())
-            || cause.is::<clusters::provision::gke::PoolsMissing>()
+            || cause.is::<provisioning::gke::PoolsMissing>()
             || cause
                 .downcast_ref::<results::report::ReportError>()
                 .is_some_and(|e| e.is_input_error())

@@ -5,11 +5,11 @@
 //! the decision loop knows (the time, the pod, its workload's name, the node
 //! names).
 
-use clusters::{ClusterView, NodeId, PendingPod, Placement};
 use results::decisions::{
     AgmarlDecision, Basis, DecisionRecord, Decline, Level, NodeChoice, Objective, Objectives, Outcome, Preemption,
     SelectionRule, Stress,
 };
+use schedlab_core::{ClusterView, NodeId, PendingPod, Placement};
 use scheduler::agmarl::stress::{Objective as PolicyObjective, StressLevel};
 use scheduler::explain::{Explained, NodeScore, Selection, StressBasis};
 

@@ -8,12 +8,12 @@
 use crate::cli::{ClusterKind, NodesFrom, ScenarioArgs};
 use crate::exit::InputError;
 use anyhow::{Context, Result, bail};
-use clusters::kube::bind::{self, BindOptions};
-use clusters::kube::emulator::{Emulator, EmulatorOptions};
-use clusters::kube::run::{self, NodeSource, RunOptions};
-use clusters::kube::{ApiClient, ClientOptions, ScenarioClock};
-use clusters::provision::local::{self, LocalOptions, ScopedCluster};
 use indicatif::ProgressBar;
+use kube_backend::bind::{self, BindOptions};
+use kube_backend::emulator::{Emulator, EmulatorOptions};
+use kube_backend::run::{self, NodeSource, RunOptions};
+use kube_backend::{ApiClient, ClientOptions, ScenarioClock};
+use provisioning::local::{self, LocalOptions, ScopedCluster};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -116,7 +116,7 @@ pub fn connect(args: &ScenarioArgs) -> Result<KubeTarget> {
                 ..admin_opts.clone()
             };
             let (admin, scheduler) = runtime.block_on(async {
-                Ok::<_, clusters::kube::KubeError>((
+                Ok::<_, kube_backend::KubeError>((
                     ApiClient::connect(&admin_opts).await?,
                     ApiClient::connect(&sched_opts).await?,
                 ))
@@ -183,8 +183,8 @@ pub fn connect(args: &ScenarioArgs) -> Result<KubeTarget> {
 
 fn project_rate(args: &ScenarioArgs, default_rate: Option<ClientRate>) -> ClientRate {
     let fallback = default_rate.unwrap_or(ClientRate {
-        qps: clusters::kube::client::CLIENT_GO_QPS,
-        burst: clusters::kube::client::CLIENT_GO_BURST,
+        qps: kube_backend::client::CLIENT_GO_QPS,
+        burst: kube_backend::client::CLIENT_GO_BURST,
     });
     ClientRate {
         qps: args.qps.unwrap_or(fallback.qps),
@@ -250,7 +250,7 @@ pub struct KubeRunFacts {
 
 /// Everything one run needs besides the target.
 pub struct RunRequest<'a> {
-    pub timeline: clusters::Timeline,
+    pub timeline: schedlab_core::Timeline,
     pub arm: &'a str,
     pub seed: u64,
     pub policy: Option<Box<dyn scheduler::Scheduler>>,
@@ -288,7 +288,7 @@ impl KubeTarget {
                     selector: self.node_selector.clone().unwrap_or_default(),
                 },
             },
-            model: clusters::behaviour::ModelConfig::default(),
+            model: schedlab_core::behaviour::ModelConfig::default(),
             // real kubelets run the workload program; emulated nodes need none
             workload_image: self.real.as_ref().map(|r| r.images.workload.clone()),
         };
@@ -345,7 +345,7 @@ impl KubeTarget {
     #[allow(clippy::too_many_arguments)]
     async fn play_run(
         &self,
-        timeline: &clusters::Timeline,
+        timeline: &schedlab_core::Timeline,
         opts: &RunOptions,
         policy: Option<Box<dyn scheduler::Scheduler>>,
         records: &Path,
@@ -356,7 +356,7 @@ impl KubeTarget {
     ) -> Result<Played> {
         // kind beyond its worker cap: the rest of the nodes are objects of the run, emulated
         let extra = match &self.real {
-            Some(real) => real.emulated(timeline)?,
+            Some(real) => real.emulated(),
             None => Vec::new(),
         };
         if !extra.is_empty() {
@@ -401,7 +401,7 @@ impl KubeTarget {
                 NodeSource::Emulated => BindOptions {
                     scheduler_name: opts.scheduler_name.clone(),
                     namespace: Some(opts.run.clone()),
-                    node_selector: Some(clusters::kube::labels::run_selector(&opts.run)),
+                    node_selector: Some(kube_backend::labels::run_selector(&opts.run)),
                     model: opts.model.clone(),
                 },
                 // the cluster's own nodes: every pod on them counts, whatever its namespace
@@ -528,17 +528,17 @@ struct Played {
 async fn create_emulated_nodes(
     admin: &ApiClient,
     run: &str,
-    nodes: &[(clusters::NodeId, clusters::NodeSpec)],
+    nodes: &[(schedlab_core::NodeId, schedlab_core::NodeSpec)],
 ) -> Result<()> {
     let api: kube::api::Api<k8s_openapi::api::core::v1::Node> = kube::api::Api::all(admin.client());
     for (id, spec) in nodes {
-        let object = clusters::kube::objects::node_object(run, *id, spec, true);
+        let object = kube_backend::objects::node_object(run, *id, spec, true);
         admin.throttle().await;
         match api.create(&kube::api::PostParams::default(), &object).await {
             Ok(_) => {}
-            Err(e) if clusters::kube::error::status_code(&e) == Some(409) => {}
+            Err(e) if kube_backend::error::status_code(&e) == Some(409) => {}
             Err(e) => {
-                return Err(clusters::kube::KubeError::api(format!("creating emulated node {}", spec.name))(e).into());
+                return Err(kube_backend::KubeError::api(format!("creating emulated node {}", spec.name))(e).into());
             }
         }
     }
@@ -552,7 +552,7 @@ fn to_value<T: Serialize>(value: &T) -> serde_json::Value {
 /// Moves the progress bar with scenario time until cancelled.
 fn spawn_progress(
     clock: ScenarioClock,
-    end: clusters::Time,
+    end: schedlab_core::Time,
     bar: ProgressBar,
     steps: u64,
     token: CancellationToken,

@@ -27,7 +27,7 @@ fn main() -> ExitCode {
                 // returning it; the error itself is reported once, in our words
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,kube_client::client::builder=off")),
         )
-        .with_writer(|| clusters::kube::redact::RedactingStderr)
+        .with_writer(|| kube_backend::redact::RedactingStderr)
         // colour codes only for a person at a terminal, never in a log file or a pipe
         .with_ansi(std::io::stderr().is_terminal())
         .init();

@@ -10,14 +10,14 @@ use crate::exit::InputError;
 use crate::kube_play::{ClientRate, ClusterFacts, KubeTarget};
 use crate::out::outln;
 use anyhow::{Context, Result, bail};
-use clusters::NodeSpec;
-use clusters::kube::emulator::EmulatorCommand;
-use clusters::kube::{ApiClient, ClientOptions, objects};
-use clusters::provision::external::CommandRunner;
-use clusters::provision::faults::{self, NodeFaults, PumpOptions};
-use clusters::provision::gke::{self, GkeCluster, GkeFaultMode, GkeFaults, GkeOptions, GkePlan, nodes::NodeMark};
-use clusters::provision::kind::{KindCluster, KindFaultMode, KindFaults, KindOptions, KindPlan, Placement};
-use clusters::provision::scheduler_deploy::{self, Images};
+use kube_backend::emulator::EmulatorCommand;
+use kube_backend::{ApiClient, ClientOptions, objects};
+use provisioning::external::CommandRunner;
+use provisioning::faults::{self, NodeFaults, PumpOptions};
+use provisioning::gke::{self, GkeCluster, GkeFaultMode, GkeFaults, GkeOptions, GkePlan, nodes::NodeMark};
+use provisioning::kind::{KindCluster, KindFaultMode, KindFaults, KindOptions, KindPlan, Placement};
+use provisioning::scheduler_deploy::{self, Images};
+use schedlab_core::NodeSpec;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -112,17 +112,16 @@ impl RealCluster {
     }
 
     /// The timeline's nodes that the node emulator plays (kind beyond its cap), with their NodeIds.
-    pub fn emulated(&self, timeline: &clusters::Timeline) -> Result<Vec<(clusters::NodeId, NodeSpec)>> {
-        if timeline.nodes != self.nodes {
-            bail!("the scenario's nodes differ between seeds; a kind or GKE cluster is made for one node list");
-        }
-        Ok(self
-            .placement
+    pub fn emulated(&self) -> Vec<(schedlab_core::NodeId, NodeSpec)> {
+        // a scenario's nodes do not depend on the seed (workloads builds them
+        // from the model alone), so the cluster made for the first seed
+        // serves them all
+        self.placement
             .iter()
             .enumerate()
             .filter(|(_, p)| p.is_none())
-            .map(|(i, _)| (clusters::NodeId(i as u32), self.nodes[i].clone()))
-            .collect())
+            .map(|(i, _)| (schedlab_core::NodeId(i as u32), self.nodes[i].clone()))
+            .collect()
     }
 
     /// Starts the run's fault pump: real nodes' faults go to docker, a
@@ -463,12 +462,12 @@ pub fn connect(args: &ScenarioArgs, scenario: &workloads::Scenario, seeds: &[u64
         .context("starting the async runtime")?;
     let cancel = CancellationToken::new();
     // Ctrl-C during provisioning must not kill schedlab before its guards delete the cluster.
-    let interrupt = clusters::provision::local::cancel_on_interrupt()?;
+    let interrupt = provisioning::local::cancel_on_interrupt()?;
     forward_interrupt(&runtime, interrupt.clone(), cancel.clone());
     let runner = Arc::new(CommandRunner::execute());
     let rate = ClientRate {
-        qps: args.qps.unwrap_or(clusters::kube::client::CLIENT_GO_QPS),
-        burst: args.burst.unwrap_or(clusters::kube::client::CLIENT_GO_BURST),
+        qps: args.qps.unwrap_or(kube_backend::client::CLIENT_GO_QPS),
+        burst: args.burst.unwrap_or(kube_backend::client::CLIENT_GO_BURST),
     };
     match args.cluster {
         ClusterKind::Kind => {
@@ -529,7 +528,7 @@ pub fn connect(args: &ScenarioArgs, scenario: &workloads::Scenario, seeds: &[u64
             let real = RealCluster {
                 placement,
                 nodes: timeline.nodes.clone(),
-                selector: clusters::kube::labels::POOL.to_string(),
+                selector: kube_backend::labels::POOL.to_string(),
                 images,
                 faults: FaultPlan::Kind(plan.opts.fault_mode),
                 runner,
@@ -699,7 +698,7 @@ fn target(
 
 /// The same dry-run plan text the CLI prints, for tests of this module.
 #[cfg(test)]
-fn plan_for(args: &ScenarioArgs, nodes: &[NodeSpec]) -> Result<clusters::provision::external::CommandPlan> {
+fn plan_for(args: &ScenarioArgs, nodes: &[NodeSpec]) -> Result<provisioning::external::CommandPlan> {
     let plan = kind_plan(args, nodes)?;
     Ok(plan.plan(Default::default(), "runs"))
 }

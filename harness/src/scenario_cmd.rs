@@ -147,7 +147,7 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
             metrics,
         });
     }
-    let stats_seed = clusters::rng::derive_seed(seeds[0], &[clusters::rng::purpose::STATISTICS]);
+    let stats_seed = schedlab_core::rng::derive_seed(seeds[0], &[schedlab_core::rng::purpose::STATISTICS]);
     let summary = results::summary::Summary::new(scenario.name(), runs, stats_seed);
 
     let report_dir = out.join(REPORT_DIR);
@@ -218,9 +218,10 @@ const MAX_AGMARL_CONFIG_BYTES: u64 = 4 << 20;
 /// Reads and checks `--agmarl-config`.
 fn read_agmarl_config(path: &Path) -> Result<scheduler::agmarl::AgmarlConfig> {
     let bad = |what: String| InputError(format!("--agmarl-config {}: {what}", path.display()));
-    let text = clusters::input::read_bounded_string(path, MAX_AGMARL_CONFIG_BYTES).map_err(|e| bad(e.to_string()))?;
+    let text =
+        schedlab_core::input::read_bounded_string(path, MAX_AGMARL_CONFIG_BYTES).map_err(|e| bad(e.to_string()))?;
     let config: scheduler::agmarl::AgmarlConfig =
-        clusters::json_input::parse_object(&text).map_err(|e| bad(e.to_string()))?;
+        schedlab_core::json_input::parse_object(&text).map_err(|e| bad(e.to_string()))?;
     config.validate().map_err(|e| bad(e.to_string()))?;
     Ok(config)
 }
@@ -297,7 +298,7 @@ fn check_flags_for_backend(args: &ScenarioArgs) -> Result<()> {
         ("--kind-name", args.kind_name != "schedlab", kind, "kind"),
         (
             "--kind-max-workers",
-            args.kind_max_workers != clusters::provision::kind::DEFAULT_MAX_WORKERS,
+            args.kind_max_workers != provisioning::kind::DEFAULT_MAX_WORKERS,
             kind,
             "kind",
         ),
@@ -322,14 +323,14 @@ fn check_flags_for_backend(args: &ScenarioArgs) -> Result<()> {
 }
 
 /// Refuses a scenario one run of which would write more than `max_gib` of
-/// records, before anything is written ([`clusters::budget`]).
+/// records, before anything is written ([`schedlab_core::budget`]).
 fn check_records_budget(scenario: &workloads::Scenario, seed: u64, max_gib: f64) -> Result<()> {
     if !(max_gib.is_finite() && max_gib > 0.0) {
         bail!(InputError(format!(
             "--max-records-gib {max_gib}: must be a positive number of GiB"
         )));
     }
-    let estimate = clusters::budget::RecordEstimate::of(&scenario.expand(seed));
+    let estimate = schedlab_core::budget::RecordEstimate::of(&scenario.expand(seed));
     let budget = max_gib * f64::from(1u32 << 30);
     if (estimate.bytes as f64) <= budget {
         return Ok(());
@@ -434,8 +435,8 @@ impl Runner<'_> {
             (_, Some(target)) => self.play_real(target, job, &records, decisions.as_deref())?,
             (_, None) => bail!("no cluster connected for the {} backend", self.cluster.name()),
         };
-        let records_sha256 =
-            clusters::digest::file_sha256(&records).with_context(|| format!("reading back {}", records.display()))?;
+        let records_sha256 = schedlab_core::digest::file_sha256(&records)
+            .with_context(|| format!("reading back {}", records.display()))?;
         let manifest = RunManifest {
             manifest_version: results::report::MANIFEST_VERSION,
             scenario: self.scenario.name().to_string(),
@@ -532,19 +533,20 @@ impl Runner<'_> {
     ) -> Result<(f64, Option<RunExplain>)> {
         let timeline = self.scenario.expand(job.seed);
         let workloads: Vec<String> = timeline.workloads.iter().map(|w| w.name.clone()).collect();
-        let mut sim = clusters::sim::Sim::new(timeline, job.seed, clusters::behaviour::ModelConfig::default())
-            .context("setting up the simulator")?;
+        let mut sim =
+            schedlab_core::sim::Sim::new(timeline, job.seed, schedlab_core::behaviour::ModelConfig::default())
+                .context("setting up the simulator")?;
         sim.charge_decision_time(self.charge_decision_time);
         let mut policy = self.policy(job)?;
         let mut writer = decisions.map(results::decisions::DecisionsWriter::create).transpose()?;
         // Explained decisions wait here between simulator steps: serialising them inside the placer would
         // count the writing as the policy's decision time.
         let explained = std::cell::RefCell::new(Vec::new());
-        let mut placer: Box<clusters::sim::Placer<'_>> = if writer.is_some() {
+        let mut placer: Box<schedlab_core::sim::Placer<'_>> = if writer.is_some() {
             let mut explaining = scheduler::explain::Explaining::new(policy);
             let (explained, workloads) = (&explained, &workloads);
             Box::new(
-                move |pod: &clusters::PendingPod<'_>, view: &clusters::ClusterView<'_>| {
+                move |pod: &schedlab_core::PendingPod<'_>, view: &schedlab_core::ClusterView<'_>| {
                     let placement = explaining.schedule(pod, view);
                     if let Some(e) = explaining.last() {
                         let record = crate::explain::decision_record(pod, view, &placement, e, workloads);
@@ -554,7 +556,11 @@ impl Runner<'_> {
                 },
             )
         } else {
-            Box::new(move |pod: &clusters::PendingPod<'_>, view: &clusters::ClusterView<'_>| policy.schedule(pod, view))
+            Box::new(
+                move |pod: &schedlab_core::PendingPod<'_>, view: &schedlab_core::ClusterView<'_>| {
+                    policy.schedule(pod, view)
+                },
+            )
         };
         let flush = |writer: &mut Option<results::decisions::DecisionsWriter>| {
             if let Some(w) = writer {
@@ -568,7 +574,7 @@ impl Runner<'_> {
         let step = (end.as_millis() / PROGRESS_STEPS).max(1);
         let mut reported = 0;
         while sim.now() < end {
-            let until = clusters::Time((sim.now().as_millis() + step).min(end.as_millis()));
+            let until = schedlab_core::Time((sim.now().as_millis() + step).min(end.as_millis()));
             sim.run_until(until, &mut *placer, &mut sink);
             flush(&mut writer);
             let done = (until.as_millis() * PROGRESS_STEPS / end.as_millis().max(1)).min(PROGRESS_STEPS);

@@ -229,9 +229,9 @@ fn refuse_heldout(name: &str) -> Result<()> {
 const MAX_CONFIG_BYTES: u64 = 4 << 20;
 
 fn read_config(path: &Path) -> Result<TrainConfig> {
-    let text = clusters::input::read_bounded_string(path, MAX_CONFIG_BYTES)
+    let text = schedlab_core::input::read_bounded_string(path, MAX_CONFIG_BYTES)
         .map_err(|e| InputError(format!("--config {}: {e}", path.display())))?;
-    clusters::json_input::parse_object(&text)
+    schedlab_core::json_input::parse_object(&text)
         .map_err(|e| InputError(format!("--config {}: {e}", path.display())).into())
 }
 
@@ -293,8 +293,8 @@ fn play_round(trainer: &Trainer, slots: &[Slot<'_>], progress: &ProgressBar) -> 
 /// Forwards the simulator's records to the realised-metrics tracker.
 struct TrackerSink<'a>(&'a mut RealisedTracker);
 
-impl clusters::RecordSink for TrackerSink<'_> {
-    fn record(&mut self, record: clusters::Record) {
+impl schedlab_core::RecordSink for TrackerSink<'_> {
+    fn record(&mut self, record: schedlab_core::Record) {
         self.0.observe(&record);
     }
 }
@@ -306,9 +306,10 @@ fn play_episode(
     reward: &RewardConfig,
 ) -> Result<Episode> {
     let timeline = slot.scenario.expand(slot.seed);
-    let sim = clusters::sim::Sim::new(timeline, slot.seed, clusters::behaviour::ModelConfig::default())
+    let sim = schedlab_core::sim::Sim::new(timeline, slot.seed, schedlab_core::behaviour::ModelConfig::default())
         .context("setting up the simulator")?;
-    let mut placer = |pod: &clusters::PendingPod<'_>, view: &clusters::ClusterView<'_>| explorer.place(pod, view);
+    let mut placer =
+        |pod: &schedlab_core::PendingPod<'_>, view: &schedlab_core::ClusterView<'_>| explorer.place(pod, view);
     let summary = sim.finish(&mut placer, &mut TrackerSink(&mut tracker));
     tracing::debug!(
         scenario = slot.scenario.name(),

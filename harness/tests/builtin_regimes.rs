@@ -2,18 +2,19 @@
 //! about the `default` arm's own records over a few seeds (never about
 //! which arm wins). The same facts are in the README's "Scenarios" table.
 
-use clusters::record::{DeleteCause, EventKind, ExitReason, OomCause, Record};
-use clusters::{NodeCondition, NodeId, PodId, Resources, Time};
+use schedlab_core::record::{DeleteCause, EventKind, ExitReason, OomCause, Record};
+use schedlab_core::{NodeCondition, NodeId, PodId, Resources, Time};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Plays `scenario` (a built-in name) with `default` on `seed`.
 fn play(scenario: &str, seed: u64, set: &[&str]) -> Vec<Record> {
     let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
     let s = workloads::load(scenario, &set).expect("the built-in loads");
-    let mut sim = clusters::sim::Sim::new(s.expand(seed), seed, clusters::behaviour::ModelConfig::default())
+    let mut sim = schedlab_core::sim::Sim::new(s.expand(seed), seed, schedlab_core::behaviour::ModelConfig::default())
         .expect("a valid timeline");
     let mut policy = scheduler::arm("default", seed).expect("default builds");
-    let mut placer = |pod: &clusters::PendingPod<'_>, view: &clusters::ClusterView<'_>| policy.schedule(pod, view);
+    let mut placer =
+        |pod: &schedlab_core::PendingPod<'_>, view: &schedlab_core::ClusterView<'_>| policy.schedule(pod, view);
     let mut records = Vec::new();
     let end = sim.end();
     sim.run_until(end, &mut placer, &mut records);

@@ -58,7 +58,7 @@ fn assert_complete_run(out_dir: &Path, arms: &[&str], seeds: &[u64]) {
             assert_eq!(run["manifest_version"], results::report::MANIFEST_VERSION);
             assert_eq!(
                 run["records_sha256"],
-                clusters::digest::sha256_hex(records.as_bytes()),
+                schedlab_core::digest::sha256_hex(records.as_bytes()),
                 "{arm}/{seed}"
             );
         }

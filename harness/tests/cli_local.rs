@@ -5,11 +5,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use assert_cmd::Command;
-use clusters::kube::{ApiClient, ClientOptions, labels};
-use clusters::provision::local::{LocalOptions, ScopedCluster};
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::api::{Api, ListParams};
+use kube_backend::{ApiClient, ClientOptions, labels};
+use provisioning::local::{LocalOptions, ScopedCluster};
 use std::fs;
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -285,7 +285,7 @@ fn costlier_copy(tmp: &Path) -> PathBuf {
             // a run that wrote these records: its manifest names their digest
             let manifest = path.with_file_name("manifest.json");
             let mut run: serde_json::Value = serde_json::from_str(&fs::read_to_string(&manifest).unwrap()).unwrap();
-            run["records_sha256"] = clusters::digest::sha256_hex(edited.as_bytes()).into();
+            run["records_sha256"] = schedlab_core::digest::sha256_hex(edited.as_bytes()).into();
             fs::write(&manifest, run.to_string()).unwrap();
         }
     }

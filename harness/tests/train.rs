@@ -157,8 +157,8 @@ fn bad_input_exits_2_with_a_message() {
 /// Forwards the simulator's records to a tracker.
 struct TrackerSink<'a>(&'a mut scheduler::agmarl::train::RealisedTracker);
 
-impl clusters::RecordSink for TrackerSink<'_> {
-    fn record(&mut self, record: clusters::Record) {
+impl schedlab_core::RecordSink for TrackerSink<'_> {
+    fn record(&mut self, record: schedlab_core::Record) {
         self.0.observe(&record);
     }
 }
@@ -168,16 +168,21 @@ fn the_tracker_accounts_nodes_exactly_as_the_simulator() {
     for name in ["churn", "pressure"] {
         let scenario = workloads::load(name, &["nodes=8".to_string()]).unwrap();
         let seed = 1000;
-        let mut sim =
-            clusters::sim::Sim::new(scenario.expand(seed), seed, clusters::behaviour::ModelConfig::default()).unwrap();
+        let mut sim = schedlab_core::sim::Sim::new(
+            scenario.expand(seed),
+            seed,
+            schedlab_core::behaviour::ModelConfig::default(),
+        )
+        .unwrap();
         let mut policy = scheduler::baseline("default", seed).unwrap();
-        let mut placer = |pod: &clusters::PendingPod<'_>, view: &clusters::ClusterView<'_>| policy.schedule(pod, view);
+        let mut placer =
+            |pod: &schedlab_core::PendingPod<'_>, view: &schedlab_core::ClusterView<'_>| policy.schedule(pod, view);
         let mut tracker = scheduler::agmarl::train::RealisedTracker::default();
         let end = sim.end();
         let mut realised = Vec::new();
         // compare along the way, not only at the end
         for step in 1..=10u64 {
-            let until = clusters::Time(end.as_millis() * step / 10);
+            let until = schedlab_core::Time(end.as_millis() * step / 10);
             sim.run_until(until, &mut placer, &mut TrackerSink(&mut tracker));
             for node in sim.nodes() {
                 assert_eq!(

@@ -162,7 +162,7 @@ impl DecisionTimes {
             path: path.to_path_buf(),
             source,
         })?;
-        let file: File = clusters::json_input::parse_object(&text)
+        let file: File = schedlab_core::json_input::parse_object(&text)
             .map_err(|e| invalid(format!("not a decision-times file: {e}")))?;
         if file.format != FORMAT {
             return Err(invalid(format!(

@@ -1,5 +1,7 @@
 //! schedlab's results: a run's raw records (JSON Lines), the metrics computed
 //! from them, statistics across seeds, and the reports built from those.
+//! It may use only `schedlab-core` below it (the record types); what it
+//! reads comes from run folders, whoever wrote them.
 //!
 //! - [`atomic`]: output files written whole under a temporary name, then renamed.
 //! - [`records`]: writing and streaming records files.

@@ -6,24 +6,24 @@
 
 mod common;
 
-use clusters::record::ExitReason::{Completed, Error, OOMKilled};
 use common::*;
 use results::decision_time::{DECISION_TIMES_FILE, DecisionTimes};
 use results::metrics::{RunMetrics, from_file};
 use results::stats::pearson;
+use schedlab_core::record::ExitReason::{Completed, Error, OOMKilled};
 
 fn close(actual: Option<f64>, expected: f64) {
     let a = actual.unwrap_or_else(|| panic!("expected {expected}, got None"));
     assert!((a - expected).abs() < 1e-9, "expected {expected}, got {a}");
 }
 
-fn metrics(records: &[clusters::Record]) -> RunMetrics {
+fn metrics(records: &[schedlab_core::Record]) -> RunMetrics {
     metrics_of(records).expect("consistent records")
 }
 
 /// Critical pods 1–3 (priority 100), other pods 4, 5, 7 (priority 0). Node 1
 /// is Degraded from 1.5 s to 4 s.
-fn strata_run() -> Vec<clusters::Record> {
+fn strata_run() -> Vec<schedlab_core::Record> {
     vec![
         node(0, 4000, 8000, 1.0),
         node(1, 4000, 8000, 1.0),
@@ -177,7 +177,7 @@ fn oom_events_group_victims_by_node_and_time_and_bursts_chain_within_60_s() {
     assert_eq!(quiet.value("failure_burst_max"), Some(0.0));
 }
 
-fn cost_series() -> Vec<clusters::Record> {
+fn cost_series() -> Vec<schedlab_core::Record> {
     vec![
         node(0, 1000, 1000, 1.0),
         node(1, 1000, 1000, 1.0),
@@ -267,7 +267,7 @@ fn goodput_stops_containers_with_their_node() {
 
 /// Templates 0 ("web") and 1 (no Workload record): within each, memory and
 /// failures are uncorrelated; template 1 asks for more memory and fails more.
-fn mixed_templates() -> Vec<clusters::Record> {
+fn mixed_templates() -> Vec<schedlab_core::Record> {
     let mut r = vec![node(0, 100_000, 100_000, 1.0), workload(0, "web")];
     let pods = [
         (1, 0, 1000, 0),
@@ -306,7 +306,7 @@ fn a_correlation_from_the_template_mix_vanishes_within_templates() {
     let mut seeds = 0;
     let templates = m.template_correlations(200, |w| {
         seeds += 1;
-        clusters::rng::stream(7, &[u64::from(w.0)])
+        schedlab_core::rng::stream(7, &[u64::from(w.0)])
     });
     assert_eq!(seeds, 2);
     let names: Vec<&str> = templates.iter().map(|t| t.name.as_str()).collect();
@@ -316,7 +316,7 @@ fn a_correlation_from_the_template_mix_vanishes_within_templates() {
         close(t.estimate.pearson.map(|e| e.value), 0.0);
         close(t.estimate.spearman.map(|e| e.value), 0.0);
     }
-    let partial = m.mem_failure_partial_correlation(200, &mut clusters::rng::stream(7, &[9]));
+    let partial = m.mem_failure_partial_correlation(200, &mut schedlab_core::rng::stream(7, &[9]));
     assert_eq!((partial.n, partial.groups), (8, 2));
     close(partial.pearson.map(|e| e.value), 0.0);
     // the same pods in one template: the partial correlation is the pooled one

@@ -96,7 +96,7 @@ fn memory_failure_correlation_by_hand() {
     // Spearman: ranks x = 2, 1, 3.5, 3.5 and y = 3.5, 1, 2, 3.5: Sxy = 2.25,
     // Sxx = Syy = 4.5
     close(m.mem_failure_spearman, 0.5);
-    let c = m.mem_failure_correlation(1000, &mut clusters::rng::stream(1, &[5]));
+    let c = m.mem_failure_correlation(1000, &mut schedlab_core::rng::stream(1, &[5]));
     assert_eq!(c.n, 4);
     assert_eq!(c.pearson.map(|e| e.value), m.mem_failure_pearson);
     let ci = c.spearman.and_then(|e| e.ci).expect("most resamples of 4 pods vary");
@@ -166,7 +166,7 @@ fn undefined_metrics_are_none_not_nan() {
     // a summary of such runs prints no NaN either
     let values: Vec<f64> = METRICS.iter().filter_map(|d| m.value(d.key)).collect();
     assert!(values.iter().all(|v| v.is_finite()));
-    assert!(bootstrap_mean_ci(&[], CONFIDENCE, 10, &mut clusters::rng::stream(0, &[])).is_none());
+    assert!(bootstrap_mean_ci(&[], CONFIDENCE, 10, &mut schedlab_core::rng::stream(0, &[])).is_none());
 }
 
 #[test]

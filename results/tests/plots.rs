@@ -3,12 +3,12 @@
 
 mod common;
 
-use clusters::Record;
-use clusters::Time;
 use common::*;
 use results::decisions::{Basis, Level, StressPoint};
 use results::plots::{ArmSeries, ArmStress, ParetoPoint, PlotInput, SeedSeries, SeedStress, render_all, write_plots};
 use results::series::{RunSeries, RunSeriesBuilder};
+use schedlab_core::Record;
+use schedlab_core::Time;
 
 const PNG_SIGNATURE: [u8; 8] = [0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a];
 

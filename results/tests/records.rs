@@ -2,10 +2,10 @@
 
 mod common;
 
-use clusters::RecordSink;
 use common::*;
 use results::metrics::{self, MetricsError};
 use results::records::{JsonlSink, RecordsError, for_each_record, read_records};
+use schedlab_core::RecordSink;
 use std::io::Write;
 
 #[test]

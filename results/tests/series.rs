@@ -8,7 +8,7 @@ use common::*;
 use results::series::{RunSeriesBuilder, from_file};
 use std::io::Write;
 
-fn write_records(records: &[clusters::Record]) -> tempfile::NamedTempFile {
+fn write_records(records: &[schedlab_core::Record]) -> tempfile::NamedTempFile {
     let mut f = tempfile::NamedTempFile::new().expect("temp file");
     for r in records {
         writeln!(f, "{}", serde_json::to_string(r).expect("record as JSON")).expect("write");

@@ -118,7 +118,7 @@ mod comparison {
     proptest! {
         #[test]
         fn bootstrap_interval_holds_the_mean(v in sample(15), seed in any::<u64>()) {
-            let mut rng = clusters::rng::stream(seed, &[clusters::rng::purpose::STATISTICS]);
+            let mut rng = schedlab_core::rng::stream(seed, &[schedlab_core::rng::purpose::STATISTICS]);
             let e = bootstrap_mean_ci(&v, CONFIDENCE, BOOTSTRAP_RESAMPLES, &mut rng).unwrap();
             prop_assert!(e.ci.contains(e.mean), "{:?}", e);
         }

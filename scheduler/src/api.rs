@@ -1,7 +1,7 @@
 //! The interface every scheduling policy implements.
 
 use crate::explain::Explanation;
-use clusters::{ClusterView, PendingPod, Placement};
+use schedlab_core::{ClusterView, PendingPod, Placement};
 
 /// A scheduling policy: one decision per pending pod.
 ///

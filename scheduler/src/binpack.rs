@@ -27,7 +27,7 @@ use crate::explain::Explanation;
 use crate::profile::{KubeProfile, Scoring};
 use crate::release::Release;
 use crate::scores::FitStrategy;
-use clusters::{ClusterView, PendingPod, Placement};
+use schedlab_core::{ClusterView, PendingPod, Placement};
 
 /// kube-scheduler with the MostAllocated fit score.
 #[derive(Debug, Clone)]
@@ -79,7 +79,7 @@ mod tests {
     use super::*;
     use crate::profile::NodeScores;
     use crate::testing::{cluster, node, pending, pod, view};
-    use clusters::node::NodeId;
+    use schedlab_core::node::NodeId;
 
     #[test]
     fn follows_the_default_release_where_v1_20_and_v1_33_disagree() {

@@ -37,8 +37,8 @@ use crate::filters::run_filters;
 use crate::profile::{Cycle, Sampling};
 use crate::release::Release;
 use crate::scores::{FitStrategy, node_resources_fit_as};
-use clusters::node::{NodeCondition, NodeState};
-use clusters::{ClusterView, PendingPod, Placement};
+use schedlab_core::node::{NodeCondition, NodeState};
+use schedlab_core::{ClusterView, PendingPod, Placement};
 
 /// Prices per core this close (relative) to the lowest count as the lowest.
 const PRICE_TOLERANCE: f64 = 1e-9;
@@ -115,10 +115,10 @@ impl Scheduler for CostBinPackScheduler {
 mod tests {
     use super::*;
     use crate::testing::{cluster, node, pending, pod, view};
-    use clusters::node::NodeId;
+    use schedlab_core::node::NodeId;
     use std::collections::BTreeSet;
 
-    fn choices(nodes: &[NodeState], spec: &clusters::PodSpec, seed: u64, n: usize) -> BTreeSet<u32> {
+    fn choices(nodes: &[NodeState], spec: &schedlab_core::PodSpec, seed: u64, n: usize) -> BTreeSet<u32> {
         let mut s = CostBinPackScheduler::new(seed);
         (0..n)
             .map(|_| match s.schedule(&pending(spec), &view(nodes)) {

@@ -45,8 +45,8 @@ use crate::preemption::Candidate;
 use crate::profile::{Evaluation, KubeProfile, Scoring};
 use crate::release::Release;
 use crate::scores::FitStrategy;
-use clusters::pod::PodSpec;
-use clusters::{ClusterView, PendingPod, Placement};
+use schedlab_core::pod::PodSpec;
+use schedlab_core::{ClusterView, PendingPod, Placement};
 
 /// kube-scheduler's default profile.
 #[derive(Debug, Clone)]

@@ -10,7 +10,7 @@
 
 use crate::filters::FilterFailure;
 use crate::release::Release;
-use clusters::node::Taint;
+use schedlab_core::node::Taint;
 
 /// Reason strings exactly as upstream writes them.
 pub mod reason {
@@ -157,7 +157,7 @@ impl<'a> Diagnosis<'a> {
 mod tests {
     use super::*;
     use crate::filters::Insufficient;
-    use clusters::node::TaintEffect;
+    use schedlab_core::node::TaintEffect;
 
     fn taint(key: &str, value: Option<&str>, effect: TaintEffect) -> Taint {
         Taint {

@@ -17,8 +17,8 @@
 
 use crate::agmarl::stress::{Objective, StressConfig, StressLevel, StressMonitor, signals};
 use crate::api::Scheduler;
-use clusters::node::NodeId;
-use clusters::{ClusterView, PendingPod, Placement};
+use schedlab_core::node::NodeId;
+use schedlab_core::{ClusterView, PendingPod, Placement};
 
 /// What one decision saw and weighed.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -65,7 +65,7 @@ impl Explanation {
         candidates: usize,
         totals: &[(usize, i64)],
         chosen: usize,
-        nodes: &[clusters::node::NodeState],
+        nodes: &[schedlab_core::node::NodeState],
     ) -> Explanation {
         let id = |i: usize| nodes.get(i).map_or(NodeId(saturating_u32(i)), |n| n.id);
         let score = totals

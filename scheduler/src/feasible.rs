@@ -10,8 +10,8 @@
 
 use crate::diagnosis::Diagnosis;
 use crate::filters::{FilterFailure, run_filters};
-use clusters::node::NodeState;
-use clusters::pod::PodSpec;
+use schedlab_core::node::NodeState;
+use schedlab_core::pod::PodSpec;
 
 /// `minFeasibleNodesToFind`: below this many nodes every node is examined,
 /// and at least this many feasible nodes are looked for.

@@ -8,8 +8,8 @@
 //! Not modelled because the model has no such data: NodeName, NodeAffinity,
 //! NodePorts, the volume plugins, PodTopologySpread, InterPodAffinity.
 
-use clusters::node::{NodeState, Taint, TaintEffect};
-use clusters::pod::{PodSpec, Toleration};
+use schedlab_core::node::{NodeState, Taint, TaintEffect};
+use schedlab_core::pod::{PodSpec, Toleration};
 use std::sync::LazyLock;
 
 /// The taint key that stands for a cordoned node (`v1.TaintNodeUnschedulable`).
@@ -27,7 +27,7 @@ static UNSCHEDULABLE_TAINT: LazyLock<Taint> = LazyLock::new(|| Taint {
 /// What `pkg/controller/nodelifecycle` puts on a node whose kubelet stopped
 /// reporting: `UnreachableTaintTemplate` (NoSchedule, from the
 /// TaintNodesByCondition path) and the NoExecute taint of taint-based
-/// eviction. The model's [`clusters::NodeCondition::NotReady`] is exactly that
+/// eviction. The model's [`schedlab_core::NodeCondition::NotReady`] is exactly that
 /// case ("its kubelet stopped reporting"), hence unreachable rather than
 /// `node.kubernetes.io/not-ready` (which is for Ready=False).
 static NOT_READY_TAINTS: LazyLock<[Taint; 2]> = LazyLock::new(|| {

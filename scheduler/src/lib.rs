@@ -1,9 +1,12 @@
 //! Scheduling policies for schedlab.
 //!
 //! A policy implements [`Scheduler`]: for each pending pod it reads a
-//! read-only [`clusters::ClusterView`] and answers a [`clusters::Placement`].
+//! read-only [`schedlab_core::ClusterView`] and answers a [`schedlab_core::Placement`].
 //! The same policy runs in the simulator and, wrapped in a watch-and-bind
-//! loop, against a real API server.
+//! loop, against a real API server. The crate owns the policies (the
+//! baselines as profiles of plugins, AGMARL-DKS with its training and
+//! checkpoints) and may use only `schedlab-core` below it: it never sees
+//! an API server, a run folder or a scenario file.
 //!
 //! - [`api`]: the [`Scheduler`] trait.
 //! - [`explain`]: decision explanations, on request, and the stress every

@@ -53,10 +53,10 @@ use crate::filters::{FilterFailure, run_filters};
 use crate::profile::{Cycle, NodeScores, Sampling, Scoring};
 use crate::release::Release;
 use crate::scores::{FitStrategy, least_requested_score};
-use clusters::node::NodeState;
-use clusters::pod::PodSpec;
-use clusters::resources::Resources;
-use clusters::{ClusterView, PendingPod, Placement};
+use schedlab_core::node::NodeState;
+use schedlab_core::pod::PodSpec;
+use schedlab_core::resources::Resources;
+use schedlab_core::{ClusterView, PendingPod, Placement};
 
 /// `usageThresholds` for cpu, percent of allocatable.
 pub const CPU_USAGE_THRESHOLD_PERCENT: u64 = 65;
@@ -223,7 +223,7 @@ impl Scheduler for LoadAwareScheduler {
 mod tests {
     use super::*;
     use crate::testing::{cluster, node, pending, pod, view};
-    use clusters::node::NodeId;
+    use schedlab_core::node::NodeId;
 
     #[test]
     fn estimates_the_pod_from_requests_and_limits() {

@@ -31,12 +31,12 @@
 //! terminating victims never applies).
 
 use crate::filters::{FilterFailure, Insufficient};
-use clusters::node::{NodeId, NodeState};
-use clusters::pod::PodSpec;
-use clusters::resources::Resources;
-use clusters::time::Time;
-use clusters::{BoundPod, ClusterView, PendingPod};
 use rand::Rng;
+use schedlab_core::node::{NodeId, NodeState};
+use schedlab_core::pod::PodSpec;
+use schedlab_core::resources::Resources;
+use schedlab_core::time::Time;
+use schedlab_core::{BoundPod, ClusterView, PendingPod};
 
 /// `MinCandidateNodesPercentage` of DefaultPreemptionArgs.
 pub const MIN_CANDIDATE_NODES_PERCENTAGE: usize = 10;
@@ -320,10 +320,10 @@ mod tests {
     use super::*;
     use crate::filters::run_filters;
     use crate::testing::{cluster, node, pending, pod};
-    use clusters::Nomination;
-    use clusters::node::TaintEffect;
-    use clusters::pod::PodId;
-    use clusters::rng::{purpose, stream};
+    use schedlab_core::Nomination;
+    use schedlab_core::node::TaintEffect;
+    use schedlab_core::pod::PodId;
+    use schedlab_core::rng::{purpose, stream};
 
     fn bound(id: u64, priority: i32, cpu_milli: u64, started_s: u64) -> BoundPod {
         BoundPod {
@@ -378,7 +378,7 @@ mod tests {
             &view,
             &Nominated::for_pod(&p, &view),
             &mut run_filters,
-            None::<&mut clusters::rng::SimRng>,
+            None::<&mut schedlab_core::rng::SimRng>,
         );
         // removing 1, 2 and 3 frees 3 cpu; reprieve order: 3 (priority 5), 2 (started first), 1.
         // 3 back: 2 cpu used, fits; 2 back: 3 used, 1 free, no fit -> victim; 1 back: no fit -> victim
@@ -412,7 +412,7 @@ mod tests {
             &view,
             &Nominated::for_pod(&p, &view),
             &mut run_filters,
-            None::<&mut clusters::rng::SimRng>,
+            None::<&mut schedlab_core::rng::SimRng>,
         );
         assert_eq!(c.iter().map(|c| c.node).collect::<Vec<_>>(), vec![3]);
         // nothing of lower priority: nothing to preempt
@@ -424,7 +424,7 @@ mod tests {
                 &view,
                 &Nominated::default(),
                 &mut run_filters,
-                None::<&mut clusters::rng::SimRng>
+                None::<&mut schedlab_core::rng::SimRng>
             )
             .is_empty()
         );

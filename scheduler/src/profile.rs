@@ -33,10 +33,10 @@ use crate::scores::{
     node_resources_fit_as, weight,
 };
 use crate::select::select_host;
-use clusters::node::NodeState;
-use clusters::pod::PodSpec;
-use clusters::rng::{SimRng, purpose, stream};
-use clusters::{ClusterView, PendingPod, Placement};
+use schedlab_core::node::NodeState;
+use schedlab_core::pod::PodSpec;
+use schedlab_core::rng::{SimRng, purpose, stream};
+use schedlab_core::{ClusterView, PendingPod, Placement};
 
 /// The plugin scores of one feasible node (upstream's `NodePluginScores`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -383,7 +383,7 @@ impl KubeProfile {
 mod tests {
     use super::*;
     use crate::testing::{cluster, node, pending, pod, taint, view};
-    use clusters::node::{NodeId, TaintEffect};
+    use schedlab_core::node::{NodeId, TaintEffect};
 
     #[test]
     fn evaluate_sees_what_schedule_picks_from_and_changes_nothing() {

@@ -6,9 +6,9 @@ use crate::api::Scheduler;
 use crate::diagnosis::Diagnosis;
 use crate::explain::{Explanation, NodeChoice, NodeScore};
 use crate::feasible::NodeScan;
-use clusters::rng::{SimRng, purpose, stream};
-use clusters::{ClusterView, PendingPod, Placement};
 use rand::Rng;
+use schedlab_core::rng::{SimRng, purpose, stream};
+use schedlab_core::{ClusterView, PendingPod, Placement};
 
 /// Uniform choice among all feasible nodes, from a seeded stream.
 #[derive(Debug, Clone)]

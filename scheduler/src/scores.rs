@@ -26,13 +26,13 @@
 //! kube-scheduler does, which the twin test shows decides many close calls.
 
 use crate::release::Release;
-use clusters::node::{NodeState, Taint, TaintEffect};
-use clusters::pod::{PodSpec, Toleration};
-use clusters::resources::Resources;
+use schedlab_core::node::{NodeState, Taint, TaintEffect};
+use schedlab_core::pod::{PodSpec, Toleration};
+use schedlab_core::resources::Resources;
 
 /// `framework.MaxNodeScore`.
 pub const MAX_NODE_SCORE: i64 = 100;
-pub use clusters::resources::{DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST};
+pub use schedlab_core::resources::{DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST};
 
 /// Plugin weights of the default profile as of v1.33
 /// (`pkg/scheduler/apis/config/v1/default_plugins.go`); v1.20 weighs

@@ -33,7 +33,7 @@ pub fn select_host<K, R: Rng + ?Sized>(scored: impl IntoIterator<Item = (K, i64)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clusters::rng::{purpose, stream};
+    use schedlab_core::rng::{purpose, stream};
 
     #[test]
     fn highest_score_wins_without_draws() {

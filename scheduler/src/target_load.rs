@@ -40,9 +40,9 @@ use crate::filters::run_filters;
 use crate::profile::{Cycle, Sampling};
 use crate::release::Release;
 use crate::scores::taint_toleration_scores;
-use clusters::node::NodeState;
-use clusters::pod::PodSpec;
-use clusters::{ClusterView, PendingPod, Placement};
+use schedlab_core::node::NodeState;
+use schedlab_core::pod::PodSpec;
+use schedlab_core::{ClusterView, PendingPod, Placement};
 
 /// `DefaultTargetUtilizationPercent`.
 pub const TARGET_UTILIZATION_PERCENT: f64 = 40.0;
@@ -150,7 +150,7 @@ impl Scheduler for TargetLoadScheduler {
 mod tests {
     use super::*;
     use crate::testing::{cluster, node, pending, pod, taint, view};
-    use clusters::node::{NodeId, TaintEffect};
+    use schedlab_core::node::{NodeId, TaintEffect};
 
     #[test]
     fn predicted_pod_cpu() {

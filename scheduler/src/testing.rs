@@ -14,12 +14,14 @@
 //! Quantities are Kubernetes quantity strings; an invalid one is a bug in the
 //! test and panics with the parse error.
 
-use clusters::dist::Dist;
-use clusters::node::{NodeCondition, NodeId, NodePool, NodeSpec, NodeState, Provisioning, Taint, TaintEffect};
-use clusters::pod::{Behaviour, PodId, PodSlot, PodSpec, RestartPolicy, Toleration, TolerationOperator, WorkloadId};
-use clusters::resources::{Resources, parse_cpu_milli, parse_memory_bytes};
-use clusters::time::Time;
-use clusters::view::{ClusterView, PendingPod, WorkloadHistory};
+use schedlab_core::dist::Dist;
+use schedlab_core::node::{NodeCondition, NodeId, NodePool, NodeSpec, NodeState, Provisioning, Taint, TaintEffect};
+use schedlab_core::pod::{
+    Behaviour, PodId, PodSlot, PodSpec, RestartPolicy, Toleration, TolerationOperator, WorkloadId,
+};
+use schedlab_core::resources::{Resources, parse_cpu_milli, parse_memory_bytes};
+use schedlab_core::time::Time;
+use schedlab_core::view::{ClusterView, PendingPod, WorkloadHistory};
 use std::collections::BTreeMap;
 
 #[track_caller]
@@ -275,8 +277,8 @@ pub fn toleration_exists(key: &str, effect: Option<TaintEffect>) -> Toleration {
 /// (tainted), 2% cordoned, 1% NotReady, 3% degraded and 5% with a
 /// PreferNoSchedule taint.
 pub fn synthetic_cluster(n: usize, seed: u64) -> Vec<NodeState> {
-    use clusters::rng::{purpose, stream};
     use rand::Rng;
+    use schedlab_core::rng::{purpose, stream};
     let mut rng = stream(seed, &[purpose::TIMELINE, n as u64]);
     // (cpu millicores, memory GiB) allocatable and $/h of common machine types
     let shapes = [

@@ -2,11 +2,11 @@
 //! modes, and the policy's behaviour through the `Scheduler` interface.
 
 use candle_core::{Device, Tensor};
-use clusters::node::{NodeId, TaintEffect};
-use clusters::rng::{purpose, stream};
-use clusters::{NodeState, Placement, WorkloadHistory};
 use rand::Rng;
 use rand::seq::SliceRandom;
+use schedlab_core::node::{NodeId, TaintEffect};
+use schedlab_core::rng::{purpose, stream};
+use schedlab_core::{NodeState, Placement, WorkloadHistory};
 use scheduler::agmarl::checkpoint::{
     CheckpointError, CheckpointMeta, FORMAT_VERSION, load, load_bytes, save, sidecar_path, to_bytes, weights_digest,
 };
@@ -495,7 +495,7 @@ fn nognn_scores_ignore_the_other_nodes() {
     let mut changed = base.clone();
     // node 5 fills up and turns degraded; node 0 is untouched
     changed[5].requested = changed[5].spec.allocatable;
-    changed[5].condition = clusters::NodeCondition::Degraded;
+    changed[5].condition = schedlab_core::NodeCondition::Degraded;
     changed[5].recent.restarts = 9;
     let first = |variant: Variant, nodes: &[NodeState]| {
         let mut s = AgmarlScheduler::new(net(4), AgmarlConfig::for_variant(variant), 0);

@@ -1,7 +1,7 @@
 //! Behaviour of the baselines through the `Scheduler` interface.
 
-use clusters::node::{NodeId, TaintEffect};
-use clusters::{NodeState, Placement};
+use schedlab_core::node::{NodeId, TaintEffect};
+use schedlab_core::{NodeState, Placement};
 use scheduler::filters::{TAINT_NODE_UNREACHABLE, is_feasible};
 use scheduler::profile::{NodeScores, Scoring, prioritize_nodes};
 use scheduler::scores::FitStrategy;
@@ -15,7 +15,7 @@ fn bound(p: Placement) -> usize {
     }
 }
 
-fn decisions(s: &mut dyn Scheduler, nodes: &[NodeState], spec: &clusters::PodSpec, n: usize) -> Vec<usize> {
+fn decisions(s: &mut dyn Scheduler, nodes: &[NodeState], spec: &schedlab_core::PodSpec, n: usize) -> Vec<usize> {
     (0..n)
         .map(|_| bound(s.schedule(&pending(spec), &view(nodes))))
         .collect()

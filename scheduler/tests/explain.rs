@@ -3,8 +3,8 @@
 //! are byte-identical), and what each decision's explanation says agrees
 //! with the decision.
 
-use clusters::sim::Sim;
-use clusters::{Placement, Record};
+use schedlab_core::sim::Sim;
+use schedlab_core::{Placement, Record};
 use scheduler::ARM_NAMES;
 use scheduler::explain::{Explained, Explaining, NodeScore, Selection, StressBasis};
 
@@ -26,7 +26,7 @@ fn play(arm: &str, explain: bool) -> (String, Vec<Seen>) {
     let mut seen = Vec::new();
     if explain {
         let mut explaining = Explaining::new(policy);
-        let mut placer = |pod: &clusters::PendingPod<'_>, view: &clusters::ClusterView<'_>| {
+        let mut placer = |pod: &schedlab_core::PendingPod<'_>, view: &schedlab_core::ClusterView<'_>| {
             let placement = explaining.schedule(pod, view);
             let explained = *explaining.last().expect("a decision was explained");
             seen.push(Seen {
@@ -38,7 +38,8 @@ fn play(arm: &str, explain: bool) -> (String, Vec<Seen>) {
         sim.finish(&mut placer, &mut records);
     } else {
         let mut policy = policy;
-        let mut placer = |pod: &clusters::PendingPod<'_>, view: &clusters::ClusterView<'_>| policy.schedule(pod, view);
+        let mut placer =
+            |pod: &schedlab_core::PendingPod<'_>, view: &schedlab_core::ClusterView<'_>| policy.schedule(pod, view);
         sim.finish(&mut placer, &mut records);
     }
     let text = records

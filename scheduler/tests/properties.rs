@@ -3,9 +3,9 @@
 //! profile's filters; `load-aware` adds its usage filter). `cost-binpack`
 //! also never picks a Degraded node while a healthy one fits.
 
-use clusters::node::{NodeCondition, NodeId, TaintEffect};
-use clusters::{NodeState, Placement};
 use proptest::prelude::*;
+use schedlab_core::node::{NodeCondition, NodeId, TaintEffect};
+use schedlab_core::{NodeState, Placement};
 use scheduler::filters::is_feasible;
 use scheduler::testing::{NodeBuilder, cluster, node, pending, pod, taint, toleration, view};
 use scheduler::{BASELINE_NAMES, CostBinPackScheduler, LoadAwareScheduler, baseline, load_aware};

@@ -1,6 +1,6 @@
 //! `schedlab-workload`: the program a schedlab pod runs on a real kubelet
 //! (kind, GKE). It plays one container start of the pod-behaviour model in
-//! `clusters::behaviour` — the same draws the simulator and the node emulator
+//! `schedlab_core::behaviour` — the same draws the simulator and the node emulator
 //! use — with real resources: it holds the memory the start draws (really
 //! allocated, every page touched), burns the cpu it draws, and ends as the
 //! model says: exit 0 when its run time is over, exit 1 when it crashes, or

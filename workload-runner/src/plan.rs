@@ -1,6 +1,6 @@
 //! What one start of the container does, computed purely from the settings
 //! and the start number with the model's own draws
-//! (`clusters::behaviour::draw_container`), so that a real pod and the node
+//! (`schedlab_core::behaviour::draw_container`), so that a real pod and the node
 //! emulator playing the same slot agree on usage and on how and when each
 //! start ends.
 //!
@@ -13,10 +13,10 @@
 //! pressure, which the model's hazard factors stand for.
 
 use crate::settings::Settings;
-use clusters::behaviour::{crash_after_start, draw_container};
-use clusters::pod::{PodSpec, RestartPolicy};
-use clusters::resources::Resources;
-use clusters::time::Span;
+use schedlab_core::behaviour::{crash_after_start, draw_container};
+use schedlab_core::pod::{PodSpec, RestartPolicy};
+use schedlab_core::resources::Resources;
+use schedlab_core::time::Span;
 use serde::{Serialize, Serializer};
 use std::time::Duration;
 

@@ -1,10 +1,12 @@
 use super::*;
-use clusters::behaviour::{Effects, Input, ModelConfig, NodeHealth, PodContext, PodIdent, PodLifecycle, TimerKind};
-use clusters::dist::Dist;
-use clusters::node::NodeId;
-use clusters::pod::{Behaviour, PodId, PodSlot, WorkloadId};
-use clusters::record::EventKind;
-use clusters::time::Time;
+use schedlab_core::behaviour::{
+    Effects, Input, ModelConfig, NodeHealth, PodContext, PodIdent, PodLifecycle, TimerKind,
+};
+use schedlab_core::dist::Dist;
+use schedlab_core::node::NodeId;
+use schedlab_core::pod::{Behaviour, PodId, PodSlot, WorkloadId};
+use schedlab_core::record::EventKind;
+use schedlab_core::time::Time;
 
 const MI: u64 = 1 << 20;
 

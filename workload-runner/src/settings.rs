@@ -1,12 +1,12 @@
 //! What the pod tells the program, through environment variables that
-//! `clusters::kube::objects::use_workload_image` sets (most of them from the
+//! `kube_backend::objects::use_workload_image` sets (most of them from the
 //! pod's own labels and annotations through the Downward API).
 
-use clusters::behaviour::ModelConfig;
-use clusters::pod::{Behaviour, PodId, PodSlot, WorkloadId};
-use clusters::resources::{Resources, parse_cpu_milli, parse_memory_bytes};
+use schedlab_core::behaviour::ModelConfig;
+use schedlab_core::pod::{Behaviour, PodId, PodSlot, WorkloadId};
+use schedlab_core::resources::{Resources, parse_cpu_milli, parse_memory_bytes};
 
-/// The pod's behaviour, JSON of `clusters::pod::Behaviour` (required).
+/// The pod's behaviour, JSON of `schedlab_core::pod::Behaviour` (required).
 pub const BEHAVIOUR: &str = "SCHEDLAB_BEHAVIOUR";
 /// The run's seed (required).
 pub const SEED: &str = "SCHEDLAB_SEED";

@@ -6,7 +6,7 @@
 //! written to a temporary file and renamed over the old one, so a kill
 //! mid-write never leaves a torn file.
 
-use clusters::pod::PodId;
+use schedlab_core::pod::PodId;
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io::Write;

@@ -3,16 +3,16 @@
 //! security context, its emptyDir — and keeps every part of it.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers: a failed call fails the test
 
-use clusters::behaviour::ModelConfig;
-use clusters::dist::Dist;
-use clusters::kube::objects::{self, PodIdentity};
-use clusters::kube::{ApiClient, ClientOptions};
-use clusters::pod::{Behaviour, PodId, PodSlot, PodSpec, RestartPolicy, WorkloadId};
-use clusters::provision::local::{LocalOptions, ScopedCluster};
-use clusters::resources::Resources;
-use clusters::timeline::Workload;
 use k8s_openapi::api::core::v1 as core;
 use kube::api::{Api, PostParams};
+use kube_backend::objects::{self, PodIdentity};
+use kube_backend::{ApiClient, ClientOptions};
+use provisioning::local::{LocalOptions, ScopedCluster};
+use schedlab_core::behaviour::ModelConfig;
+use schedlab_core::dist::Dist;
+use schedlab_core::pod::{Behaviour, PodId, PodSlot, PodSpec, RestartPolicy, WorkloadId};
+use schedlab_core::resources::Resources;
+use schedlab_core::timeline::Workload;
 
 fn pod() -> core::Pod {
     let w = Workload {

@@ -1,16 +1,16 @@
-//! The pod `clusters::kube::objects::use_workload_image` makes and the
+//! The pod `kube_backend::objects::use_workload_image` makes and the
 //! program agree: the environment the kubelet would give the container
 //! (Downward API fields resolved against the pod's own metadata) reads back
 //! as the pod's identity, seed, behaviour and limits, and the program's plan
 //! draws what the model draws for that pod.
 #![allow(clippy::unwrap_used)] // test helpers: a failed call fails the test
 
-use clusters::behaviour::{ModelConfig, draw_container};
-use clusters::dist::Dist;
-use clusters::kube::objects::{self, PodIdentity};
-use clusters::pod::{Behaviour, PodId, PodSlot, PodSpec, RestartPolicy, WorkloadId};
-use clusters::resources::Resources;
-use clusters::timeline::Workload;
+use kube_backend::objects::{self, PodIdentity};
+use schedlab_core::behaviour::{ModelConfig, draw_container};
+use schedlab_core::dist::Dist;
+use schedlab_core::pod::{Behaviour, PodId, PodSlot, PodSpec, RestartPolicy, WorkloadId};
+use schedlab_core::resources::Resources;
+use schedlab_core::timeline::Workload;
 use serde_json::Value;
 use std::path::PathBuf;
 use workload_runner::cli::{self, Command};

@@ -1,7 +1,7 @@
 //! Durations as scenarios write them: `90s`, `5m`, `1h30m`, `1.5h`, `250ms`,
 //! `2d`, or a plain number of seconds.
 
-use clusters::Span;
+use schedlab_core::Span;
 
 /// Parses a duration string into seconds.
 pub(crate) fn parse_seconds(s: &str) -> Result<f64, String> {

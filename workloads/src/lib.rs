@@ -1,6 +1,8 @@
 //! Scenarios for schedlab: the YAML format (see `FORMAT.md`), the built-in
-//! scenarios, and expanding a scenario and a seed into a [`clusters::Timeline`]
+//! scenarios, and expanding a scenario and a seed into a [`schedlab_core::Timeline`]
 //! that every backend plays the same way for every scheduler arm of the seed.
+//! It owns the scenario format and its limits and may use only
+//! `schedlab-core` below it (the types a timeline is made of).
 //!
 //! ```
 //! let s = workloads::load("churn", &["nodes=8".to_string()]).unwrap();
@@ -78,7 +80,7 @@ fn read_file(path: &str) -> Result<String, ScenarioError> {
         return Err(too_large(path, meta.len()));
     }
     // the size the file system reports is not trusted: at most the cap is read
-    clusters::input::read_bounded_string(Path::new(path), limits::MAX_FILE_BYTES).map_err(read_error)
+    schedlab_core::input::read_bounded_string(Path::new(path), limits::MAX_FILE_BYTES).map_err(read_error)
 }
 
 fn too_large(path: &str, len: u64) -> ScenarioError {

@@ -2,7 +2,7 @@
 //! `expand` turns into a timeline.
 
 use crate::error::Loc;
-use clusters::{NodePool, PodSpec, Resources, Span, Taint};
+use schedlab_core::{NodePool, PodSpec, Resources, Span, Taint};
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -65,7 +65,7 @@ pub(crate) struct Replay {
     /// the classes the phase maps, by trace qos value
     pub classes: BTreeMap<String, QosClass>,
     /// usage as a multiple of the requests (cpu, memory)
-    pub usage_ratio: (clusters::Dist, clusters::Dist),
+    pub usage_ratio: (schedlab_core::Dist, schedlab_core::Dist),
     pub gpu_rows: String,
     /// sorted by `at`
     pub pods: Vec<ReplayPod>,

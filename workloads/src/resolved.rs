@@ -7,8 +7,8 @@ use crate::model::{Model, Pacing, PhaseKind, Pool, Replay, Template};
 use crate::params::{Params, number_json};
 use crate::resolve::dist_json;
 use crate::value::Unit;
-use clusters::resources::{format_cpu_milli, format_memory_bytes};
-use clusters::{Provisioning, Resources, TolerationOperator};
+use schedlab_core::resources::{format_cpu_milli, format_memory_bytes};
+use schedlab_core::{Provisioning, Resources, TolerationOperator};
 use serde_json::{Map, Value, json};
 
 pub(crate) fn to_json(model: &Model, params: &Params) -> Value {

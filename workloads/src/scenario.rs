@@ -6,7 +6,7 @@ use crate::model::Model;
 use crate::params::Params;
 use crate::trace::Files;
 use crate::{resolve, resolved, syntax};
-use clusters::Timeline;
+use schedlab_core::Timeline;
 use std::collections::BTreeMap;
 
 /// A checked scenario with its params resolved.

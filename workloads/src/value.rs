@@ -8,8 +8,8 @@ use crate::expr::{self, Env, Piece};
 use crate::limits::{MAX_DURATION_SECS, MAX_TEXT_BYTES};
 use crate::params::{ParamValue, Params};
 use crate::scalar::{Located, Scalar, format_number};
-use clusters::Span;
-use clusters::resources::{parse_cpu_milli, parse_memory_bytes};
+use schedlab_core::Span;
+use schedlab_core::resources::{parse_cpu_milli, parse_memory_bytes};
 
 /// What a number with a unit, or a param holding a string, means in an
 /// expression: the field's own unit.

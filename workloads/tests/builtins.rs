@@ -1,6 +1,6 @@
 //! The built-in scenarios load, describe themselves and stay small by default.
 
-use clusters::Action;
+use schedlab_core::Action;
 use workloads::{builtin, builtins, load};
 
 #[test]
@@ -64,7 +64,7 @@ fn pressure_mixes_prices_and_outgrows_the_cluster() {
     for pair in waves.windows(2) {
         let (a, b) = (&pair[0].spec, &pair[1].spec);
         assert!(b.requests.memory_bytes > a.requests.memory_bytes);
-        let over = |s: &clusters::PodSpec| s.behaviour.memory_usage.mean() / s.requests.memory_bytes as f64;
+        let over = |s: &schedlab_core::PodSpec| s.behaviour.memory_usage.mean() / s.requests.memory_bytes as f64;
         assert!(over(b) > over(a));
         assert!(over(a) > 1.0);
     }
@@ -99,4 +99,17 @@ fn churn_has_unstable_pods_churn_faults_and_critical_arrivals() {
         .unwrap()
         .at;
     assert!(first_critical > first_churn);
+}
+
+/// A kind or GKE cluster is made once for all seeds of a run, so a
+/// scenario's nodes must not depend on the seed.
+#[test]
+fn nodes_do_not_depend_on_the_seed() {
+    for b in builtins() {
+        let s = load(b.name, &[]).unwrap();
+        let first = s.expand(1).nodes;
+        for seed in [2, 7, 999, 1_000_000] {
+            assert!(s.expand(seed).nodes == first, "{}: seed {seed} has other nodes", b.name);
+        }
+    }
 }

@@ -3,7 +3,7 @@
 
 mod common;
 
-use clusters::{Action, Time, Timeline};
+use schedlab_core::{Action, Time, Timeline};
 use std::collections::{BTreeMap, BTreeSet};
 use workloads::{load, parse_str};
 

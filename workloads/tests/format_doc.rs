@@ -1,7 +1,7 @@
 //! The complete example in FORMAT.md is a valid scenario that does what the
 //! document says.
 
-use clusters::Action;
+use schedlab_core::Action;
 
 fn example() -> String {
     let doc = include_str!("../FORMAT.md");

@@ -5,7 +5,7 @@
 
 mod common;
 
-use clusters::{Action, Timeline};
+use schedlab_core::{Action, Timeline};
 use workloads::parse_str;
 
 /// Two pools of three nodes, in zones a and b.
@@ -165,7 +165,7 @@ fn a_leak_is_part_of_the_template_and_of_the_resolved_scenario() {
     let growth = t.workloads[0].spec.behaviour.memory_growth_per_hour.clone();
     assert_eq!(
         growth,
-        Some(clusters::Dist::Uniform {
+        Some(schedlab_core::Dist::Uniform {
             min: (10u64 << 20) as f64,
             max: (20u64 << 20) as f64
         })

@@ -54,7 +54,7 @@ fn the_builtin_round_trips_and_replays_every_row() {
     let creates = t
         .actions
         .iter()
-        .filter(|a| matches!(a.action, clusters::Action::CreatePod { .. }))
+        .filter(|a| matches!(a.action, schedlab_core::Action::CreatePod { .. }))
         .count();
     assert_eq!(creates, 600);
     let again = workloads::parse_str("manifest.json", &s.resolved().to_string()).unwrap();

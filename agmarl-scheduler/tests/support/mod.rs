@@ -5,15 +5,15 @@
 #![allow(dead_code)] // each test binary uses part of it
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a failed step fails the test
 
-use clusters::kube::objects::{self, PodIdentity};
-use clusters::kube::{ApiClient, ClientOptions, labels};
-use clusters::provision::local::{LocalOptions, ScopedCluster};
-use clusters::provision::manifests;
-use clusters::{
-    Behaviour, Dist, NodeId, NodeSpec, PodId, PodSlot, PodSpec, Resources, RestartPolicy, Workload, WorkloadId,
-};
 use k8s_openapi::api::core::v1 as core;
 use kube::api::{Api, PostParams};
+use kube_backend::objects::{self, PodIdentity};
+use kube_backend::{ApiClient, ClientOptions, labels};
+use provisioning::local::{LocalOptions, ScopedCluster};
+use provisioning::manifests;
+use schedlab_core::{
+    Behaviour, Dist, NodeId, NodeSpec, PodId, PodSlot, PodSpec, Resources, RestartPolicy, Workload, WorkloadId,
+};
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -353,7 +353,7 @@ pub fn kill_apiserver(plane: &ScopedCluster) {
     let pid = plane
         .pids()
         .into_iter()
-        .find(|(name, _)| *name == clusters::provision::local::APISERVER)
+        .find(|(name, _)| *name == provisioning::local::APISERVER)
         .expect("the plane runs kube-apiserver")
         .1;
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL).unwrap();

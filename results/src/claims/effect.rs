@@ -74,7 +74,7 @@ pub fn effect(x: &[f64], y: &[f64], resamples: usize, rng: &mut impl Rng) -> Opt
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clusters::rng::stream;
+    use schedlab_core::rng::stream;
 
     #[test]
     fn difference_interval_and_test_by_hand() {

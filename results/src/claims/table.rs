@@ -10,7 +10,7 @@ use super::verdict::{Outcome, Verdict, verdict};
 use crate::definitions::Better;
 use crate::stats::{ALPHA, BOOTSTRAP_RESAMPLES, holm};
 use crate::summary::key_hash;
-use clusters::rng::{purpose, stream};
+use schedlab_core::rng::{purpose, stream};
 
 /// The key of the claims' random streams after [`purpose::STATISTICS`]
 /// (the summary's own streams use 1 to 4).

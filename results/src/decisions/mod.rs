@@ -24,9 +24,9 @@ mod writer;
 pub use reader::{AgmarlTally, RunDecisions, StressPoint, for_each_decision};
 pub use writer::DecisionsWriter;
 
-use clusters::node::NodeId;
-use clusters::pod::PodId;
-use clusters::time::Time;
+use schedlab_core::node::NodeId;
+use schedlab_core::pod::PodId;
+use schedlab_core::time::Time;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 

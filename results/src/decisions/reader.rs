@@ -3,7 +3,7 @@
 
 use super::{Basis, DecisionRecord, DecisionsError, Level, Outcome};
 use crate::jsonl::{LineError, for_each_line};
-use clusters::time::Time;
+use schedlab_core::time::Time;
 use std::collections::BTreeMap;
 use std::path::Path;
 

@@ -9,9 +9,9 @@ use super::samples::Samples;
 use super::strata::strata;
 use super::{MetricsError, RunMetrics};
 use crate::stats::{partial_pearson, pearson, spearman};
-use clusters::record::{EventKind, OomCause, Record};
-use clusters::{Time, WorkloadId};
 use hdrhistogram::Histogram;
+use schedlab_core::record::{EventKind, OomCause, Record};
+use schedlab_core::{Time, WorkloadId};
 use std::collections::BTreeMap;
 
 /// Significant digits of the scheduling-latency histogram.
@@ -243,7 +243,7 @@ impl RunMetricsBuilder {
 mod tests {
     use super::*;
     use crate::test_records::*;
-    use clusters::NodeCondition;
+    use schedlab_core::NodeCondition;
 
     fn error_of(records: &[Record]) -> String {
         match metrics_of(records) {

@@ -2,7 +2,7 @@
 //! failures that follow each other closely on one node.
 
 use super::CascadeMetrics;
-use clusters::{NodeId, Span, Time};
+use schedlab_core::{NodeId, Span, Time};
 use std::collections::{BTreeMap, HashMap};
 
 /// Failures on one node at most this far apart belong to one chain.

@@ -3,7 +3,7 @@
 
 use super::Volatility;
 use crate::stats::{mean, sample_std};
-use clusters::Time;
+use schedlab_core::Time;
 
 /// The cost rate series, ClusterSample.hourly_cost in time order (the
 /// samples check the order and the values).

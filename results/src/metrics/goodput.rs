@@ -1,8 +1,8 @@
 //! Goodput: the pod-hours containers actually ran, so that an arm that
 //! declines or strands pods cannot look better by not running them.
 
-use clusters::record::EventKind;
-use clusters::{NodeId, PodId, Time};
+use schedlab_core::record::EventKind;
+use schedlab_core::{NodeId, PodId, Time};
 use std::collections::HashMap;
 
 #[derive(Debug, Default)]

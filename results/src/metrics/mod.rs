@@ -18,9 +18,9 @@ pub use cascades::BURST_GAP;
 use crate::decision_time::{DECISION_TIMES_FILE, DecisionTimes, DecisionTimesError};
 use crate::records::{RecordsError, for_each_numbered_record};
 use crate::stats::{CONFIDENCE, CorrelationEstimate, PartialEstimate, correlation_ci, partial_correlation_ci};
-use clusters::{PodId, Time, WorkloadId};
 use hdrhistogram::Histogram;
 use rand::Rng;
+use schedlab_core::{PodId, Time, WorkloadId};
 use std::collections::BTreeMap;
 use std::path::Path;
 

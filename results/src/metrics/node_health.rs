@@ -2,8 +2,8 @@
 //! Degraded at a moment (for placements onto degraded nodes) and the fault
 //! window (for cost volatility under faults).
 
-use clusters::record::EventKind;
-use clusters::{NodeId, Time};
+use schedlab_core::record::EventKind;
+use schedlab_core::{NodeId, Time};
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,8 +2,8 @@
 
 use super::PodOutcome;
 use super::strata::StratumPod;
-use clusters::record::{DeleteCause, EventKind, ExitReason};
-use clusters::{PodId, Time, WorkloadId};
+use schedlab_core::record::{DeleteCause, EventKind, ExitReason};
+use schedlab_core::{PodId, Time, WorkloadId};
 use std::collections::HashMap;
 
 #[derive(Debug)]

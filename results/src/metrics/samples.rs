@@ -2,8 +2,8 @@
 //! samples.
 
 use crate::stats::{mean, nearest_rank};
-use clusters::record::{ClusterSample, NodeSample};
-use clusters::{NodeId, Resources, Time};
+use schedlab_core::record::{ClusterSample, NodeSample};
+use schedlab_core::{NodeId, Resources, Time};
 use std::collections::BTreeMap;
 
 /// Node samples of one sample time, summed.
@@ -211,7 +211,7 @@ mod tests {
                 (req, 0),
                 (0, 0),
                 1,
-                clusters::NodeCondition::Ready,
+                schedlab_core::NodeCondition::Ready,
             ));
         }
         records.push(end(20_000));
@@ -227,8 +227,8 @@ mod tests {
     fn sample_times_without_ready_allocatable_are_left_out() {
         let m = metrics_of(&[
             node(0, 1000, 1000, 1.0),
-            node_sample(0, 0, (500, 500), (0, 0), 1, clusters::NodeCondition::NotReady),
-            node_sample(1000, 0, (250, 250), (0, 0), 1, clusters::NodeCondition::Ready),
+            node_sample(0, 0, (500, 500), (0, 0), 1, schedlab_core::NodeCondition::NotReady),
+            node_sample(1000, 0, (250, 250), (0, 0), 1, schedlab_core::NodeCondition::Ready),
             end(2000),
         ])
         .unwrap();

@@ -3,7 +3,7 @@
 
 use super::{StrataMetrics, StratumMetrics};
 use crate::stats::{Observation, kaplan_meier_quantile};
-use clusters::Time;
+use schedlab_core::Time;
 
 /// What the stratum metrics need of one pod incarnation.
 #[derive(Debug, Clone, Copy)]

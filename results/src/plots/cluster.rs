@@ -2,7 +2,7 @@
 //! arm's first seed: seeds sample at different times once runs diverge, so a
 //! mean over seeds would have to resample and would smooth away the bursts).
 
-use super::render::{DrawResult, Figure, draw_legend, draw_no_data, label_font, small_font, title_font, to_plot};
+use super::render::{DrawResult, Figure, draw_legend, draw_no_data, house_mesh, title_font, to_plot};
 use super::style::{Palette, TimeUnit, padded_range};
 use super::{ArmSeries, Plot, PlotError, first_run};
 use crate::series::ClusterPoint;
@@ -51,12 +51,7 @@ impl Figure for ClusterFigure<'_> {
                 .y_label_area_size(70)
                 .build_cartesian_2d(0.0..x_end, 0.0..hi)?;
             let mut mesh = chart.configure_mesh();
-            mesh.y_desc(label)
-                .label_style(small_font())
-                .axis_desc_style(label_font())
-                .light_line_style(RGBColor(242, 242, 242))
-                .bold_line_style(RGBColor(215, 215, 215))
-                .max_light_lines(1);
+            house_mesh(&mut mesh).y_desc(label);
             if k == 2 {
                 mesh.x_desc(unit.axis_label());
             }

@@ -195,9 +195,9 @@ mod tests {
     use super::*;
     use crate::series::RunSeriesBuilder;
     use crate::test_records::*;
-    use clusters::NodeCondition::*;
+    use schedlab_core::NodeCondition::*;
 
-    fn series(records: &[clusters::Record]) -> RunSeries {
+    fn series(records: &[schedlab_core::Record]) -> RunSeries {
         let mut b = RunSeriesBuilder::new();
         for r in records {
             b.push(r);

@@ -1,6 +1,6 @@
 //! Scheduling latency (creation to first bind) CDF per arm, all seeds pooled.
 
-use super::render::{DrawResult, Figure, draw_legend, draw_no_data, label_font, small_font, title_font, to_plot};
+use super::render::{DrawResult, Figure, draw_legend, draw_no_data, house_mesh, title_font, to_plot};
 use super::style::Palette;
 use super::{ArmSeries, Plot, PlotError};
 use plotters::coord::Shift;
@@ -64,16 +64,10 @@ impl Figure for CdfFigure<'_> {
             .y_label_area_size(70)
             // log10 on a linear axis: plotters' log axis labels no tick below 1
             .build_cartesian_2d(lo.log10()..hi.log10(), 0.0..100.0)?;
-        chart
-            .configure_mesh()
+        house_mesh(&mut chart.configure_mesh())
             .x_desc("scheduling latency, creation to first bind (log scale; under 1 ms drawn at 1 ms)")
             .y_desc("bound pods (%)")
             .x_label_formatter(&|v| format_seconds(10f64.powf(*v)))
-            .label_style(small_font())
-            .axis_desc_style(label_font())
-            .light_line_style(RGBColor(242, 242, 242))
-            .bold_line_style(RGBColor(215, 215, 215))
-            .max_light_lines(1)
             .draw()?;
         for (arm, pods, c) in &self.lines {
             if c.is_empty() {

@@ -2,7 +2,7 @@
 //! `mem_failure_pearson`), all seeds pooled, with each arm's least-squares
 //! line and Pearson r over the pooled pairs.
 
-use super::render::{DrawResult, Figure, draw_legend, draw_no_data, label_font, small_font, title_font, to_plot};
+use super::render::{DrawResult, Figure, draw_legend, draw_no_data, house_mesh, title_font, to_plot};
 use super::style::{Palette, padded_range};
 use super::{ArmSeries, Plot, PlotError};
 use crate::stats::pearson;
@@ -70,15 +70,9 @@ impl Figure for MemoryFigure<'_> {
             .x_label_area_size(40)
             .y_label_area_size(70)
             .build_cartesian_2d(x0..x1, y0..y1)?;
-        chart
-            .configure_mesh()
+        house_mesh(&mut chart.configure_mesh())
             .x_desc(format!("memory request ({})", self.unit))
             .y_desc("failures per pod incarnation")
-            .label_style(small_font())
-            .axis_desc_style(label_font())
-            .light_line_style(RGBColor(242, 242, 242))
-            .bold_line_style(RGBColor(215, 215, 215))
-            .max_light_lines(1)
             .draw()?;
         for a in &self.arms {
             if a.x.is_empty() {

@@ -3,7 +3,7 @@
 //! dominated arm may look undominated in these two dimensions.
 
 use super::ParetoPoint;
-use super::render::{DrawResult, FONT, Figure, draw_no_data, label_font, small_font, title_font, to_plot};
+use super::render::{DrawResult, FONT, Figure, draw_no_data, house_mesh, small_font, title_font, to_plot};
 use super::style::{Palette, padded_range};
 use super::{Plot, PlotError};
 use plotters::coord::Shift;
@@ -53,15 +53,9 @@ impl Figure for ParetoFigure<'_> {
             .x_label_area_size(40)
             .y_label_area_size(70)
             .build_cartesian_2d(x0..x1, y0..y1)?;
-        chart
-            .configure_mesh()
+        house_mesh(&mut chart.configure_mesh())
             .x_desc("cost (USD, mean over seeds)")
             .y_desc("failure rate (%, mean over seeds)")
-            .label_style(small_font())
-            .axis_desc_style(label_font())
-            .light_line_style(RGBColor(242, 242, 242))
-            .bold_line_style(RGBColor(215, 215, 215))
-            .max_light_lines(1)
             .draw()?;
         for p in &self.points {
             let colour = self.palette.colour(&p.arm);

@@ -1,7 +1,9 @@
 //! From a figure to SVG text and PNG bytes, with the bundled font.
 
 use super::{Plot, PlotError};
+use plotters::chart::MeshStyle;
 use plotters::coord::Shift;
+use plotters::coord::ranged1d::ValueFormatter;
 use plotters::prelude::*;
 use plotters::style::{FontStyle, register_font};
 use std::sync::OnceLock;
@@ -166,4 +168,21 @@ pub(super) fn draw_legend<'a, DB: DrawingBackend + 'a, CT: plotters::coord::Coor
         .border_style(plotters::style::RGBColor(160, 160, 160))
         .label_font(small_font())
         .draw()
+}
+
+/// Every plot's axes: its fonts and a light grid of one minor line between
+/// major ones, so the figures of a report read as one set.
+pub(super) fn house_mesh<'m, 'a, 'b, X, Y, XT, YT, DB>(
+    mesh: &'m mut MeshStyle<'a, 'b, X, Y, DB>,
+) -> &'m mut MeshStyle<'a, 'b, X, Y, DB>
+where
+    X: Ranged<ValueType = XT> + ValueFormatter<XT>,
+    Y: Ranged<ValueType = YT> + ValueFormatter<YT>,
+    DB: DrawingBackend,
+{
+    mesh.label_style(small_font())
+        .axis_desc_style(label_font())
+        .light_line_style(RGBColor(242, 242, 242))
+        .bold_line_style(RGBColor(215, 215, 215))
+        .max_light_lines(1)
 }

@@ -1,11 +1,11 @@
 //! Restarts over time: per bucket, mean over the arm's seeds.
 
-use super::render::{DrawResult, Figure, draw_legend, draw_no_data, label_font, small_font, title_font, to_plot};
+use super::render::{DrawResult, Figure, draw_legend, draw_no_data, house_mesh, title_font, to_plot};
 use super::style::{Palette, TimeUnit, bucket_width_ms, describe_width, padded_range};
 use super::{ArmSeries, Plot, PlotError};
-use clusters::Span;
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use schedlab_core::Span;
 
 /// About this many buckets over the longest run.
 const BUCKETS: u64 = 40;
@@ -58,18 +58,12 @@ impl Figure for RestartsFigure<'_> {
             .x_label_area_size(40)
             .y_label_area_size(70)
             .build_cartesian_2d(0.0..x_end, 0.0..y_hi)?;
-        chart
-            .configure_mesh()
+        house_mesh(&mut chart.configure_mesh())
             .x_desc(unit.axis_label())
             .y_desc(format!(
                 "restarts per {} (mean over seeds)",
                 describe_width(self.width_ms)
             ))
-            .label_style(small_font())
-            .axis_desc_style(label_font())
-            .light_line_style(RGBColor(242, 242, 242))
-            .bold_line_style(RGBColor(215, 215, 215))
-            .max_light_lines(1)
             .draw()?;
         for (arm, seeds, means) in &self.lines {
             let colour = self.palette.colour(arm);

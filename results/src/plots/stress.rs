@@ -6,13 +6,13 @@
 //! moves with the faults, which every seed of a scenario plays; a bucket
 //! without any decision is a gap, not a zero.
 
-use super::render::{DrawResult, Figure, draw_legend, draw_no_data, label_font, small_font, title_font, to_plot};
+use super::render::{DrawResult, Figure, draw_legend, draw_no_data, house_mesh, title_font, to_plot};
 use super::style::{Palette, TimeUnit, bucket_width_ms, describe_width};
 use super::{Plot, PlotError};
 use crate::decisions::{Basis, Level, StressPoint};
-use clusters::time::Time;
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use schedlab_core::time::Time;
 
 /// About this many buckets over the longest run.
 const BUCKETS: u64 = 60;
@@ -96,12 +96,7 @@ impl Figure for StressFigure<'_> {
                 .y_label_area_size(90)
                 .build_cartesian_2d(0.0..x_end, -0.05 * top..1.05 * top)?;
             let mut mesh = chart.configure_mesh();
-            mesh.y_desc(label)
-                .label_style(small_font())
-                .axis_desc_style(label_font())
-                .light_line_style(RGBColor(242, 242, 242))
-                .bold_line_style(RGBColor(215, 215, 215))
-                .max_light_lines(1);
+            house_mesh(&mut mesh).y_desc(label);
             let level_name = |v: &f64| {
                 Level::ALL
                     .iter()

@@ -1,5 +1,5 @@
 //! Reading and writing a run's raw records as JSON Lines: one
-//! [`clusters::Record`] per line, in the order the backend wrote them.
+//! [`schedlab_core::Record`] per line, in the order the backend wrote them.
 
 mod reader;
 mod sink;

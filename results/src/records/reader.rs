@@ -2,7 +2,7 @@
 
 use super::RecordsError;
 use crate::jsonl::{LineError, for_each_line};
-use clusters::Record;
+use schedlab_core::Record;
 use std::path::Path;
 
 /// Streams the records of `path` to `f` in file order. Blank lines are

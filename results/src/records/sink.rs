@@ -2,7 +2,7 @@
 
 use super::RecordsError;
 use crate::jsonl::JsonlWriter;
-use clusters::{Record, RecordSink};
+use schedlab_core::{Record, RecordSink};
 use std::path::Path;
 
 /// Buffered JSON Lines writer for a run's records ([`JsonlWriter`]): a

@@ -58,7 +58,7 @@ impl DecisionsOverview {
         Ok(out)
     }
 
-    fn add(&mut self, arm: &str, seed: u64, end: clusters::time::Time, run: RunDecisions) {
+    fn add(&mut self, arm: &str, seed: u64, end: schedlab_core::time::Time, run: RunDecisions) {
         if let Some(tally) = &run.agmarl {
             match self.agmarl.iter_mut().find(|a| a.arm == arm) {
                 Some(a) => {

@@ -15,7 +15,7 @@ pub enum ReportError {
     #[error("{}: not a run folder manifest: {error}", path.display())]
     ManifestParse {
         path: PathBuf,
-        error: clusters::json_input::JsonInputError,
+        error: schedlab_core::json_input::JsonInputError,
     },
     #[error("{}: {reason}", path.display())]
     ManifestInvalid { path: PathBuf, reason: String },

@@ -5,7 +5,7 @@ use super::ReportError;
 use super::manifest::{self, Manifest};
 use crate::metrics::{MetricsError, RunMetrics, from_file};
 use crate::summary::{RunResult, Summary};
-use clusters::rng::{derive_seed, purpose};
+use schedlab_core::rng::{derive_seed, purpose};
 use std::path::{Path, PathBuf};
 
 /// The file whose presence marks an unfinished run folder.
@@ -371,7 +371,7 @@ fn merge(into: &mut RunFolderData, into_dir: &Path, next: RunFolderData, next_di
 pub(super) mod tests {
     use super::*;
     use crate::test_records::synthetic_run;
-    use clusters::Record;
+    use schedlab_core::Record;
     use std::fs;
 
     fn write_records(path: &Path, records: &[Record]) {
@@ -422,7 +422,7 @@ pub(super) mod tests {
             "arm": arm,
             "seed": seed,
             "records": RECORDS_FILE,
-            "records_sha256": clusters::digest::file_sha256(records).unwrap(),
+            "records_sha256": schedlab_core::digest::file_sha256(records).unwrap(),
         });
         fs::write(records.with_file_name("manifest.json"), run.to_string()).unwrap();
     }

@@ -37,10 +37,11 @@ pub(super) fn read(path: &Path) -> Result<Manifest, ReportError> {
         path: path.to_path_buf(),
         error,
     })?;
-    let manifest: Manifest = clusters::json_input::parse_object(&text).map_err(|error| ReportError::ManifestParse {
-        path: path.to_path_buf(),
-        error,
-    })?;
+    let manifest: Manifest =
+        schedlab_core::json_input::parse_object(&text).map_err(|error| ReportError::ManifestParse {
+            path: path.to_path_buf(),
+            error,
+        })?;
     let invalid = |reason: String| ReportError::ManifestInvalid {
         path: path.to_path_buf(),
         reason,
@@ -110,7 +111,7 @@ pub(super) fn check_run(
         reason,
     };
     let text = std::fs::read_to_string(&path).map_err(|e| bad(format!("cannot be read: {e}")))?;
-    let run: RunManifest = clusters::json_input::parse_object(&text)
+    let run: RunManifest = schedlab_core::json_input::parse_object(&text)
         .map_err(|e| bad(format!("not a run manifest ({e}); the run is damaged")))?;
     check_version(run.manifest_version).map_err(&bad)?;
     if (run.scenario.as_str(), run.arm.as_str(), run.seed) != (scenario, arm, seed) {
@@ -121,7 +122,7 @@ pub(super) fn check_run(
         )));
     }
     if let Some(expected) = run.records_sha256 {
-        let found = clusters::digest::file_sha256(records).map_err(|e| ReportError::RunManifest {
+        let found = schedlab_core::digest::file_sha256(records).map_err(|e| ReportError::RunManifest {
             path: records.to_path_buf(),
             reason: format!("cannot be read: {e}"),
         })?;

@@ -4,8 +4,8 @@
 
 use super::{ClusterPoint, NodeInfo, NodePoint, RunSeries};
 use crate::metrics::{MetricsError, RunMetricsBuilder};
-use clusters::record::{EventKind, Record};
-use clusters::{NodeId, Resources, Time};
+use schedlab_core::record::{EventKind, Record};
+use schedlab_core::{NodeId, Resources, Time};
 use std::collections::BTreeMap;
 
 /// Streaming accumulator of a run's series: push every record in order, then
@@ -124,7 +124,7 @@ impl RunSeriesBuilder {
 mod tests {
     use super::*;
     use crate::test_records::*;
-    use clusters::{NodeCondition, Span};
+    use schedlab_core::{NodeCondition, Span};
 
     fn series_of(records: &[Record]) -> Result<RunSeries, MetricsError> {
         let mut b = RunSeriesBuilder::new();

@@ -9,7 +9,7 @@ pub use builder::RunSeriesBuilder;
 
 use crate::metrics::{MetricsError, PodOutcome, RunMetrics};
 use crate::records::for_each_numbered_record;
-use clusters::{NodeCondition, NodeId, Span, Time};
+use schedlab_core::{NodeCondition, NodeId, Span, Time};
 use std::path::Path;
 
 /// One node at one sample time: the share of its allocatable requested by the

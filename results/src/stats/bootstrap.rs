@@ -89,7 +89,7 @@ pub fn bootstrap_mean_ci(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clusters::rng::{purpose, stream};
+    use schedlab_core::rng::{purpose, stream};
 
     #[test]
     fn interval_contains_the_mean_and_is_reproducible() {

@@ -382,7 +382,7 @@ fn weighted_pearson(
 mod tests {
     use super::*;
     use crate::stats::CONFIDENCE;
-    use clusters::rng::{purpose, stream};
+    use schedlab_core::rng::{purpose, stream};
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-12

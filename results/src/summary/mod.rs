@@ -22,7 +22,7 @@ use crate::pareto::{ParetoEntry, ParetoPoint, pareto_front};
 use crate::stats::{
     BOOTSTRAP_RESAMPLES, CONFIDENCE, CorrelationEstimate, MeanEstimate, PartialEstimate, bootstrap_mean_ci, median,
 };
-use clusters::rng::{purpose, stream};
+use schedlab_core::rng::{purpose, stream};
 
 /// Keys that keep the summary's random streams apart (after
 /// [`purpose::STATISTICS`]).

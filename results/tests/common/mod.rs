@@ -2,10 +2,12 @@
 //! tests and, through `#[path]`, by the unit tests beside the code.
 #![allow(dead_code)]
 
-use clusters::record::{ClusterSample, DeleteCause, Event, EventKind, ExitReason, NodeSample, OomCause};
-use clusters::{NodeCondition, NodeId, NodePool, NodeSpec, PodId, PodSlot, Provisioning, QosClass, Record, Resources};
-use clusters::{Time, WorkloadId};
 use results::metrics::{MetricsError, RunMetrics, RunMetricsBuilder};
+use schedlab_core::record::{ClusterSample, DeleteCause, Event, EventKind, ExitReason, NodeSample, OomCause};
+use schedlab_core::{
+    NodeCondition, NodeId, NodePool, NodeSpec, PodId, PodSlot, Provisioning, QosClass, Record, Resources,
+};
+use schedlab_core::{Time, WorkloadId};
 
 pub fn node(id: u32, cpu_milli: u64, memory_bytes: u64, price: f64) -> Record {
     let allocatable = Resources::new(cpu_milli, memory_bytes);

@@ -89,7 +89,7 @@ pub struct CheckpointMeta {
 
 /// The SHA-256 of a weights file, lowercase hex.
 pub fn weights_digest(weights: &[u8]) -> String {
-    clusters::digest::sha256_hex(weights)
+    schedlab_core::digest::sha256_hex(weights)
 }
 
 impl CheckpointMeta {
@@ -258,8 +258,9 @@ pub fn save(net: &AgmarlNet, meta: &CheckpointMeta, path: &Path) -> Result<(), C
 /// Reads the checkpoint at `path` (safetensors) and its sidecar.
 pub fn load(path: &Path) -> Result<(AgmarlNet, CheckpointMeta), CheckpointError> {
     let sidecar = sidecar_path(path);
-    let weights = clusters::input::read_bounded(path, MAX_WEIGHTS_BYTES).map_err(|e| io_error(path, e))?;
-    let meta = clusters::input::read_bounded_string(&sidecar, MAX_SIDECAR_BYTES).map_err(|e| io_error(&sidecar, e))?;
+    let weights = schedlab_core::input::read_bounded(path, MAX_WEIGHTS_BYTES).map_err(|e| io_error(path, e))?;
+    let meta =
+        schedlab_core::input::read_bounded_string(&sidecar, MAX_SIDECAR_BYTES).map_err(|e| io_error(&sidecar, e))?;
     load_parts(
         &weights,
         &path.display().to_string(),
@@ -287,10 +288,11 @@ pub fn bundled_for(variant: Variant) -> Result<(AgmarlNet, CheckpointMeta), Chec
 
 /// Parses and checks a sidecar.
 pub fn parse_meta(sidecar: &str, file: &str) -> Result<CheckpointMeta, CheckpointError> {
-    let meta: CheckpointMeta = clusters::json_input::parse_object(sidecar).map_err(|e| CheckpointError::Sidecar {
-        file: file.to_string(),
-        reason: e.to_string(),
-    })?;
+    let meta: CheckpointMeta =
+        schedlab_core::json_input::parse_object(sidecar).map_err(|e| CheckpointError::Sidecar {
+            file: file.to_string(),
+            reason: e.to_string(),
+        })?;
     if meta.format_version != FORMAT_VERSION {
         return Err(CheckpointError::FormatVersion {
             file: file.to_string(),

@@ -10,9 +10,9 @@
 //! [`FEATURE_SCHEMA_VERSION`]: checkpoints record the version they were
 //! trained on and refuse to load under another.
 
-use clusters::node::{NodeCondition, NodeState, Provisioning};
-use clusters::pod::QosClass;
-use clusters::{ClusterView, PendingPod};
+use schedlab_core::node::{NodeCondition, NodeState, Provisioning};
+use schedlab_core::pod::QosClass;
+use schedlab_core::{ClusterView, PendingPod};
 use std::sync::LazyLock;
 
 /// Version of the feature layout below; stored in every checkpoint.
@@ -314,7 +314,7 @@ fn priority(p: i32) -> f32 {
 mod tests {
     use super::*;
     use crate::testing::{cluster, node, pending, pod, view};
-    use clusters::time::Time;
+    use schedlab_core::time::Time;
 
     fn approx(a: f32, b: f32) -> bool {
         (a - b).abs() < 1e-5
@@ -332,7 +332,7 @@ mod tests {
             node("big").cpu("8").memory("32Gi").spot().degraded().cordoned(),
             node("down").not_ready(),
         ]);
-        nodes[0].used = clusters::Resources::new(500, 6 << 30);
+        nodes[0].used = schedlab_core::Resources::new(500, 6 << 30);
         nodes[0].recent.restarts = 3;
         nodes[0].recent.oom_kills = 2;
         nodes[1].spec.pool.hourly_price = 0.4;
@@ -419,13 +419,13 @@ mod tests {
                 .pod_count(5),
             node("empty").cpu("0").memory("0").pods(0),
         ]);
-        nodes[0].used = clusters::Resources::new(9000, 9 << 30);
+        nodes[0].used = schedlab_core::Resources::new(9000, 9 << 30);
         nodes[0].recent.failures = 1000;
         nodes[0].spec.pool.hourly_price = 0.0;
         nodes[1].spec.pool.hourly_price = 0.0;
         let spec = pod().cpu("64").memory("1Ti").priority(i32::MAX).build();
         let mut p = pending(&spec);
-        p.history = clusters::WorkloadHistory {
+        p.history = schedlab_core::WorkloadHistory {
             pods: 1,
             restarts: 500,
             oom_kills: 500,
@@ -445,7 +445,7 @@ mod tests {
         let nodes = cluster([node("a").cpu("4").memory("16Gi")]);
         let spec = pod().cpu("1").memory("4Gi").build();
         let mut p = pending(&spec);
-        p.history = clusters::WorkloadHistory {
+        p.history = schedlab_core::WorkloadHistory {
             pods: 10,
             restarts: 10,
             oom_kills: 0,

@@ -9,7 +9,7 @@
 
 use super::stress::Objective;
 use crate::explain::Steps;
-use clusters::node::NodeId;
+use schedlab_core::node::NodeId;
 use serde::{Deserialize, Serialize};
 
 /// Score differences up to this are rounding noise, not preferences: the
@@ -444,7 +444,7 @@ mod tests {
             use rand::seq::SliceRandom;
             let order = objective_order(StressLevel::ALL[level]);
             let mut shuffled = cands.clone();
-            shuffled.shuffle(&mut clusters::rng::stream(seed, &[clusters::rng::purpose::SCHEDULER]));
+            shuffled.shuffle(&mut schedlab_core::rng::stream(seed, &[schedlab_core::rng::purpose::SCHEDULER]));
             let a = lexicographic_select(&cands, &order, delta).map(|i| cands[i]);
             let b = lexicographic_select(&shuffled, &order, delta).map(|i| shuffled[i]);
             prop_assert_eq!(a, b);

@@ -66,8 +66,8 @@ use crate::agmarl::scoring::{Scorer, Weights};
 use crate::agmarl::stress::StressLevel;
 use candle_core::{D, DType, Device, Tensor, Var};
 use candle_nn::VarMap;
-use clusters::rng::{SimRng, purpose, stream};
 use rand::Rng;
+use schedlab_core::rng::{SimRng, purpose, stream};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 

@@ -47,7 +47,7 @@ use crate::explain::{
     AgmarlTrace, DeclineTrace, Explanation, NodeChoice, NodeScore, Selection, Steps, StressBasis, StressReading,
 };
 use crate::filters::run_filters;
-use clusters::{ClusterView, PendingPod, Placement};
+use schedlab_core::{ClusterView, PendingPod, Placement};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 
@@ -603,11 +603,11 @@ mod tests {
         s.set_explain(true);
         let scores = vec![[0.95, 0.30, 0.20], [0.40, 0.90, 0.60], [0.30, 0.50, 0.95]];
         let d = s.decide(&pending(&spec), &view(&nodes), Some(&mut fixed(scores.clone())));
-        assert_eq!(d.placement, Placement::Bind(clusters::NodeId(2)));
+        assert_eq!(d.placement, Placement::Bind(schedlab_core::NodeId(2)));
         let e = s.explanation().unwrap();
         assert_eq!(e.candidates, 3);
         let choice = |node: u32, i: usize| NodeChoice {
-            node: clusters::NodeId(node),
+            node: schedlab_core::NodeId(node),
             score: NodeScore::Objectives(scores[i]),
         };
         assert_eq!(e.chosen, Some(choice(2, 2)));
@@ -638,7 +638,7 @@ mod tests {
         let nodes = cluster([node("a"), node("b")]);
         let spec = pod().cpu("1").build();
         let mut p = pending(&spec);
-        p.history = clusters::view::WorkloadHistory {
+        p.history = schedlab_core::view::WorkloadHistory {
             pods: 10,
             restarts: 4,
             oom_kills: 0,
@@ -661,7 +661,7 @@ mod tests {
                 &view(&nodes),
                 Some(&mut fixed(vec![[0.9, 0.5, 0.5], [0.8, 0.5, 0.5]])),
             );
-            assert_eq!(d.placement, Placement::Bind(clusters::NodeId(0)));
+            assert_eq!(d.placement, Placement::Bind(schedlab_core::NodeId(0)));
             assert_eq!(d.refused, None);
         }
         // now its best node scores 0.45: far below the usual
@@ -693,13 +693,13 @@ mod tests {
         assert!((decline.bar - 0.89).abs() < 1e-6, "{decline:?}");
         // another workload has no baseline yet: placed
         let mut other = p;
-        other.slot.workload = clusters::pod::WorkloadId(99);
+        other.slot.workload = schedlab_core::pod::WorkloadId(99);
         let d = s.decide(
             &other,
             &view(&nodes),
             Some(&mut fixed(vec![[0.3, 0.9, 0.9], [0.45, 0.2, 0.2]])),
         );
-        assert_eq!(d.placement, Placement::Bind(clusters::NodeId(1)));
+        assert_eq!(d.placement, Placement::Bind(schedlab_core::NodeId(1)));
 
         let big = pod().cpu("64").build();
         s.decide(&pending(&big), &view(&nodes), None);
@@ -748,6 +748,6 @@ mod tests {
         assert_eq!(d.scores, vec![[1.0, 0.0, 0.5], [0.2, 0.2, 0.2]]);
         // calm order: cost first, 0.5 beats 0.2
         assert_eq!(d.chosen, Some(0));
-        assert_eq!(d.placement, Placement::Bind(clusters::NodeId(0)));
+        assert_eq!(d.placement, Placement::Bind(schedlab_core::NodeId(0)));
     }
 }

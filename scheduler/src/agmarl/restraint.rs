@@ -17,12 +17,12 @@
 //! [`crate::agmarl::train::reward`]).
 
 use super::stress::StressLevel;
-use clusters::pod::WorkloadId;
-use clusters::view::{PendingPod, WorkloadHistory};
+use schedlab_core::pod::WorkloadId;
+use schedlab_core::view::{PendingPod, WorkloadHistory};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
-/// The reason given with a [`clusters::Placement::Decline`] by restraint.
+/// The reason given with a [`schedlab_core::Placement::Decline`] by restraint.
 pub const RESTRAINT_REASON: &str = "strategic restraint: unstable pod under cluster stress, and the node it would get \
      is predicted far less fault tolerant than its workload's usual";
 

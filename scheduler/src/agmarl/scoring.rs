@@ -393,10 +393,10 @@ impl Scorer {
 mod tests {
     use super::*;
     use crate::agmarl::network::AgmarlNet;
-    use clusters::rng::stream;
     use rand::Rng;
+    use schedlab_core::rng::stream;
 
-    fn random_obs(n: usize, rng: &mut clusters::rng::SimRng) -> Observation {
+    fn random_obs(n: usize, rng: &mut schedlab_core::rng::SimRng) -> Observation {
         Observation {
             n,
             node_features: (0..n * NODE_FEATURES).map(|_| rng.random::<f32>()).collect(),

@@ -11,8 +11,8 @@
 //! order in which [`super::lexicographic::lexicographic_select`] filters the
 //! candidates.
 
-use clusters::node::{NodeCondition, NodeState};
-use clusters::view::ClusterView;
+use schedlab_core::node::{NodeCondition, NodeState};
+use schedlab_core::view::ClusterView;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -542,9 +542,9 @@ impl StressMonitor {
 mod tests {
     use super::*;
     use crate::testing::{cluster, node, view};
-    use clusters::node::RecentTrouble;
-    use clusters::resources::Resources;
-    use clusters::time::Time;
+    use schedlab_core::node::RecentTrouble;
+    use schedlab_core::resources::Resources;
+    use schedlab_core::time::Time;
 
     const GI: u64 = 1 << 30;
 

@@ -2,7 +2,7 @@
 //! recovery), so that faults do not overlap on a node and a recovery finds
 //! the nodes that are down.
 
-use clusters::Time;
+use schedlab_core::Time;
 
 #[derive(Debug, Clone, Copy)]
 struct Interval {

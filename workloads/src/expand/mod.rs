@@ -13,9 +13,9 @@ use crate::error::Loc;
 use crate::limits::{MAX_ACTIONS, MAX_PODS};
 use crate::model::{Model, NodeFault, NodeLoss, Phase, PhaseKind};
 use crate::resolve::ZONE_LABEL;
-use clusters::rng::{self, SimRng, purpose};
-use clusters::{Action, NodeId, NodeSpec, PodSlot, Span, Time, TimedAction, Timeline, Workload, WorkloadId};
 use faults::Faults;
+use schedlab_core::rng::{self, SimRng, purpose};
+use schedlab_core::{Action, NodeId, NodeSpec, PodSlot, Span, Time, TimedAction, Timeline, Workload, WorkloadId};
 use slots::Slots;
 
 /// Something expansion could not do as written.
@@ -432,7 +432,7 @@ impl Engine<'_> {
             let mut rng = self.rng(&[i as u64, u64::from(node)]);
             let mut t = start;
             loop {
-                let gap = clusters::Dist::Exponential { mean: mean_ms }.sample(&mut rng);
+                let gap = schedlab_core::Dist::Exponential { mean: mean_ms }.sample(&mut rng);
                 t = t + Span(gap.round() as u64);
                 if t >= stop {
                     break;

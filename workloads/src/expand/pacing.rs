@@ -1,7 +1,7 @@
 //! When each pod of a create phase is created, relative to the phase's start.
 
 use crate::model::Pacing;
-use clusters::Span;
+use schedlab_core::Span;
 
 /// Seconds after the phase's start at which pod `k` (0-based) of `count` is created.
 pub(crate) fn offset_secs(pacing: Pacing, k: u32, count: u32) -> f64 {

@@ -1,7 +1,7 @@
 //! The pod slots of one template: when each was created and when (if ever) it
 //! was deleted for good, so that later phases choose among the pods that exist.
 
-use clusters::Time;
+use schedlab_core::Time;
 
 #[derive(Debug, Clone, Copy)]
 struct Life {

@@ -7,8 +7,8 @@ use crate::model::Pool;
 use crate::raw::{RawCluster, RawResources, RawTaint};
 use crate::scalar::Located;
 use crate::value::Resolver;
-use clusters::resources::{format_cpu_milli, format_memory_bytes};
-use clusters::{NodePool, Provisioning, Resources, Taint, TaintEffect};
+use schedlab_core::resources::{format_cpu_milli, format_memory_bytes};
+use schedlab_core::{NodePool, Provisioning, Resources, Taint, TaintEffect};
 use std::collections::BTreeMap;
 
 /// The well-known label a pool's `zone` sets (topology.kubernetes.io/zone).

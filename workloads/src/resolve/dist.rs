@@ -6,9 +6,9 @@ use crate::limits::MAX_LOGNORMAL_SIGMA;
 use crate::raw::{RawDist, RawDistKind};
 use crate::scalar::{Located, format_number};
 use crate::value::{Resolver, Unit};
-use clusters::Dist;
-use clusters::Span;
-use clusters::resources::{format_cpu_milli, format_memory_bytes};
+use schedlab_core::Dist;
+use schedlab_core::Span;
+use schedlab_core::resources::{format_cpu_milli, format_memory_bytes};
 
 pub(crate) fn dist(r: &Resolver<'_>, raw: &RawDist, path: &str, unit: Unit) -> Result<Dist, ScenarioError> {
     let amount = |v: &Located, field: &str| r.amount(v, &format!("{path}.{field}"), unit);

@@ -16,7 +16,7 @@ use crate::params::Params;
 use crate::raw::RawScenario;
 use crate::trace::Files;
 use crate::value::Resolver;
-use clusters::Span;
+use schedlab_core::Span;
 
 pub(crate) fn resolve(
     origin: &str,

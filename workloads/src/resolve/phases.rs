@@ -9,7 +9,7 @@ use crate::raw::{RawCreate, RawNodeFault, RawPhase, RawPhaseKind};
 use crate::scalar::Located;
 use crate::trace::Files;
 use crate::value::Resolver;
-use clusters::Span;
+use schedlab_core::Span;
 
 /// More losses than one a minute per node is not a hazard but a typo.
 const MAX_LOSS_RATE_PER_NODE_HOUR: f64 = 60.0;

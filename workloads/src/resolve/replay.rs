@@ -8,7 +8,7 @@ use crate::model::{Pool, QosClass, Replay, ReplayPod, Template};
 use crate::raw::RawReplay;
 use crate::trace::{Files, Trace, TraceError, parse_openb};
 use crate::value::{Resolver, Unit};
-use clusters::{Behaviour, Dist, PodSpec, Resources, RestartPolicy, TaintEffect};
+use schedlab_core::{Behaviour, Dist, PodSpec, Resources, RestartPolicy, TaintEffect};
 use std::collections::BTreeMap;
 
 pub(crate) const FORMAT_OPENB: &str = "openb-pod-list";
@@ -169,8 +169,8 @@ pub(crate) fn replay(
                     memory_mib: *memory_mib,
                     qos: qos.clone(),
                     template: 0,
-                    at: clusters::Span(*at),
-                    until: until.map(clusters::Span),
+                    at: schedlab_core::Span(*at),
+                    until: until.map(schedlab_core::Span),
                 });
             }
             out
@@ -252,7 +252,7 @@ fn rows_to_pods(
         return Ok(Vec::new());
     };
     let start = first.creation_time + offset_secs;
-    let ms = |t: f64| clusters::Span(((t - start) * 1000.0 / speedup).round() as u64);
+    let ms = |t: f64| schedlab_core::Span(((t - start) * 1000.0 / speedup).round() as u64);
     let mut pods = Vec::new();
     for row in &trace.rows {
         if limit.is_some_and(|l| pods.len() as u64 >= l) {

@@ -7,8 +7,8 @@ use crate::error::ScenarioError;
 use crate::model::{Pool, Template};
 use crate::raw::{RawResources, RawTemplate, RawToleration};
 use crate::value::{Resolver, Unit};
-use clusters::resources::{format_cpu_milli, format_memory_bytes};
-use clusters::{Behaviour, Dist, PodSpec, Resources, RestartPolicy, TaintEffect, Toleration, TolerationOperator};
+use schedlab_core::resources::{format_cpu_milli, format_memory_bytes};
+use schedlab_core::{Behaviour, Dist, PodSpec, Resources, RestartPolicy, TaintEffect, Toleration, TolerationOperator};
 use std::collections::BTreeMap;
 
 /// What the harness replaces per arm on real backends.

@@ -20,9 +20,9 @@
 //!
 //! Every draw comes from `rng::stream(seed, &[SAMPLE_STREAM])`.
 
-use clusters::Dist;
-use clusters::rng;
 use rand::Rng;
+use schedlab_core::Dist;
+use schedlab_core::rng;
 use std::fmt::Write;
 
 /// Trace seconds the sample covers.

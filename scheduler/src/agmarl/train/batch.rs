@@ -278,8 +278,8 @@ mod tests {
     use crate::agmarl::features::Observation;
     use crate::agmarl::network::{AgmarlNet, Critic, Hyper};
     use crate::agmarl::stress::StressLevel;
-    use clusters::rng::stream;
     use rand::Rng;
+    use schedlab_core::rng::stream;
 
     fn states(sizes: &[usize]) -> Vec<State> {
         let mut rng = stream(3, &[17]);

@@ -21,8 +21,8 @@
 //! assumption of Kaplan–Meier.
 
 use crate::agmarl::train::realised::{Realised, Settled};
-use clusters::pod::WorkloadId;
-use clusters::time::Span;
+use schedlab_core::pod::WorkloadId;
+use schedlab_core::time::Span;
 use std::collections::BTreeMap;
 
 /// Below this many placements in an episode a workload's own curve is too
@@ -119,9 +119,9 @@ pub fn estimate_censored(realised: &mut [Realised], horizon: Span) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clusters::node::NodeId;
-    use clusters::pod::PodId;
-    use clusters::time::Time;
+    use schedlab_core::node::NodeId;
+    use schedlab_core::pod::PodId;
+    use schedlab_core::time::Time;
 
     const H: u64 = 600_000;
 

@@ -8,7 +8,7 @@ use crate::agmarl::train::error::TrainError;
 use crate::agmarl::train::exploration::NoiseSchedule;
 use crate::agmarl::train::maddpg::MaddpgConfig;
 use crate::agmarl::train::reward::RewardConfig;
-use clusters::time::Span;
+use schedlab_core::time::Span;
 use serde::{Deserialize, Serialize};
 
 /// Settings of a training run.

@@ -32,10 +32,10 @@ use crate::agmarl::train::exploration::GaussianNoise;
 use crate::agmarl::train::realised::Realised;
 use crate::agmarl::train::reward::{Outcome, RewardConfig, reward};
 use crate::agmarl::train::transition::{State, Transition};
-use clusters::pod::PodId;
-use clusters::rng::{purpose, stream};
-use clusters::time::Span;
-use clusters::{ClusterView, PendingPod, Placement};
+use schedlab_core::pod::PodId;
+use schedlab_core::rng::{purpose, stream};
+use schedlab_core::time::Span;
+use schedlab_core::{ClusterView, PendingPod, Placement};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -293,8 +293,8 @@ mod tests {
     use crate::agmarl::features::{NODE_FEATURES, Observation, POD_FEATURES};
     use crate::agmarl::stress::StressLevel;
     use crate::agmarl::train::realised::Settled;
-    use clusters::node::NodeId;
-    use clusters::time::Time;
+    use schedlab_core::node::NodeId;
+    use schedlab_core::time::Time;
 
     fn state(n: usize) -> Arc<State> {
         let obs = Observation {
@@ -330,7 +330,7 @@ mod tests {
     fn realised(pod: u64, metrics: [f32; 3]) -> Realised {
         Realised {
             pod: PodId(pod),
-            workload: clusters::pod::WorkloadId(0),
+            workload: schedlab_core::pod::WorkloadId(0),
             node: NodeId(1),
             bound_at: Time(0),
             metrics,

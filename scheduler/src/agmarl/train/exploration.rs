@@ -12,8 +12,8 @@
 //! first `decay_fraction` of the run, then `end` for the rest, so the last
 //! episodes fine-tune almost on-policy while some exploration remains.
 
-use clusters::rng::SimRng;
 use rand::Rng;
+use schedlab_core::rng::SimRng;
 use serde::{Deserialize, Serialize};
 
 /// How σ decays over the episodes.
@@ -112,7 +112,7 @@ impl GaussianNoise {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clusters::rng::{purpose, stream};
+    use schedlab_core::rng::{purpose, stream};
 
     #[test]
     fn sigma_decays_geometrically_then_holds() {

@@ -55,7 +55,7 @@ use crate::agmarl::train::schedule::{PlateauConfig, ReduceOnPlateau};
 use crate::agmarl::train::transition::{State, Transition};
 use candle_core::{Device, Tensor};
 use candle_nn::{AdamW, Optimizer, ParamsAdamW};
-use clusters::node::NodeId;
+use schedlab_core::node::NodeId;
 use serde::{Deserialize, Serialize};
 
 /// Settings of the learner.

@@ -48,11 +48,11 @@
 //! [`RealisedTracker::take_completed`]) when its window closes: when a
 //! later record shows `b + H` has passed, or at the run's `End`.
 
-use clusters::node::NodeId;
-use clusters::pod::{PodId, WorkloadId};
-use clusters::record::{Event, EventKind, ExitReason, NodeSample, Record};
-use clusters::resources::Resources;
-use clusters::time::{Span, Time};
+use schedlab_core::node::NodeId;
+use schedlab_core::pod::{PodId, WorkloadId};
+use schedlab_core::record::{Event, EventKind, ExitReason, NodeSample, Record};
+use schedlab_core::resources::Resources;
+use schedlab_core::time::{Span, Time};
 use std::collections::{HashMap, VecDeque};
 
 /// The default horizon H: 10 simulated minutes.
@@ -498,9 +498,9 @@ fn share(used: u64, total: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clusters::node::{NodeCondition, NodePool, NodeSpec, Provisioning};
-    use clusters::pod::{PodSlot, QosClass};
-    use clusters::record::DeleteCause;
+    use schedlab_core::node::{NodeCondition, NodePool, NodeSpec, Provisioning};
+    use schedlab_core::pod::{PodSlot, QosClass};
+    use schedlab_core::record::DeleteCause;
     use std::collections::BTreeMap;
 
     const GI: u64 = 1 << 30;

@@ -80,7 +80,7 @@ impl<T> ReplayBuffer<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clusters::rng::{purpose, stream};
+    use schedlab_core::rng::{purpose, stream};
 
     fn filled(capacity: usize, count: u32) -> ReplayBuffer<u32> {
         let mut buf = ReplayBuffer::new(capacity);

@@ -18,7 +18,7 @@ use crate::agmarl::train::maddpg::Learner;
 use crate::agmarl::train::realised::RealisedTracker;
 use crate::agmarl::train::replay::ReplayBuffer;
 use crate::agmarl::train::transition::Transition;
-use clusters::rng::{SimRng, purpose, stream};
+use schedlab_core::rng::{SimRng, purpose, stream};
 
 /// Stream key of the replay sampling (under `purpose::TRAINING`).
 const REPLAY_STREAM: u64 = 0x7265_706c_6179; // "replay"

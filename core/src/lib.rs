@@ -1,0 +1,54 @@
+//! schedlab's core: what a cluster is, how its pods behave, and the
+//! simulator that plays a scenario's timeline against a policy in virtual
+//! time. It owns the cluster model, the pod-behaviour model, cluster views,
+//! records, timelines and the simulator, and may use nothing of schedlab
+//! above it: no async runtime and no Kubernetes client, so `workloads`,
+//! `scheduler` and `results` build without the kube stack. The backend over
+//! real API servers is `kube-backend`; clusters to run on come from
+//! `provisioning`.
+//!
+//! - [`resources`], [`node`], [`pod`], [`dist`]: what a cluster is made of.
+//! - [`timeline`]: what a backend plays (nodes, workloads, timed actions).
+//! - [`view`]: what a scheduler sees and answers.
+//! - [`record`]: what a backend writes (events and samples).
+//! - [`behaviour`]: the pod-behaviour model, one pure state machine shared by
+//!   every backend.
+//! - [`sample`]: node and cluster samples, as every backend writes them.
+//! - [`trouble`]: recent trouble per node and per workload, as schedulers see it.
+//! - [`sim`]: the in-process discrete-event backend.
+//! - [`budget`], [`input`], [`json_input`], [`digest`]: reading what a user
+//!   hands us, bounded, and checking it.
+//! - `testing` (feature `testing`): builders and placers for the tests of
+//!   every crate above.
+
+pub mod behaviour;
+pub mod budget;
+pub mod digest;
+pub mod dist;
+pub mod input;
+pub mod json_input;
+pub mod node;
+pub mod pod;
+pub mod record;
+pub mod resources;
+pub mod rng;
+pub mod sample;
+pub mod sim;
+#[cfg(feature = "testing")]
+pub mod testing;
+pub mod time;
+pub mod timeline;
+pub mod timing;
+pub mod trouble;
+pub mod view;
+
+pub use dist::Dist;
+pub use node::{NodeCondition, NodeId, NodePool, NodeSpec, NodeState, Provisioning, Taint, TaintEffect};
+pub use pod::{
+    Behaviour, PodId, PodSlot, PodSpec, QosClass, RestartPolicy, Toleration, TolerationOperator, WorkloadId,
+};
+pub use record::{Event, EventKind, Record, RecordSink};
+pub use resources::Resources;
+pub use time::{Span, Time};
+pub use timeline::{Action, TimedAction, Timeline, Workload};
+pub use view::{BoundPod, ClusterView, Nomination, PendingPod, Placement, WorkloadHistory};

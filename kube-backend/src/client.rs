@@ -1,0 +1,274 @@
+//! Connecting to an API server through a kubeconfig, like kubectl does
+//! (`--kubeconfig`, else `KUBECONFIG`, else `~/.kube/config`; `--context`,
+//! else the current context), with client-go's client-side rate limits.
+
+use super::error::KubeError;
+use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use std::num::NonZeroU32;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// client-go's defaults, which kube-scheduler 1.20 also uses without a config.
+pub const CLIENT_GO_QPS: f32 = 50.0;
+pub const CLIENT_GO_BURST: u32 = 100;
+
+/// How to reach an API server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClientOptions {
+    /// None: `KUBECONFIG`, else `~/.kube/config`.
+    pub kubeconfig: Option<PathBuf>,
+    /// None: the kubeconfig's current context.
+    pub context: Option<String>,
+    /// Requests per second on average, and how many may go at once.
+    pub qps: f32,
+    pub burst: u32,
+    /// How long connecting and a non-watch request may take.
+    pub timeout: Duration,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            kubeconfig: None,
+            context: None,
+            qps: CLIENT_GO_QPS,
+            burst: CLIENT_GO_BURST,
+            timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// A connected client whose every request waits for the rate limiter.
+#[derive(Clone)]
+pub struct ApiClient {
+    client: kube::Client,
+    limiter: Arc<DefaultDirectRateLimiter>,
+    server: String,
+    qps: f32,
+    burst: u32,
+    /// the CA certificates (DER) the client trusts, for kubeconfigs made
+    /// from this connection (see `provision::manifests`)
+    root_certs: Option<Vec<Vec<u8>>>,
+    accept_invalid_certs: bool,
+}
+
+impl std::fmt::Debug for ApiClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiClient")
+            .field("server", &self.server)
+            .field("qps", &self.qps)
+            .field("burst", &self.burst)
+            .finish()
+    }
+}
+
+/// Largest kubeconfig read.
+const MAX_KUBECONFIG_BYTES: u64 = 4 << 20;
+
+/// Runs the context user's exec credential plugin, if it has one, within
+/// `opts.timeout` ([`super::credential_probe`]).
+async fn probe_credentials(kc: &Kubeconfig, opts: &ClientOptions) -> Result<(), KubeError> {
+    let Some(exec) = super::credential_probe::exec_of(kc, opts.context.as_deref()) else {
+        return Ok(());
+    };
+    super::credential_probe::probe(&exec, opts.timeout).await.map_err(
+        |super::credential_probe::ProbeFailure::Hung { command }| KubeError::CredentialTimeout {
+            path: opts.kubeconfig.clone(),
+            command,
+            after: opts.timeout,
+        },
+    )
+}
+
+impl ApiClient {
+    /// Loads the kubeconfig, builds the client and checks that the server
+    /// answers (`/version`) within `opts.timeout`.
+    pub async fn connect(opts: &ClientOptions) -> Result<ApiClient, KubeError> {
+        // refuse bad rate limits before reading any file
+        limiter(opts.qps, opts.burst)?;
+        let kube_opts = KubeConfigOptions {
+            context: opts.context.clone(),
+            ..Default::default()
+        };
+        let path = opts.kubeconfig.clone();
+        let config = match &path {
+            Some(p) => {
+                // refuse what cannot be a kubeconfig before kube reads it
+                // whole (a device, a FIFO, a huge file)
+                if let Err(e) = schedlab_core::input::read_bounded(p, MAX_KUBECONFIG_BYTES) {
+                    return Err(KubeError::Kubeconfig {
+                        path: path.clone(),
+                        message: e.to_string(),
+                    });
+                }
+                let kc = Kubeconfig::read_from(p).map_err(|e| KubeError::kubeconfig(path.clone(), &e))?;
+                probe_credentials(&kc, opts).await?;
+                kube::Config::from_custom_kubeconfig(kc, &kube_opts).await
+            }
+            None => {
+                if let Ok(kc) = Kubeconfig::read() {
+                    probe_credentials(&kc, opts).await?;
+                }
+                kube::Config::from_kubeconfig(&kube_opts).await
+            }
+        }
+        .map_err(|e| KubeError::kubeconfig(path.clone(), &e))?;
+        ApiClient::from_config(config, opts).await
+    }
+
+    /// Like [`ApiClient::connect`], with a configuration made elsewhere, e.g.
+    /// `kube::Config::infer()` for a process running in a pod (in-cluster
+    /// service-account config). `opts.kubeconfig` and `opts.context` only
+    /// name the origin in errors.
+    pub async fn from_config(mut config: kube::Config, opts: &ClientOptions) -> Result<ApiClient, KubeError> {
+        let limiter = Arc::new(limiter(opts.qps, opts.burst)?);
+        let path = opts.kubeconfig.clone();
+        config.connect_timeout = Some(opts.timeout);
+        let server = config.cluster_url.to_string();
+        let root_certs = config.root_cert.clone();
+        let accept_invalid_certs = config.accept_invalid_certs;
+        let client = kube::Client::try_from(config).map_err(|e| KubeError::Config {
+            path: path.clone(),
+            message: super::error::chain_text(&e),
+        })?;
+        let api = ApiClient {
+            client,
+            limiter,
+            server,
+            qps: opts.qps,
+            burst: opts.burst,
+            root_certs,
+            accept_invalid_certs,
+        };
+        api.check_reachable(opts.timeout).await?;
+        Ok(api)
+    }
+
+    async fn check_reachable(&self, timeout: Duration) -> Result<(), KubeError> {
+        self.throttle().await;
+        match tokio::time::timeout(timeout, self.client.apiserver_version()).await {
+            Ok(Ok(_)) => Ok(()),
+            // the client's own connect timeout (the same length) can win the race
+            Ok(Err(e)) if super::error::is_timeout(&e) => Err(KubeError::Timeout {
+                server: self.server.clone(),
+                after: timeout,
+            }),
+            Ok(Err(e)) => Err(KubeError::Unreachable {
+                server: self.server.clone(),
+                message: super::error::unreachable_words(&e),
+            }),
+            Err(_) => Err(KubeError::Timeout {
+                server: self.server.clone(),
+                after: timeout,
+            }),
+        }
+    }
+
+    /// Waits until the rate limiter lets one more request go. Call it before
+    /// every request (a watch counts once, when it is opened).
+    pub async fn throttle(&self) {
+        self.limiter.until_ready().await;
+    }
+
+    /// The client itself, for building `kube::Api`s.
+    pub fn client(&self) -> kube::Client {
+        self.client.clone()
+    }
+
+    /// The server URL, for messages and manifests.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// The CA certificates (DER) this client trusts; None: the system's.
+    pub fn root_certs(&self) -> Option<&[Vec<u8>]> {
+        self.root_certs.as_deref()
+    }
+
+    /// Whether this client skips TLS verification (`insecure-skip-tls-verify`).
+    pub fn accepts_invalid_certs(&self) -> bool {
+        self.accept_invalid_certs
+    }
+
+    /// The client-side rate limits in force, for manifests.
+    pub fn rate(&self) -> (f32, u32) {
+        (self.qps, self.burst)
+    }
+}
+
+fn limiter(qps: f32, burst: u32) -> Result<DefaultDirectRateLimiter, KubeError> {
+    let bad = || {
+        KubeError::Other(format!(
+            "client rate limits qps={qps} burst={burst}: both must be positive"
+        ))
+    };
+    if !(qps.is_finite() && qps > 0.0) {
+        return Err(bad());
+    }
+    let burst = NonZeroU32::new(burst).ok_or_else(bad)?;
+    let period = Duration::from_secs_f64(1.0 / f64::from(qps));
+    let quota = Quota::with_period(period).ok_or_else(bad)?.allow_burst(burst);
+    Ok(RateLimiter::direct(quota))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_limits_that_are_not_positive() {
+        assert!(limiter(0.0, 10).is_err());
+        assert!(limiter(f32::NAN, 10).is_err());
+        assert!(limiter(10.0, 0).is_err());
+        assert!(limiter(500.0, 1000).is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_missing_kubeconfig_names_the_file() {
+        let opts = ClientOptions {
+            kubeconfig: Some(PathBuf::from("/nonexistent/schedlab-kubeconfig")),
+            ..Default::default()
+        };
+        let err = ApiClient::connect(&opts).await.unwrap_err();
+        assert!(err.is_input_error());
+        assert!(err.to_string().contains("/nonexistent/schedlab-kubeconfig"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_server_fails_within_the_timeout() {
+        let dir = std::env::temp_dir().join(format!("schedlab-kc-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("config");
+        // A port nothing listens on (the listener is dropped before connecting).
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        std::fs::write(
+            &path,
+            format!(
+                "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:{port}\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: t\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\ncurrent-context: x\n"
+            ),
+        )
+        .unwrap();
+        let opts = ClientOptions {
+            kubeconfig: Some(path.clone()),
+            timeout: Duration::from_secs(3),
+            ..Default::default()
+        };
+        let started = std::time::Instant::now();
+        let err = ApiClient::connect(&opts).await.unwrap_err();
+        assert!(err.is_input_error(), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(10));
+        let wrong_context = ClientOptions {
+            context: Some("nope".into()),
+            ..opts
+        };
+        let err = ApiClient::connect(&wrong_context).await.unwrap_err();
+        assert!(err.to_string().contains("nope"), "{err}");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

@@ -1,0 +1,24 @@
+//! Provisioning of real clusters that the project owns end to end: making,
+//! checking and tearing down the clusters a run plays on, and handing the
+//! kube backend a connected one. It may use `schedlab-core` and
+//! `kube-backend`, and it runs the external programs that make clusters
+//! (the control-plane binaries, openssl, apt, docker, kind, gcloud).
+//!
+//! - [`local`]: a real Kubernetes 1.20 control plane on loopback (etcd,
+//!   kube-apiserver, kube-scheduler, optionally kube-controller-manager),
+//!   built from Debian's source package, no containers.
+//! - [`kind`]: a kind cluster made from a scenario's nodes (docker, kind).
+//! - [`gke`]: a GKE cluster checked (or made) for a scenario (gcloud).
+//! - [`manifests`]: rendering, applying and deleting `deploy/kustomize`,
+//!   and service-account kubeconfigs (TokenRequest).
+//! - [`external`]: the one runner of external commands, with dry-run.
+//! - [`faults`]: node faults on real nodes, fed by the run player.
+//! - [`scheduler_deploy`]: the in-cluster scheduler on kind and GKE.
+
+pub mod external;
+pub mod faults;
+pub mod gke;
+pub mod kind;
+pub mod local;
+pub mod manifests;
+pub mod scheduler_deploy;

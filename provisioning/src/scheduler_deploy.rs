@@ -1,0 +1,233 @@
+//! Deploying the in-cluster agmarl scheduler on kind and GKE: render the
+//! kustomize overlay ([`super::manifests`]), point its images at the ones
+//! this cluster can pull, apply, and wait until its Deployment is ready.
+
+use super::external::CommandPlan;
+use super::manifests;
+use k8s_openapi::api::apps::v1::Deployment;
+use kube::api::Api;
+use kube_backend::{ApiClient, KubeError};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The images as built locally (kind loads these).
+pub const DEV_SCHEDULER_IMAGE: &str = "schedlab/agmarl-scheduler:dev";
+pub const DEV_WORKLOAD_IMAGE: &str = "schedlab/workload:dev";
+/// Where the scheduler runs, as the manifests name it.
+pub const NAMESPACE: &str = "schedlab-system";
+pub const DEPLOYMENT: &str = "agmarl-scheduler";
+/// The pods' `spec.schedulerName` the in-cluster scheduler serves.
+pub const SCHEDULER_NAME: &str = "agmarl";
+/// How long the Deployment may take to have a ready replica.
+pub const READY_TIMEOUT: Duration = Duration::from_secs(180);
+
+/// The two images a run on real kubelets needs.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Images {
+    pub scheduler: String,
+    pub workload: String,
+}
+
+impl Images {
+    /// The locally built tags.
+    pub fn dev() -> Images {
+        Images {
+            scheduler: DEV_SCHEDULER_IMAGE.to_string(),
+            workload: DEV_WORKLOAD_IMAGE.to_string(),
+        }
+    }
+
+    /// The same images in `registry` (`REGISTRY/agmarl-scheduler:dev`, ...).
+    pub fn in_registry(registry: &str) -> Images {
+        let registry = registry.trim_end_matches('/');
+        let base = |image: &str| {
+            let name = image.rsplit('/').next().unwrap_or(image);
+            format!("{registry}/{name}")
+        };
+        Images {
+            scheduler: base(DEV_SCHEDULER_IMAGE),
+            workload: base(DEV_WORKLOAD_IMAGE),
+        }
+    }
+}
+
+/// An error while deploying the in-cluster scheduler.
+#[derive(Debug, thiserror::Error)]
+pub enum DeployError {
+    #[error("rendering the manifests of {}: {source}", dir.display())]
+    Render {
+        dir: PathBuf,
+        #[source]
+        source: super::local::ProvisionError,
+    },
+    #[error("the manifests of {} name no container image {DEV_SCHEDULER_IMAGE:?} to replace", dir.display())]
+    NoSchedulerImage { dir: PathBuf },
+    #[error("applying the scheduler's manifests: {0}")]
+    Apply(#[source] KubeError),
+    #[error("Deployment {NAMESPACE}/{DEPLOYMENT} has no ready replica after {}s ({detail})", waited.as_secs())]
+    NotReady { waited: Duration, detail: String },
+    #[error("interrupted while deploying the scheduler")]
+    Interrupted,
+}
+
+/// The overlay of `flavour` ("kind" or "gke") in the repository at `repo_root`.
+pub fn overlay_dir(repo_root: &Path, flavour: &str) -> PathBuf {
+    repo_root
+        .join("deploy")
+        .join("kustomize")
+        .join("overlays")
+        .join(flavour)
+}
+
+/// Replaces every container image of the scheduler (the dev tag, with or
+/// without a registry) by `images.scheduler`; returns how many it replaced.
+pub fn set_images(objects: &mut [serde_json::Value], images: &Images) -> usize {
+    let mut replaced = 0;
+    let wanted = DEV_SCHEDULER_IMAGE.split(':').next().unwrap_or(DEV_SCHEDULER_IMAGE);
+    for object in objects.iter_mut() {
+        let Some(spec) = object.pointer_mut("/spec/template/spec") else {
+            continue;
+        };
+        for list in ["initContainers", "containers"] {
+            let Some(containers) = spec.get_mut(list).and_then(|c| c.as_array_mut()) else {
+                continue;
+            };
+            for container in containers {
+                let Some(image) = container.get("image").and_then(|i| i.as_str()) else {
+                    continue;
+                };
+                let repo = image.split('@').next().unwrap_or(image);
+                let repo = repo.rsplit_once(':').map_or(repo, |(r, _)| r);
+                if repo == wanted || repo.ends_with("/agmarl-scheduler") {
+                    container["image"] = serde_json::Value::String(images.scheduler.clone());
+                    replaced += 1;
+                }
+            }
+        }
+    }
+    replaced
+}
+
+/// The deploy steps as the plan shows them.
+pub fn plan(overlay: &Path, images: &Images) -> CommandPlan {
+    let mut plan = CommandPlan::default();
+    plan.in_process(format!(
+        "render the scheduler's manifests: kubectl kustomize {}",
+        overlay.display()
+    ));
+    plan.in_process(format!(
+        "set the scheduler image to {} and apply the manifests (server-side apply, field manager schedlab)",
+        images.scheduler
+    ));
+    plan.in_process(format!(
+        "wait until Deployment {NAMESPACE}/{DEPLOYMENT} has a ready replica (at most {}s)",
+        READY_TIMEOUT.as_secs()
+    ));
+    plan
+}
+
+/// Renders `overlay`, sets the images, applies; returns how many objects it applied.
+pub async fn deploy(api: &ApiClient, overlay: &Path, images: &Images) -> Result<usize, DeployError> {
+    let render_error = |source| DeployError::Render {
+        dir: overlay.to_path_buf(),
+        source,
+    };
+    let kubectl = manifests::kubectl().map_err(render_error)?;
+    let mut objects = manifests::render(&kubectl, overlay).map_err(render_error)?;
+    if set_images(&mut objects, images) == 0 {
+        return Err(DeployError::NoSchedulerImage {
+            dir: overlay.to_path_buf(),
+        });
+    }
+    manifests::apply(api, &objects).await.map_err(DeployError::Apply)?;
+    tracing::info!(objects = objects.len(), image = %images.scheduler, "scheduler deployed");
+    Ok(objects.len())
+}
+
+/// Waits until the scheduler's Deployment has a ready replica.
+pub async fn wait_ready(api: &ApiClient, timeout: Duration) -> Result<(), DeployError> {
+    let deployments: Api<Deployment> = Api::namespaced(api.client(), NAMESPACE);
+    let started = Instant::now();
+    loop {
+        api.throttle().await;
+        let detail = match deployments.get_opt(DEPLOYMENT).await {
+            Ok(Some(d)) => {
+                let status = d.status.unwrap_or_default();
+                let ready = status.ready_replicas.unwrap_or(0);
+                if ready >= 1 {
+                    return Ok(());
+                }
+                format!(
+                    "replicas {}, ready {ready}, unavailable {}",
+                    status.replicas.unwrap_or(0),
+                    status.unavailable_replicas.unwrap_or(0)
+                )
+            }
+            Ok(None) => "the Deployment does not exist".to_string(),
+            Err(err) => err.to_string(),
+        };
+        if started.elapsed() >= timeout {
+            return Err(DeployError::NotReady {
+                waited: started.elapsed(),
+                detail,
+            });
+        }
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn registry_images_keep_name_and_tag() {
+        let images = Images::in_registry("europe-docker.pkg.dev/p/schedlab/");
+        assert_eq!(
+            images.scheduler,
+            "europe-docker.pkg.dev/p/schedlab/agmarl-scheduler:dev"
+        );
+        assert_eq!(images.workload, "europe-docker.pkg.dev/p/schedlab/workload:dev");
+        assert_eq!(Images::dev().scheduler, DEV_SCHEDULER_IMAGE);
+    }
+
+    #[test]
+    fn set_images_replaces_only_the_scheduler_image() {
+        let mut objects = vec![
+            json!({"kind": "Namespace", "metadata": {"name": "schedlab-system"}}),
+            json!({"kind": "Deployment", "spec": {"template": {"spec": {"containers": [
+                {"name": "scheduler", "image": "schedlab/agmarl-scheduler:dev"},
+                {"name": "sidecar", "image": "busybox:1"}
+            ]}}}}),
+        ];
+        let images = Images::in_registry("r.example/x");
+        assert_eq!(set_images(&mut objects, &images), 1);
+        assert_eq!(
+            objects[1].pointer("/spec/template/spec/containers/0/image"),
+            Some(&json!("r.example/x/agmarl-scheduler:dev"))
+        );
+        assert_eq!(
+            objects[1].pointer("/spec/template/spec/containers/1/image"),
+            Some(&json!("busybox:1"))
+        );
+        // again: the registry-qualified name is recognised too
+        assert_eq!(set_images(&mut objects, &Images::dev()), 1);
+        assert_eq!(
+            objects[1].pointer("/spec/template/spec/containers/0/image"),
+            Some(&json!(DEV_SCHEDULER_IMAGE))
+        );
+    }
+
+    #[test]
+    fn plan_names_the_overlay_and_image() {
+        let plan = plan(Path::new("/r/deploy/kustomize/overlays/kind"), &Images::dev());
+        let text = plan.render();
+        assert!(
+            text.contains("kubectl kustomize /r/deploy/kustomize/overlays/kind"),
+            "{text}"
+        );
+        assert!(text.contains(DEV_SCHEDULER_IMAGE), "{text}");
+        assert!(plan.commands().is_empty(), "deploying runs no external command itself");
+    }
+}
