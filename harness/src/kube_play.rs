@@ -83,12 +83,6 @@ impl std::fmt::Debug for KubeTarget {
 
 /// Checks the real-cluster flags and connects (bringing `local` up when needed).
 pub fn connect(args: &ScenarioArgs) -> Result<KubeTarget> {
-    if !(args.time_scale.is_finite() && args.time_scale > 0.0) {
-        bail!(InputError(format!(
-            "--time-scale {}: give a positive number (1 is real time, 60 plays an hour in a minute)",
-            args.time_scale
-        )));
-    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

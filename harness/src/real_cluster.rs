@@ -207,12 +207,6 @@ fn runs_line(arms: &[String], seeds: usize, images: &Images, faults: &str) -> St
 }
 
 fn check_common(args: &ScenarioArgs) -> Result<()> {
-    if !(args.time_scale.is_finite() && args.time_scale > 0.0) {
-        bail!(InputError(format!(
-            "--time-scale {}: give a positive number (1 is real time, 60 plays an hour in a minute)",
-            args.time_scale
-        )));
-    }
     if args.nodes != NodesFrom::Emulated || args.node_selector.is_some() {
         bail!(InputError(
             "--nodes and --node-selector are for --cluster kube; kind and gke use the nodes made or checked for the scenario"

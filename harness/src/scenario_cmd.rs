@@ -313,6 +313,10 @@ fn check_flags_for_backend(args: &ScenarioArgs) -> Result<()> {
             c.name()
         )));
     }
+    if real {
+        // the one check of the value, where the clock that uses it lives
+        kube_backend::clock::check_scale(args.time_scale).map_err(|e| InputError(format!("--{e}")))?;
+    }
     if args.repo != Path::new(".") && !(kind || gke) {
         bail!(InputError(format!(
             "--repo is for --cluster kind|gke, not {}: it would change nothing here",

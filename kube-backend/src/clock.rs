@@ -14,17 +14,23 @@ pub struct ScenarioClock {
 
 /// A time scale that is not a positive finite number.
 #[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
-#[error("time scale {0}: give a positive number (1 is real time, 60 plays an hour in a minute)")]
+#[error("time-scale {0}: give a positive number (1 is real time, 60 plays an hour in a minute)")]
 pub struct BadTimeScale(pub f64);
+
+/// Checks a time scale before anything starts.
+pub fn check_scale(scale: f64) -> Result<(), BadTimeScale> {
+    if scale.is_finite() && scale > 0.0 {
+        Ok(())
+    } else {
+        Err(BadTimeScale(scale))
+    }
+}
 
 impl ScenarioClock {
     /// A clock whose scenario time zero is `start`.
     pub fn new(start: Instant, scale: f64) -> Result<ScenarioClock, BadTimeScale> {
-        if scale.is_finite() && scale > 0.0 {
-            Ok(ScenarioClock { start, scale })
-        } else {
-            Err(BadTimeScale(scale))
-        }
+        check_scale(scale)?;
+        Ok(ScenarioClock { start, scale })
     }
 
     /// A clock starting now.
