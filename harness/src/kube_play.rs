@@ -354,7 +354,8 @@ impl KubeTarget {
             None => Vec::new(),
         };
         if !extra.is_empty() {
-            create_emulated_nodes(&self.admin, &opts.run, &extra).await?;
+            let retried = std::sync::atomic::AtomicU64::new(0);
+            kube_backend::run::create_emulated_nodes(&self.admin, &opts.run, &extra, &retried).await?;
         }
         let prepared = run::setup(&self.admin, timeline, opts).await?;
         let clock = ScenarioClock::starting_now(opts.clock_scale)?;
@@ -519,26 +520,6 @@ struct Played {
 
 /// Creates the run's emulated nodes beside the cluster's own (kind beyond
 /// its worker cap); teardown removes them with the run.
-async fn create_emulated_nodes(
-    admin: &ApiClient,
-    run: &str,
-    nodes: &[(schedlab_core::NodeId, schedlab_core::NodeSpec)],
-) -> Result<()> {
-    let api: kube::api::Api<k8s_openapi::api::core::v1::Node> = kube::api::Api::all(admin.client());
-    for (id, spec) in nodes {
-        let object = kube_backend::objects::node_object(run, *id, spec, true);
-        admin.throttle().await;
-        match api.create(&kube::api::PostParams::default(), &object).await {
-            Ok(_) => {}
-            Err(e) if kube_backend::error::status_code(&e) == Some(409) => {}
-            Err(e) => {
-                return Err(kube_backend::KubeError::api(format!("creating emulated node {}", spec.name))(e).into());
-            }
-        }
-    }
-    Ok(())
-}
-
 fn to_value<T: Serialize>(value: &T) -> serde_json::Value {
     serde_json::to_value(value).unwrap_or(serde_json::Value::Null)
 }

@@ -21,7 +21,7 @@ mod watch;
 
 pub use options::{NodeSource, RunOptions, RunSummary};
 pub use run_id::{MAX_RUN_ID_LEN, new_run_id};
-pub use setup::Prepared;
+pub use setup::{Prepared, create_emulated_nodes};
 pub use teardown::{TeardownReport, teardown};
 
 use super::cache::{ClusterCache, NodeIds};

@@ -158,8 +158,29 @@ async fn create_nodes(
     run: &str,
     retried: &AtomicU64,
 ) -> Result<Nodes, KubeError> {
+    let numbered: Vec<(NodeId, NodeSpec)> = timeline
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, spec)| (NodeId(i as u32), spec.clone()))
+        .collect();
+    let nodes = create_emulated_nodes(api, run, &numbered, retried).await?;
+    Ok((nodes, timeline.nodes.clone()))
+}
+
+/// Creates the nodes `nodes` of run `run` as API objects for the node
+/// emulator to play (a run's own nodes, or those of a kind cluster beyond
+/// its real workers), refusing two that would share a name and retrying as
+/// setup does; a node left from an earlier try of this run id is used as
+/// it is.
+pub async fn create_emulated_nodes(
+    api: &ApiClient,
+    run: &str,
+    nodes: &[(NodeId, NodeSpec)],
+    retried: &AtomicU64,
+) -> Result<Vec<core::Node>, KubeError> {
     let mut names = HashSet::new();
-    for spec in &timeline.nodes {
+    for (_, spec) in nodes {
         let name = objects::node_name(run, spec);
         if !names.insert(name.clone()) {
             return Err(KubeError::Other(format!(
@@ -169,11 +190,11 @@ async fn create_nodes(
         }
     }
     let nodes_api: Api<core::Node> = Api::all(api.client());
-    let nodes: Vec<core::Node> = futures::stream::iter(timeline.nodes.iter().enumerate())
-        .map(|(i, spec)| {
+    futures::stream::iter(nodes.iter())
+        .map(|(id, spec)| {
             let nodes_api = nodes_api.clone();
             async move {
-                let obj = objects::node_object(run, NodeId(i as u32), spec, true);
+                let obj = objects::node_object(run, *id, spec, true);
                 let name = objects::node_name(run, spec);
                 let pp = PostParams::default();
                 match retry::send(api, RetryPolicy::SETUP, retried, || nodes_api.create(&pp, &obj)).await {
@@ -190,8 +211,7 @@ async fn create_nodes(
         })
         .buffered(NODE_CREATES_IN_FLIGHT)
         .try_collect()
-        .await?;
-    Ok((nodes, timeline.nodes.clone()))
+        .await
 }
 
 async fn existing_nodes(api: &ApiClient, selector: &str, retried: &AtomicU64) -> Result<Nodes, KubeError> {
