@@ -25,6 +25,7 @@ pub mod behaviour;
 pub mod budget;
 pub mod digest;
 pub mod dist;
+pub mod error_text;
 pub mod input;
 pub mod json_input;
 pub mod node;

@@ -15,18 +15,7 @@ pub const INPUT_ERROR: u8 = 2;
 /// shows its cause and also hands it on as its source (ours, or a
 /// library's) would otherwise print the cause twice or three times.
 pub fn message(err: &anyhow::Error) -> String {
-    let mut text = String::new();
-    for cause in err.chain() {
-        let part = cause.to_string();
-        if part.is_empty() || text.contains(&part) {
-            continue;
-        }
-        if !text.is_empty() {
-            text.push_str(": ");
-        }
-        text.push_str(&part);
-    }
-    text
+    schedlab_core::error_text::one_line(err.as_ref())
 }
 
 /// The exit code for an error: 2 when any cause is the user's input.

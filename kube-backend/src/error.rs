@@ -68,18 +68,8 @@ fn origin(path: &Option<PathBuf>) -> String {
 }
 
 /// An error's message followed by those of its causes not already in it.
-pub fn chain_text(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut cause = err.source();
-    while let Some(c) = cause {
-        let part = c.to_string();
-        if !text.contains(&part) {
-            text.push_str(": ");
-            text.push_str(&part);
-        }
-        cause = c.source();
-    }
-    text
+pub fn chain_text(err: &(dyn std::error::Error + 'static)) -> String {
+    schedlab_core::error_text::one_line(err)
 }
 
 /// Whether a request failed because a time limit ran out somewhere under
