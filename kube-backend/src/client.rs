@@ -67,6 +67,47 @@ impl std::fmt::Debug for ApiClient {
 /// Largest kubeconfig read.
 const MAX_KUBECONFIG_BYTES: u64 = 4 << 20;
 
+/// Refuses the files the context's cluster and user name (the CA, the client
+/// certificate and key, the token file) unless each is a regular file within
+/// the kubeconfig's cap: kube reads them whole, without a limit, so
+/// `client-key: /dev/zero` would fill the memory and a FIFO would block. A
+/// file that is missing is left to kube, whose error names the field.
+fn check_named_files(kc: &Kubeconfig, context: Option<&str>) -> Result<(), String> {
+    let name = context.map(str::to_string).or_else(|| kc.current_context.clone());
+    let Some(ctx) = name
+        .and_then(|n| kc.contexts.iter().find(|c| c.name == n))
+        .and_then(|c| c.context.as_ref())
+    else {
+        return Ok(());
+    };
+    let mut files: Vec<(&str, &String)> = Vec::new();
+    if let Some(c) = kc
+        .clusters
+        .iter()
+        .find(|c| c.name == ctx.cluster)
+        .and_then(|c| c.cluster.as_ref())
+    {
+        files.extend(c.certificate_authority.iter().map(|f| ("certificate-authority", f)));
+    }
+    if let Some(u) = ctx
+        .user
+        .as_ref()
+        .and_then(|u| kc.auth_infos.iter().find(|a| &a.name == u))
+        .and_then(|a| a.auth_info.as_ref())
+    {
+        files.extend(u.client_certificate.iter().map(|f| ("client-certificate", f)));
+        files.extend(u.client_key.iter().map(|f| ("client-key", f)));
+        files.extend(u.token_file.iter().map(|f| ("tokenFile", f)));
+    }
+    for (field, file) in files {
+        let p = std::path::Path::new(file);
+        if p.exists() {
+            schedlab_core::input::read_bounded(p, MAX_KUBECONFIG_BYTES).map_err(|e| format!("{field} {file}: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
 /// Runs the context user's exec credential plugin, if it has one, within
 /// `opts.timeout` ([`super::credential_probe`]).
 async fn probe_credentials(kc: &Kubeconfig, opts: &ClientOptions) -> Result<(), KubeError> {
@@ -104,11 +145,17 @@ impl ApiClient {
                     });
                 }
                 let kc = Kubeconfig::read_from(p).map_err(|e| KubeError::kubeconfig(path.clone(), &e))?;
+                check_named_files(&kc, opts.context.as_deref()).map_err(|message| KubeError::Kubeconfig {
+                    path: path.clone(),
+                    message,
+                })?;
                 probe_credentials(&kc, opts).await?;
                 kube::Config::from_custom_kubeconfig(kc, &kube_opts).await
             }
             None => {
                 if let Ok(kc) = Kubeconfig::read() {
+                    check_named_files(&kc, opts.context.as_deref())
+                        .map_err(|message| KubeError::Kubeconfig { path: None, message })?;
                     probe_credentials(&kc, opts).await?;
                 }
                 kube::Config::from_kubeconfig(&kube_opts).await
@@ -126,7 +173,18 @@ impl ApiClient {
         let limiter = Arc::new(limiter(opts.qps, opts.burst)?);
         let path = opts.kubeconfig.clone();
         config.connect_timeout = Some(opts.timeout);
-        let server = config.cluster_url.to_string();
+        // shown in messages and recorded in manifests: a password in the URL stays out of both
+        let server = super::redact::redact(&config.cluster_url.to_string());
+        // kube joins each request's path to this URL and panics (in a task, so the
+        // request only fails later, obscurely) when it lacks a scheme or a host
+        if config.cluster_url.scheme().is_none() || config.cluster_url.authority().is_none() {
+            return Err(KubeError::Config {
+                path,
+                message: format!(
+                    "the server {server} is not a URL with a scheme and a host, such as https://127.0.0.1:6443"
+                ),
+            });
+        }
         let root_certs = config.root_cert.clone();
         let accept_invalid_certs = config.accept_invalid_certs;
         let client = kube::Client::try_from(config).map_err(|e| KubeError::Config {
@@ -270,5 +328,100 @@ mod tests {
         let err = ApiClient::connect(&wrong_context).await.unwrap_err();
         assert!(err.to_string().contains("nope"), "{err}");
         let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// Found by schedlab-fuzz (kubeconfig): `client-certificate: /dev/zero`
+    /// made kube read without end, until the kernel killed the process.
+    #[tokio::test]
+    async fn files_a_kubeconfig_names_are_read_only_when_regular_and_small() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config");
+        let big = dir.path().join("big.key");
+        std::fs::write(&big, vec![b'x'; (MAX_KUBECONFIG_BYTES + 1) as usize]).unwrap();
+        let folder = dir.path().display().to_string();
+        let mut named = vec![
+            ("client-certificate", folder.clone()),
+            ("client-key", big.display().to_string()),
+        ];
+        if std::path::Path::new("/dev/zero").exists() {
+            named.push(("client-certificate", "/dev/zero".into()));
+            named.push(("tokenFile", "/dev/zero".into()));
+        }
+        for (field, file) in named {
+            std::fs::write(
+                &path,
+                format!(
+                    "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\nusers:\n- name: u\n  user:\n    {field}: {file}\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\ncurrent-context: x\n"
+                ),
+            )
+            .unwrap();
+            let opts = ClientOptions {
+                kubeconfig: Some(path.clone()),
+                timeout: Duration::from_secs(3),
+                ..Default::default()
+            };
+            let started = std::time::Instant::now();
+            let err = ApiClient::connect(&opts).await.unwrap_err();
+            assert!(started.elapsed() < Duration::from_secs(3), "{field} {file}");
+            let shown = err.to_string();
+            assert!(matches!(err, KubeError::Kubeconfig { .. }), "{shown}");
+            assert!(shown.contains(&format!("{field} {file}: ")), "{shown}");
+        }
+    }
+
+    /// Found by schedlab-fuzz (kubeconfig): a server without a scheme
+    /// (`127.0.0.1:6443`) made kube's client panic on the first request.
+    #[tokio::test]
+    async fn a_server_without_a_scheme_is_refused_before_any_request() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config");
+        for server in ["127.0.0.1:6443", "localhost", "a"] {
+            std::fs::write(
+                &path,
+                format!(
+                    "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: \"{server}\"\nusers:\n- name: u\n  user:\n    token: t\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\ncurrent-context: x\n"
+                ),
+            )
+            .unwrap();
+            let opts = ClientOptions {
+                kubeconfig: Some(path.clone()),
+                timeout: Duration::from_secs(3),
+                ..Default::default()
+            };
+            let err = ApiClient::connect(&opts).await.unwrap_err();
+            assert!(matches!(err, KubeError::Config { .. }), "{server}: {err}");
+            assert!(err.to_string().contains("not a URL with a scheme and a host"), "{err}");
+            assert!(err.is_input_error());
+        }
+    }
+
+    /// Found by schedlab-fuzz (kubeconfig): a password in the server's or the
+    /// proxy's URL was shown in the error.
+    #[tokio::test]
+    async fn a_password_in_a_server_or_proxy_url_is_not_shown() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        for extra in ["", "    proxy-url: http://proxy:pw-Zq8wX3@127.0.0.1:3128\n"] {
+            std::fs::write(
+                &path,
+                format!(
+                    "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://admin:pw-Zq8wX3@127.0.0.1:{port}\n    insecure-skip-tls-verify: true\n{extra}users:\n- name: u\n  user:\n    token: t\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\ncurrent-context: x\n"
+                ),
+            )
+            .unwrap();
+            let opts = ClientOptions {
+                kubeconfig: Some(path.clone()),
+                timeout: Duration::from_secs(3),
+                ..Default::default()
+            };
+            let shown = ApiClient::connect(&opts).await.unwrap_err().to_string();
+            assert!(!shown.contains("pw-Zq8wX3"), "{shown}");
+            assert!(shown.contains(crate::redact::REDACTED), "{shown}");
+        }
     }
 }

@@ -21,10 +21,10 @@ pub enum KubeError {
         message: String,
     },
     /// The kubeconfig's context asks for something the client cannot do.
-    #[error("kubeconfig {}: {}", origin(.path), redact(.message))]
+    #[error("kubeconfig {}: {}", origin(.path), redacted_line(.message))]
     Config { path: Option<PathBuf>, message: String },
     /// The API server did not answer.
-    #[error("API server {server} is unreachable: {}", redact(.message))]
+    #[error("API server {server} is unreachable: {}", redacted_line(.message))]
     Unreachable { server: String, message: String },
     #[error("API server {server} did not answer within {}s", .after.as_secs_f64())]
     Timeout { server: String, after: Duration },
@@ -43,10 +43,10 @@ pub enum KubeError {
     /// A request failed in a way the caller cannot handle. The error and its
     /// causes are shown in one message, redacted (not as a source, which
     /// would print them again, unredacted).
-    #[error("{what}: {}", redact(&chain_text(.error)))]
+    #[error("{what}: {}", redacted_line(&chain_text(.error)))]
     Api { what: String, error: kube::Error },
     /// An object lacks or garbles something schedlab needs from it.
-    #[error("{kind} {name}: field {field}: {}", redact(.message))]
+    #[error("{kind} {name}: field {field}: {}", redacted_line(.message))]
     Object {
         kind: &'static str,
         name: String,
@@ -56,7 +56,7 @@ pub enum KubeError {
     /// The run was stopped (Ctrl-C) before it finished.
     #[error("interrupted")]
     Interrupted,
-    #[error("{}", redact(.0))]
+    #[error("{}", redacted_line(.0))]
     Other(String),
 }
 
@@ -153,7 +153,8 @@ impl KubeError {
                      credentials)"
                 )
             }
-            other => redact(&chain_text(other)),
+            // kube quotes the kubeconfig's names (a context, a cluster), which may hold line breaks
+            other => redacted_line(&chain_text(other)),
         };
         KubeError::Kubeconfig { path, message }
     }
@@ -170,6 +171,17 @@ impl KubeError {
                 | KubeError::CredentialTimeout { .. }
         )
     }
+}
+
+/// `text` on one line, its line breaks written as `\n` and `\r`.
+fn one_line(text: &str) -> String {
+    text.replace('\r', "\\r").replace('\n', "\\n")
+}
+
+/// Library or server text as a message shows it: redacted, on one line (a
+/// credential plugin's output, a YAML error's snippet, an error body span lines).
+fn redacted_line(text: &str) -> String {
+    one_line(&redact(text))
 }
 
 /// The HTTP status of an API error response, if `err` is one.
@@ -243,6 +255,20 @@ mod tests {
         }
     }
 
+    /// Found by schedlab-fuzz (kubeconfig): a context or cluster name with a
+    /// line break made a multi-line message.
+    #[test]
+    fn a_name_with_a_line_break_stays_on_one_line() {
+        for err in [
+            kube::config::KubeconfigError::LoadContext("a\nb".into()),
+            kube::config::KubeconfigError::LoadClusterOfContext("a\r\nb".into()),
+        ] {
+            let shown = KubeError::kubeconfig(Some(PathBuf::from("/k/config")), &err).to_string();
+            assert!(!shown.contains(['\n', '\r']), "{shown:?}");
+            assert!(shown.contains("a\\nb") || shown.contains("a\\r\\nb"), "{shown:?}");
+        }
+    }
+
     #[test]
     fn a_kubeconfig_that_does_not_parse_is_reported_by_line_and_column_only() {
         for (text, line) in [
@@ -287,6 +313,8 @@ mod tests {
         ] {
             let shown = err.to_string();
             assert!(!shown.contains(TOKEN), "{shown}");
+            // found by schedlab-fuzz (kubeconfig): a plugin's output made multi-line messages
+            assert!(!shown.contains(['\n', '\r']), "{shown:?}");
             assert!(
                 shown.contains("you sent") && shown.contains(crate::redact::REDACTED),
                 "{shown}"

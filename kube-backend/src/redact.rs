@@ -8,12 +8,15 @@ pub const REDACTED: &str = "[REDACTED]";
 
 /// `text` with every credential value replaced by [`REDACTED`]: the word
 /// after `Bearer` or `Basic`; the value of an `Authorization` header (to the
-/// end of the line or of its quotes); and the value after `key:` or `key=`
-/// (quoted or not, as YAML, JSON, a header or a query string write it) of
-/// every key that names a credential: `token` and `*-token`, `*-data`
+/// end of the line or of its quotes); the value after `key:` or `key=`
+/// (quoted or not, as YAML, JSON, a header or a query string write it, and
+/// JSON with its quotes escaped, as a Debug string shows it) of every key
+/// that names a credential: `token` and `*-token`, `*-data`
 /// (`client-key-data`, `client-certificate-data`, ...), `password`,
-/// `secret` and `*-secret`, `client-key`, `api-key`. The rest is kept.
+/// `secret` and `*-secret`, `client-key`, `api-key`; and the password of a
+/// URL's `user:password@` (a server's or a proxy's). The rest is kept.
 pub fn redact(text: &str) -> String {
+    let text = &redact_url_passwords(text);
     let b = text.as_bytes();
     let mut out = String::with_capacity(text.len());
     let mut copied = 0;
@@ -79,9 +82,11 @@ fn credential_after(b: &[u8], key: &str, j: usize) -> Option<(usize, usize)> {
     if !is_credential_key(&lower) {
         return None;
     }
-    // `"token": "x"`, `token: x`, `token=x`, `'token' => 'x'`
+    // `"token": "x"`, `token: x`, `token=x`, `'token' => 'x'`, `\"token\":\"x\"`
     let mut k = j;
-    if k < b.len() && (b[k] == b'"' || b[k] == b'\'') {
+    if escaped_quote(b, k) {
+        k += 2;
+    } else if k < b.len() && (b[k] == b'"' || b[k] == b'\'') {
         k += 1;
     }
     k = skip_blanks(b, k);
@@ -89,14 +94,77 @@ fn credential_after(b: &[u8], key: &str, j: usize) -> Option<(usize, usize)> {
         return None;
     }
     k = skip_blanks(b, k + 1);
-    let quote = (k < b.len() && (b[k] == b'"' || b[k] == b'\'')).then(|| b[k]);
-    if quote.is_some() {
+    let quote = if escaped_quote(b, k) {
+        k += 2;
+        Some(Quote::Escaped)
+    } else if k < b.len() && (b[k] == b'"' || b[k] == b'\'') {
         k += 1;
-    }
+        Some(Quote::Plain(b[k - 1]))
+    } else {
+        None
+    };
     // a header's value runs to the end of the line: `Authorization: Bearer x`
     let spaces_inside = lower == "authorization" || lower == "proxy-authorization";
     let end = value_end(b, k, quote, spaces_inside);
     (end > k).then_some((k, end))
+}
+
+/// How a value is quoted.
+#[derive(Clone, Copy)]
+enum Quote {
+    /// by this quote character
+    Plain(u8),
+    /// by `\"` or `\'`: JSON inside a quoted string
+    Escaped,
+}
+
+/// Whether `b[k..]` starts with an escaped quote (`\"` or `\'`).
+fn escaped_quote(b: &[u8], k: usize) -> bool {
+    k + 1 < b.len() && b[k] == b'\\' && (b[k + 1] == b'"' || b[k + 1] == b'\'')
+}
+
+/// `text` with the password of every URL's userinfo (`//user:password@host`)
+/// replaced by [`REDACTED`]: kube quotes a proxy's URL in its errors, and a
+/// server's URL is shown and recorded as the kubeconfig gives it. The
+/// userinfo is found back from its `@` to the `//` before it, so that a
+/// mangled URL (`http://pro://user:pw@host`) is covered too.
+fn redact_url_passwords(text: &str) -> std::borrow::Cow<'_, str> {
+    let mut spans = Vec::new();
+    for (at, _) in text.match_indices('@') {
+        let before = &text[..at];
+        let start = before
+            .char_indices()
+            .rev()
+            .find(|&(_, c)| ends_userinfo(c))
+            .map_or(0, |(i, c)| i + c.len_utf8());
+        if !before[..start].ends_with("//") {
+            continue;
+        }
+        if let Some(colon) = before[start..].find(':') {
+            let from = start + colon + 1;
+            if from < at {
+                spans.push((from, at));
+            }
+        }
+    }
+    if spans.is_empty() {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    for (from, to) in spans {
+        out.push_str(&text[copied..from]);
+        out.push_str(REDACTED);
+        copied = to;
+    }
+    out.push_str(&text[copied..]);
+    std::borrow::Cow::Owned(out)
+}
+
+/// What a URL's userinfo cannot hold unescaped (it may hold `'`, `,`, `;`
+/// and the other sub-delimiters): where it starts, looking back from its `@`.
+fn ends_userinfo(c: char) -> bool {
+    c.is_whitespace() || "/?#@\\\"<>[]{}`|^".contains(c)
 }
 
 fn is_credential_key(lower: &str) -> bool {
@@ -132,11 +200,12 @@ fn skip_blanks(b: &[u8], mut k: usize) -> usize {
 /// Where a value starting at `k` ends: at its closing quote, else at a
 /// delimiter (a blank unless `spaces_inside`, a comma, a bracket, `&`, `;`)
 /// or the end of the line.
-fn value_end(b: &[u8], mut k: usize, quote: Option<u8>, spaces_inside: bool) -> usize {
+fn value_end(b: &[u8], mut k: usize, quote: Option<Quote>, spaces_inside: bool) -> usize {
     while k < b.len() {
         let c = b[k];
         let ends = match quote {
-            Some(q) => c == q || c == b'\n' || c == b'\r',
+            Some(Quote::Plain(q)) => c == q || c == b'\n' || c == b'\r',
+            Some(Quote::Escaped) => escaped_quote(b, k) || c == b'\n' || c == b'\r',
             None => {
                 matches!(
                     c,
@@ -178,6 +247,16 @@ mod tests {
             "password = {}",
             "client-secret: {}",
             "x-api-key: {}",
+            // JSON inside a Debug string, as kube shows a credential plugin's command and output
+            "auth exec command '\"sh\" \"printf '{\\\"status\\\":{\\\"token\\\":\\\"{}\\\"}}'\"' failed",
+            "stdout: \"{\\\"token\\\": \\\"{}\\\"}\", stderr: \"\"",
+            // a URL's password, as kube quotes a proxy's URL and schedlab shows a server's
+            "configured proxy http://proxy:{}@127.0.0.1:3128/ requires the disabled feature",
+            "API server https://admin:{}@127.0.0.1:6443/ is unreachable",
+            "\"https://u:{}@h\"",
+            "configured proxy http://pro://proxy:{}@127.0.0.1:3128",
+            "API server https://admin':{}@127.0.0.1:1/ is unreachable",
+            "'https://a,b;c:{}@h'",
         ] {
             let text = template.replace("{}", SECRET);
             let shown = redact(&text);
@@ -206,6 +285,11 @@ mod tests {
             "keep token",
             "client-key-data",
             "données: été",
+            "https://127.0.0.1:6443/api?x=1",
+            "ssh://git@github.com/a:b",
+            "http://[::1]:8080",
+            "a://b:@c",
+            "://",
             "",
         ] {
             assert_eq!(redact(plain), plain);

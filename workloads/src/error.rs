@@ -71,7 +71,11 @@ pub enum ScenarioError {
     },
 
     /// A `--set key=value` that names no param or gives a value of the wrong type.
-    #[error("scenario {origin}: --set {arg}: {reason} (known params: {known})")]
+    #[error(
+        "scenario {origin}: --set {arg}: {} (known params: {})",
+        one_line(reason),
+        one_line(known)
+    )]
     Override {
         origin: String,
         arg: String,
@@ -193,6 +197,20 @@ mod tests {
         );
         assert_eq!(e.path(), Some("phases[2].create.count"));
         assert_eq!(e.origin(), Some("my.yaml"));
+    }
+
+    /// Found by schedlab-fuzz (scenario): a `--set` key with a line break
+    /// made a multi-line message, through the reason that quotes it.
+    #[test]
+    fn an_override_with_a_line_break_stays_on_one_line() {
+        let text = "name: x\nduration: 1m\ncluster:\n  pools:\n    - {name: a, count: 1, machine_type: m, hourly_price: 0, capacity: {cpu: 1, memory: 1Gi}}\n";
+        for arg in ["a\r\nb=1", "a\rb", "nodes\n=1"] {
+            let e = crate::parse_str_with("t.yaml", text, &[arg.to_string()])
+                .unwrap_err()
+                .to_string();
+            assert!(!e.contains(['\n', '\r']), "{e:?}");
+            assert!(e.starts_with("scenario t.yaml: --set "), "{e:?}");
+        }
     }
 
     #[test]

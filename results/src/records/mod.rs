@@ -25,10 +25,34 @@ pub enum RecordsError {
         line: u64,
         source: std::io::Error,
     },
-    #[error("malformed record in {} at line {line}: {source}", path.display())]
+    #[error("malformed record in {} at line {line}: {}", path.display(), one_line(&source.to_string()))]
     Parse {
         path: PathBuf,
         line: u64,
         source: serde_json::Error,
     },
+}
+
+/// `text` on one line: serde_json quotes an unknown tag as written, line
+/// breaks and all.
+fn one_line(text: &str) -> String {
+    text.replace('\r', "\\r").replace('\n', "\\n")
+}
+
+#[cfg(test)]
+mod tests {
+    /// Found by schedlab-fuzz (records): a record whose `type` holds a line
+    /// break made a multi-line message.
+    #[test]
+    fn a_malformed_record_is_reported_on_one_line() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("records.jsonl");
+        for tag in ["a\\r\\nb", "a\\rb", "a\\nb"] {
+            std::fs::write(&path, format!("{{\"type\":\"{tag}\"}}\n")).unwrap();
+            let shown = super::read_records(&path).unwrap_err().to_string();
+            assert!(!shown.contains(['\n', '\r']), "{shown:?}");
+            assert!(shown.contains("unknown variant `a\\"), "{shown:?}");
+            assert!(shown.contains("records.jsonl at line 1"), "{shown:?}");
+        }
+    }
 }

@@ -1,0 +1,371 @@
+//! Target `scenario`: scenario YAML through `workloads::parse_str_with`
+//! (and, now and then, `workloads::load` of a file).
+//!
+//! Inputs start from real scenarios (the built-ins, the test scenario that
+//! uses every phase, the example in FORMAT.md), parsed into trees, reshaped
+//! by structure mutations, written in a random YAML style and then, for a
+//! share of them, mutated byte by byte. A `replay` phase reads a trace file
+//! from the run's folder: the bundled sample, or a mutated copy of it.
+//!
+//! What loads must also expand for a seed into a timeline whose actions are
+//! sorted by time, resolve, and (for a quarter of them) load again from its
+//! resolved JSON into the same timeline, as FORMAT.md promises.
+
+use crate::bytes::havoc;
+use crate::generate::{DURATIONS, NUMBERS, QUANTITIES, pick, strings, value_for};
+use crate::mutate::mutate;
+use crate::oracle::{Checked, check_error, one_line};
+use crate::yaml::{Node, Style, write};
+use crate::{FuzzError, Target, expr};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use std::path::PathBuf;
+
+/// The trace file a mutated replay reads.
+const FUZZ_TRACE: &str = "trace-fuzz.csv";
+/// Rows of the bundled sample kept in a mutated trace: enough for every
+/// qos class, few enough to keep an input cheap.
+const TRACE_ROWS: usize = 60;
+
+/// A scenario to load.
+#[derive(Debug, Clone)]
+pub struct Case {
+    pub yaml: Vec<u8>,
+    pub overrides: Vec<String>,
+    /// the mutated trace file, when the scenario replays one
+    pub trace: Option<Vec<u8>>,
+    /// load it from a file with `workloads::load` rather than `parse_str_with`
+    pub from_file: bool,
+    /// the seed it is expanded with
+    pub seed: u64,
+}
+
+/// A real scenario to start from, and its params.
+#[derive(Debug, Clone)]
+struct Base {
+    tree: Node,
+    params: Vec<String>,
+}
+
+/// The `scenario` target: its bases and a folder for the files it reads.
+#[derive(Debug)]
+pub struct Scenario {
+    bases: Vec<Base>,
+    keys: Vec<String>,
+    sample_csv: String,
+    dir: tempfile::TempDir,
+    /// what the last input earned beyond the time limit
+    allowance: std::time::Duration,
+}
+
+impl Scenario {
+    pub fn new() -> Result<Scenario, FuzzError> {
+        let dir = tempfile::tempdir().map_err(|e| FuzzError::io("a temporary folder", e))?;
+        let mut texts: Vec<(String, String)> = workloads::builtins()
+            .iter()
+            .map(|b| (format!("builtin:{}", b.name), b.yaml.to_string()))
+            .collect();
+        texts.push((
+            "workloads/tests/data/small.yaml".into(),
+            include_str!("../../workloads/tests/data/small.yaml").into(),
+        ));
+        texts.push(("FORMAT.md".into(), format_example()));
+        // a replay reads its trace beside the scenario: the bundled files go in the folder
+        for b in workloads::builtins() {
+            for (name, text) in b.files {
+                std::fs::write(dir.path().join(name), text).map_err(|e| FuzzError::io(*name, e))?;
+            }
+        }
+        let mut bases = Vec::new();
+        let mut keys = std::collections::BTreeSet::new();
+        for (name, text) in texts {
+            let value: serde_json::Value =
+                serde_saphyr::from_str(&text).map_err(|e| FuzzError::Base(format!("{name}: {e}")))?;
+            let tree = Node::from_json(&value);
+            for (_, k) in tree.paths() {
+                keys.extend(k);
+            }
+            let params = value["params"]
+                .as_object()
+                .map(|o| o.keys().cloned().collect())
+                .unwrap_or_default();
+            bases.push(Base { tree, params });
+        }
+        let sample_csv = workloads::builtin("trace")
+            .and_then(|b| b.files.first())
+            .map(|(_, text)| text.lines().take(TRACE_ROWS + 1).collect::<Vec<_>>().join("\n"))
+            .unwrap_or_default();
+        Ok(Scenario {
+            bases,
+            keys: keys.into_iter().collect(),
+            sample_csv,
+            dir,
+            allowance: std::time::Duration::ZERO,
+        })
+    }
+
+    fn origin(&self) -> String {
+        self.dir.path().join("fuzz.yaml").display().to_string()
+    }
+}
+
+/// The complete example of FORMAT.md: the docs' scenario is a real one too.
+fn format_example() -> String {
+    let doc = include_str!("../../workloads/FORMAT.md");
+    doc.split("```yaml\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// A scalar for a field named `key`: an extreme number, duration or
+/// quantity, an odd string, or a long `${...}` expression.
+pub fn fresh_scalar(rng: &mut ChaCha8Rng, key: &str) -> Node {
+    match rng.random_range(0..20) {
+        0..=5 => Node::Plain(pick(rng, NUMBERS).to_string()),
+        6..=8 => Node::Str(pick(rng, DURATIONS).to_string()),
+        9..=10 => Node::Str(pick(rng, QUANTITIES).to_string()),
+        11..=12 => Node::Str(strings(rng)),
+        13..=15 => {
+            let e = expr::expression(rng);
+            Node::Str(format!("${{{}}}", expr::render(&e, rng)))
+        }
+        _ => Node::Str(value_for(rng, key)),
+    }
+}
+
+impl Target for Scenario {
+    type Case = Case;
+    const NAME: &'static str = "scenario";
+
+    fn generate(&mut self, rng: &mut ChaCha8Rng) -> Case {
+        let base = pick(rng, &self.bases).clone();
+        let mut tree = base.tree;
+        let keys: Vec<&str> = self.keys.iter().map(String::as_str).collect();
+        // a quarter only restyled (and resized), so that enough inputs load and expand
+        let n = if rng.random_bool(0.25) {
+            0
+        } else {
+            rng.random_range(1..=3)
+        };
+        mutate(&mut tree, n, &keys, &mut fresh_scalar, rng);
+        let mut trace = None;
+        let replays = tree
+            .paths()
+            .into_iter()
+            .filter(|(_, k)| k.as_deref() == Some("trace"))
+            .collect::<Vec<_>>();
+        if !replays.is_empty() && rng.random_bool(0.5) {
+            for (p, _) in &replays {
+                if let Some(n) = tree.at_mut(p) {
+                    *n = Node::str(FUZZ_TRACE);
+                }
+            }
+            trace = Some(self.mutated_trace(rng));
+        }
+        let mut yaml = write(&tree, &Style::random(rng), rng).into_bytes();
+        if n > 0 && rng.random_bool(0.3) {
+            havoc(&mut yaml, 4, rng);
+        }
+        yaml.truncate(crate::bytes::MAX_INPUT);
+        let mut overrides = Vec::new();
+        // the built-ins' default sizes make every input slow; most runs shrink them
+        if base.params.iter().any(|p| p == "nodes") && rng.random_bool(0.7) {
+            overrides.push(format!("nodes={}", rng.random_range(1..=8)));
+        }
+        if base.params.iter().any(|p| p == "duration") && rng.random_bool(0.5) {
+            overrides.push(format!("duration={}m", rng.random_range(1..=20)));
+        }
+        if rng.random_bool(0.15) {
+            let key = if !base.params.is_empty() && rng.random_bool(0.8) {
+                pick(rng, &base.params).clone()
+            } else {
+                strings(rng)
+            };
+            let value = value_for(rng, &key);
+            overrides.push(match rng.random_range(0..10) {
+                0 => key,
+                1 => format!("={value}"),
+                _ => format!("{key}={value}"),
+            });
+        }
+        Case {
+            yaml,
+            overrides,
+            trace,
+            from_file: rng.random_bool(0.1),
+            seed: rng.random_range(0..4),
+        }
+    }
+
+    fn exercise(&mut self, case: &Case) -> Checked {
+        let origin = self.origin();
+        // only this input's files: a replay must not read the one before's
+        let trace_path = self.dir.path().join(FUZZ_TRACE);
+        let _ = std::fs::remove_file(&trace_path);
+        let _ = std::fs::remove_file(&origin);
+        if let Some(t) = &case.trace
+            && let Err(e) = std::fs::write(&trace_path, t)
+        {
+            return Checked::Violation(format!("the fuzzer could not write its trace file: {e}"));
+        }
+        let text = String::from_utf8_lossy(&case.yaml);
+        let loaded = if case.from_file {
+            if let Err(e) = std::fs::write(&origin, text.as_bytes()) {
+                return Checked::Violation(format!("the fuzzer could not write its scenario file: {e}"));
+            }
+            workloads::load(&origin, &case.overrides)
+        } else {
+            workloads::parse_str_with(&origin, &text, &case.overrides)
+        };
+        let outcome = match &loaded {
+            Ok(s) => check_loaded(&origin, s, case.seed),
+            Err(e) => Err(e.to_string()),
+        };
+        self.allowance = allowance(&outcome);
+        match (loaded, outcome) {
+            (Ok(_), Ok(_)) => Checked::Accepted,
+            (Ok(_), Err(problem)) => Checked::Violation(problem),
+            (Err(_), Err(msg)) => match check_error(&msg, &[&origin], &[]) {
+                Some(problem) => Checked::Violation(problem),
+                None => Checked::Rejected,
+            },
+            (Err(_), Ok(_)) => Checked::Violation("unreachable: an error that checked".into()),
+        }
+    }
+
+    fn allowance(&self) -> std::time::Duration {
+        self.allowance
+    }
+
+    fn dump(case: &Case) -> Vec<u8> {
+        let mut out = Vec::new();
+        for o in &case.overrides {
+            out.extend_from_slice(format!("# --set {}\n", one_line(o)).as_bytes());
+        }
+        out.extend_from_slice(
+            format!(
+                "# seed {}{}\n",
+                case.seed,
+                if case.from_file { ", loaded from a file" } else { "" }
+            )
+            .as_bytes(),
+        );
+        if let Some(t) = &case.trace {
+            out.extend_from_slice(format!("# {FUZZ_TRACE} (beside the scenario):\n").as_bytes());
+            for line in String::from_utf8_lossy(t).lines() {
+                out.extend_from_slice(format!("#   {line}\n").as_bytes());
+            }
+        }
+        out.extend_from_slice(&case.yaml);
+        out
+    }
+}
+
+impl Scenario {
+    /// The first rows of the bundled trace, with fields swapped for extreme
+    /// values and bytes mutated.
+    fn mutated_trace(&self, rng: &mut ChaCha8Rng) -> Vec<u8> {
+        let mut rows: Vec<Vec<String>> = self
+            .sample_csv
+            .lines()
+            .map(|l| l.split(',').map(str::to_string).collect())
+            .collect();
+        for _ in 0..rng.random_range(0..4) {
+            let r = rng.random_range(0..rows.len());
+            let row = &mut rows[r];
+            match rng.random_range(0..5) {
+                0 if !row.is_empty() => {
+                    let c = rng.random_range(0..row.len());
+                    row.remove(c);
+                }
+                1 => row.push(strings(rng)),
+                _ if !row.is_empty() => {
+                    let c = rng.random_range(0..row.len());
+                    let choices = [
+                        pick(rng, NUMBERS).to_string(),
+                        strings(rng),
+                        String::new(),
+                        "nan".into(),
+                    ];
+                    row[c] = pick(rng, &choices).clone();
+                }
+                _ => {}
+            }
+        }
+        if rng.random_bool(0.1) {
+            // rows out of creation order
+            let a = rng.random_range(1..rows.len());
+            let b = rng.random_range(1..rows.len());
+            rows.swap(a, b);
+        }
+        let mut bytes = rows
+            .iter()
+            .map(|r| r.join(","))
+            .collect::<Vec<_>>()
+            .join("\n")
+            .into_bytes();
+        if rng.random_bool(0.3) {
+            havoc(&mut bytes, 3, rng);
+        }
+        bytes
+    }
+
+    /// The folder the target reads and writes in.
+    pub fn dir(&self) -> PathBuf {
+        self.dir.path().to_path_buf()
+    }
+}
+
+/// Time allowed per timeline action beyond the time limit, per pass over
+/// it: loading expands a scenario once (its checks), the oracle once more,
+/// and the round trip twice. Measured at about 0.1 µs an action a pass in a
+/// release build, so a slowdown well short of quadratic still shows.
+const PER_ACTION_PASS: std::time::Duration = std::time::Duration::from_nanos(250);
+
+/// The time an outcome of loading earns beyond the limit: four passes over
+/// an accepted scenario's actions; one pass over the cap's worth for a
+/// scenario refused only once its expansion reached a cap.
+pub fn allowance(outcome: &Result<usize, String>) -> std::time::Duration {
+    match outcome {
+        Ok(actions) => PER_ACTION_PASS * 4 * u32::try_from(*actions).unwrap_or(u32::MAX),
+        Err(msg)
+            if ["would create more than", "would have more than"]
+                .iter()
+                .any(|w| msg.contains(w)) =>
+        {
+            PER_ACTION_PASS * u32::try_from(workloads::MAX_ACTIONS).unwrap_or(u32::MAX)
+        }
+        Err(_) => std::time::Duration::ZERO,
+    }
+}
+
+/// The checks on a scenario that loaded, as a problem if one fails: it
+/// expands for `seed` into a timeline sorted by time, resolves, and the
+/// resolved JSON loads to the same timeline. Ok: the timeline's actions.
+pub fn check_loaded(origin: &str, s: &workloads::Scenario, seed: u64) -> Result<usize, String> {
+    let timeline = s.expand(seed);
+    if let Some(w) = timeline.actions.windows(2).position(|w| w[0].at > w[1].at) {
+        return Err(format!(
+            "timeline not sorted: action {w} at {:?} before action {} at {:?}",
+            timeline.actions[w].at,
+            w + 1,
+            timeline.actions[w + 1].at
+        ));
+    }
+    let resolved = s.resolved();
+    // the round trip costs a second load: a quarter of the seeds check it
+    if seed == 0 {
+        let json = resolved.to_string();
+        match workloads::parse_str(origin, &json) {
+            Ok(again) => {
+                if again.expand(seed) != timeline {
+                    return Err("the resolved scenario loads to another timeline".to_string());
+                }
+            }
+            Err(e) => return Err(format!("the resolved scenario does not load: {e}")),
+        }
+    }
+    Ok(timeline.actions.len())
+}
