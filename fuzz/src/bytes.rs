@@ -154,11 +154,13 @@ fn one(bytes: &mut Vec<u8>, rng: &mut impl Rng) {
             if rng.random_bool(0.5) {
                 bytes.drain(start..end);
             } else {
-                let line = bytes[start..end].to_vec();
-                let times = small_or_large(rng, 2, 200);
-                for _ in 0..times {
-                    bytes.splice(start..start, line.iter().copied());
-                }
+                let line = &bytes[start..end];
+                // no further than the cap: a long line repeated 200 times is
+                // hundreds of megabytes that the cap would cut off anyway
+                let room = MAX_INPUT.saturating_sub(len) / line.len().max(1);
+                let times = small_or_large(rng, 2, 200).min(room);
+                let block = line.repeat(times);
+                bytes.splice(start..start, block);
             }
         }
         // a special token
@@ -201,6 +203,16 @@ mod tests {
             changed += usize::from(b != base);
         }
         assert!(changed > 300, "{changed}");
+    }
+
+    #[test]
+    fn havoc_does_not_grow_an_input_far_past_the_cap() {
+        let long_line = vec![b'x'; 500_000];
+        for i in 0..50 {
+            let mut b = long_line.clone();
+            havoc(&mut b, 4, &mut input_rng("bytes", 4, i));
+            assert!(b.len() <= MAX_INPUT, "{}", b.len());
+        }
     }
 
     #[test]

@@ -199,9 +199,10 @@ pub fn apply<R: Rng>(root: &mut Node, kind: Kind, keys: &[&str], fresh: Fresh<'_
             };
             let i = rng.random_range(0..s.len());
             let copy = s[i].clone();
-            for _ in 0..times {
-                s.insert(i, copy.clone());
-            }
+            // no more copies than fit the 4 MiB an input is cut to: a deep nesting
+            // 3000 times over would take gigabytes to write only to be cut off
+            let times = times.min(crate::bytes::MAX_INPUT / copy.approx_len().max(1));
+            s.splice(i..i, std::iter::repeat_n(copy, times));
         }
         Kind::AnchorAlias => return anchor_alias(root, &paths, rng),
         Kind::MergeKey => {

@@ -126,6 +126,8 @@ pub fn run<T: Target>(
         },
         running: None,
     };
+    // workers that ended between inputs, in a row, without getting further
+    let mut fruitless = 0;
     while progress.next < end {
         let from = progress.next;
         let mut child = Command::new(&exe)
@@ -187,13 +189,19 @@ pub fn run<T: Target>(
             break;
         }
         let Some(index) = progress.running.take() else {
-            // died between inputs: nothing to blame, and nothing to go on with
-            return Err(FuzzError::Worker(format!(
-                "it ended ({status}) before input {} without starting it: {}",
-                progress.next,
-                last_words.trim()
-            )));
+            // ended between inputs (a machine stalled for a minute, a signal from
+            // outside): no input to blame, so go on, unless it keeps happening
+            fruitless = if progress.next == from { fruitless + 1 } else { 1 };
+            if fruitless >= 3 {
+                return Err(FuzzError::Worker(format!(
+                    "it ended ({status}) before input {} three times without starting it: {}",
+                    progress.next,
+                    last_words.trim()
+                )));
+            }
+            continue;
         };
+        fruitless = 0;
         let (kind, message) = if hung {
             (
                 FailureKind::Hang,

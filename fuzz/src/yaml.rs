@@ -111,6 +111,23 @@ impl Node {
         false
     }
 
+    /// About how many bytes the node takes written out, without writing it.
+    pub fn approx_len(&self) -> usize {
+        let mut total = 0usize;
+        let mut stack = vec![self];
+        while let Some(n) = stack.pop() {
+            total = total.saturating_add(match n {
+                Node::Plain(s) | Node::Str(s) | Node::Secret(s) | Node::Alias(s) => s.len() + 2,
+                Node::Map(e) => e.iter().map(|(k, _)| k.len() + 4).sum(),
+                Node::Seq(i) => 2 * i.len() + 2,
+                Node::Anchor(a, _) | Node::Tagged(a, _) => a.len() + 2,
+                Node::Nested { depth, .. } => depth.saturating_mul(5),
+            });
+            stack.extend(n.children());
+        }
+        total
+    }
+
     /// Every node's path, in document order (pre-order), with the key it
     /// sits under when its parent is a map.
     pub fn paths(&self) -> Vec<(Vec<usize>, Option<String>)> {

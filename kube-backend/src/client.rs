@@ -108,6 +108,21 @@ fn check_named_files(kc: &Kubeconfig, context: Option<&str>) -> Result<(), Strin
     Ok(())
 }
 
+/// The field of a token kube would send as is (`token`, an auth provider's
+/// `id-token` or `access-token`) that an HTTP header cannot hold: a control
+/// character other than a tab, as `http::HeaderValue` refuses.
+fn unusable_token(user: &kube::config::AuthInfo) -> Option<&'static str> {
+    use secrecy::ExposeSecret;
+    let bad = |t: &str| t.bytes().any(|b| (b < 0x20 && b != b'\t') || b == 0x7f);
+    if user.token.as_ref().is_some_and(|t| bad(t.expose_secret())) {
+        return Some("token");
+    }
+    let provider = user.auth_provider.as_ref()?;
+    ["id-token", "access-token"]
+        .into_iter()
+        .find(|k| provider.config.get(*k).is_some_and(|t| bad(t)))
+}
+
 /// Runs the context user's exec credential plugin, if it has one, within
 /// `opts.timeout` ([`super::credential_probe`]).
 async fn probe_credentials(kc: &Kubeconfig, opts: &ClientOptions) -> Result<(), KubeError> {
@@ -182,6 +197,17 @@ impl ApiClient {
                 path,
                 message: format!(
                     "the server {server} is not a URL with a scheme and a host, such as https://127.0.0.1:6443"
+                ),
+            });
+        }
+        // kube puts a static token into the Authorization header with an `expect`,
+        // so a token a header cannot hold panics there instead of failing
+        if let Some(field) = unusable_token(&config.auth_info) {
+            return Err(KubeError::Config {
+                path,
+                message: format!(
+                    "the user's {field} holds a character an HTTP header cannot (a line break or another control \
+                     character)"
                 ),
             });
         }
@@ -366,6 +392,42 @@ mod tests {
             let shown = err.to_string();
             assert!(matches!(err, KubeError::Kubeconfig { .. }), "{shown}");
             assert!(shown.contains(&format!("{field} {file}: ")), "{shown}");
+        }
+    }
+
+    /// Found by schedlab-fuzz (kubeconfig): a token with a control character
+    /// made kube's client builder panic (tower-http's `expect` on the header).
+    #[tokio::test]
+    async fn a_token_a_header_cannot_hold_is_refused_not_a_panic() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config");
+        for (user, field) in [
+            ("token: \"tok\\u0001en\"", "token"),
+            ("token: \"tok\\nen\"", "token"),
+            (
+                "auth-provider: {name: gcp, config: {id-token: \"a\\u007fb\"}}",
+                "id-token",
+            ),
+        ] {
+            std::fs::write(
+                &path,
+                format!(
+                    "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    {user}\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\ncurrent-context: x\n"
+                ),
+            )
+            .unwrap();
+            let opts = ClientOptions {
+                kubeconfig: Some(path.clone()),
+                timeout: Duration::from_secs(3),
+                ..Default::default()
+            };
+            let err = ApiClient::connect(&opts).await.unwrap_err();
+            assert!(matches!(err, KubeError::Config { .. }), "{user}: {err}");
+            assert!(
+                err.to_string()
+                    .contains(&format!("the user's {field} holds a character")),
+                "{err}"
+            );
         }
     }
 

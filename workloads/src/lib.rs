@@ -41,7 +41,7 @@ pub fn load(scenario: &str, overrides: &[String]) -> Result<Scenario, ScenarioEr
     if let Some(b) = builtin(scenario) {
         return scenario::build(
             &format!("builtin:{}", b.name),
-            &trace::Files::Bundled(b.files),
+            &trace::Files::bundled(b.files),
             b.yaml,
             overrides,
         );

@@ -170,3 +170,38 @@ fn a_short_row_is_refused_and_errors_know_their_line() {
     assert_eq!(e.line(), Some(2));
     assert!(matches!(e, TraceError::Row { .. }));
 }
+
+/// Phases replaying one trace share its workloads: one per qos class and
+/// request shape, however many phases and rows repeat it.
+#[test]
+fn phases_replaying_one_trace_share_its_workloads() {
+    let dir = tempfile::tempdir().expect("test setup");
+    std::fs::copy(common::data("tiny-trace.csv"), dir.path().join("tiny-trace.csv")).expect("test setup");
+    let phase = "  - replay: {trace: tiny-trace.csv, format: openb-pod-list, speedup: 2}\n";
+    let scenario = |phases: usize| {
+        let path = dir.path().join(format!("s{phases}.yaml"));
+        std::fs::write(
+            &path,
+            format!(
+                "name: t\nduration: 1h\ncluster:\n  pools:\n    - {{name: n, count: 2, machine_type: m, hourly_price: 1, capacity: {{cpu: 8, memory: 32Gi}}}}\nphases:\n{}",
+                phase.repeat(phases)
+            ),
+        )
+        .expect("test setup");
+        workloads::load(path.to_str().expect("test setup"), &[])
+            .unwrap()
+            .expand(1)
+    };
+    let (once, thrice) = (scenario(1), scenario(3));
+    let creates = |t: &schedlab_core::Timeline| {
+        t.actions
+            .iter()
+            .filter(|a| matches!(a.action, schedlab_core::Action::CreatePod { .. }))
+            .count()
+    };
+    assert_eq!(creates(&once), 5);
+    assert_eq!(creates(&thrice), 15);
+    // pod-a and pod-d share a shape: four workloads, the same in both
+    assert_eq!(once.workloads.len(), 4);
+    assert_eq!(thrice.workloads, once.workloads);
+}

@@ -6,10 +6,10 @@ use super::templates::DEFAULT_SCHEDULER;
 use crate::error::ScenarioError;
 use crate::model::{Pool, QosClass, Replay, ReplayPod, Template};
 use crate::raw::RawReplay;
-use crate::trace::{Files, Trace, TraceError, parse_openb};
+use crate::trace::{Files, Trace, TraceError};
 use crate::value::{Resolver, Unit};
 use schedlab_core::{Behaviour, Dist, PodSpec, Resources, RestartPolicy, TaintEffect};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 pub(crate) const FORMAT_OPENB: &str = "openb-pod-list";
 const MI: u64 = 1 << 20;
@@ -98,8 +98,7 @@ pub(crate) fn replay(
                 file: name.clone(),
                 source: Box::new(source),
             };
-            let text = files.read(&name).map_err(fail)?;
-            let trace = parse_openb(&text).map_err(fail)?;
+            let trace = files.trace(&name).map_err(fail)?;
             let speedup = match &raw.speedup {
                 Some(v) => r.number_where(
                     v,
@@ -186,10 +185,20 @@ pub(crate) fn replay(
         }
     };
 
+    // the templates by name, and the template each request shape became: a
+    // trace has far fewer shapes than rows, and a scenario may replay many
+    let mut by_name: HashMap<String, usize> = templates.iter().enumerate().map(|(k, t)| (t.name.clone(), k)).collect();
+    let mut trace_workloads = templates.iter().filter(|t| t.from_trace).count();
+    let mut by_shape: HashMap<(String, u64, u64), usize> = HashMap::new();
     for (i, pod) in pods.iter_mut().enumerate() {
+        let shape = (pod.qos.clone(), pod.cpu_milli, pod.memory_mib);
+        if let Some(&k) = by_shape.get(&shape) {
+            pod.template = k;
+            continue;
+        }
         let class = classes[&pod.qos];
         let template = trace_template(pod, class, &usage_ratio);
-        pod.template = match templates.iter().position(|t| t.name == template.name) {
+        pod.template = match by_name.get(&template.name).copied() {
             Some(k) if templates[k].from_trace && templates[k].spec == template.spec => k,
             Some(_) => {
                 return Err(ScenarioError::invalid(
@@ -212,7 +221,7 @@ pub(crate) fn replay(
                         raw.format.loc,
                     ));
                 }
-                if templates.iter().filter(|t| t.from_trace).count() >= MAX_TRACE_WORKLOADS {
+                if trace_workloads >= MAX_TRACE_WORKLOADS {
                     return Err(ScenarioError::invalid(
                         r.origin,
                         path,
@@ -223,10 +232,13 @@ pub(crate) fn replay(
                         raw.format.loc,
                     ));
                 }
+                trace_workloads += 1;
+                by_name.insert(template.name.clone(), templates.len());
                 templates.push(template);
                 templates.len() - 1
             }
         };
+        by_shape.insert(shape, pod.template);
     }
     Ok(Replay {
         format,

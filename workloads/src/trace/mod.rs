@@ -7,13 +7,23 @@ pub mod sample;
 
 pub use openb::{COLUMNS, Trace, TraceRow, parse_openb};
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fmt;
 use std::path::PathBuf;
+use std::rc::Rc;
 
-/// Where a scenario's `replay` phases find their trace files: next to the
-/// scenario file, or among a built-in's bundled files.
-#[derive(Debug, Clone)]
-pub(crate) enum Files {
+/// Where a scenario's `replay` phases find their trace files (next to the
+/// scenario file, or among a built-in's bundled files), and the traces
+/// parsed so far: phases replaying one file parse it once.
+#[derive(Debug)]
+pub(crate) struct Files {
+    source: Source,
+    parsed: RefCell<HashMap<String, Rc<Trace>>>,
+}
+
+#[derive(Debug)]
+enum Source {
     Dir(PathBuf),
     Bundled(&'static [(&'static str, &'static str)]),
 }
@@ -26,14 +36,36 @@ impl Files {
             .parent()
             .map(PathBuf::from)
             .unwrap_or_default();
-        Files::Dir(dir)
+        Files::new(Source::Dir(dir))
+    }
+
+    /// A built-in's bundled files.
+    pub(crate) fn bundled(files: &'static [(&'static str, &'static str)]) -> Files {
+        Files::new(Source::Bundled(files))
+    }
+
+    fn new(source: Source) -> Files {
+        Files {
+            source,
+            parsed: RefCell::default(),
+        }
+    }
+
+    /// The trace file `name`, parsed.
+    pub(crate) fn trace(&self, name: &str) -> Result<Rc<Trace>, TraceError> {
+        if let Some(t) = self.parsed.borrow().get(name) {
+            return Ok(Rc::clone(t));
+        }
+        let trace = Rc::new(parse_openb(&self.read(name)?)?);
+        self.parsed.borrow_mut().insert(name.to_string(), Rc::clone(&trace));
+        Ok(trace)
     }
 
     /// The text of the trace file `name`.
-    pub(crate) fn read(&self, name: &str) -> Result<std::borrow::Cow<'static, str>, TraceError> {
-        match self {
-            Files::Dir(dir) => read_capped(&dir.join(name)).map(std::borrow::Cow::Owned),
-            Files::Bundled(files) => files
+    fn read(&self, name: &str) -> Result<std::borrow::Cow<'static, str>, TraceError> {
+        match &self.source {
+            Source::Dir(dir) => read_capped(&dir.join(name)).map(std::borrow::Cow::Owned),
+            Source::Bundled(files) => files
                 .iter()
                 .find(|(n, _)| *n == name)
                 .map(|(_, text)| std::borrow::Cow::Borrowed(*text))
@@ -149,4 +181,19 @@ pub(crate) fn read_capped(path: &std::path::Path) -> Result<String, TraceError> 
         )));
     }
     String::from_utf8(bytes).map_err(|e| fail(format!("{} is not UTF-8 text ({e})", path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trace_is_parsed_once_however_often_it_is_asked_for() {
+        const CSV: &str = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\np,1,1,0,0,,LS,Running,0,1,0\n";
+        let files = Files::bundled(&[("t.csv", CSV)]);
+        let first = files.trace("t.csv").unwrap();
+        assert_eq!(first.rows.len(), 1);
+        assert!(Rc::ptr_eq(&first, &files.trace("t.csv").unwrap()));
+        assert!(matches!(files.trace("u.csv"), Err(TraceError::Read { .. })));
+    }
 }
