@@ -10,11 +10,13 @@
 //! - [`resources`], [`node`], [`pod`], [`dist`]: what a cluster is made of.
 //! - [`timeline`]: what a backend plays (nodes, workloads, timed actions).
 //! - [`view`]: what a scheduler sees and answers.
+//! - [`verdict`]: what a backend makes of an answer.
 //! - [`record`]: what a backend writes (events and samples).
 //! - [`behaviour`]: the pod-behaviour model, one pure state machine shared by
 //!   every backend.
 //! - [`sample`]: node and cluster samples, as every backend writes them.
 //! - [`trouble`]: recent trouble per node and per workload, as schedulers see it.
+//! - [`queue`]: the scheduling queue's order and back-off, for every backend.
 //! - [`sim`]: the in-process discrete-event backend.
 //! - [`budget`], [`input`], [`json_input`], [`digest`]: reading what a user
 //!   hands us, bounded, and checking it.
@@ -30,6 +32,7 @@ pub mod input;
 pub mod json_input;
 pub mod node;
 pub mod pod;
+pub mod queue;
 pub mod record;
 pub mod resources;
 pub mod rng;
@@ -41,6 +44,7 @@ pub mod time;
 pub mod timeline;
 pub mod timing;
 pub mod trouble;
+pub mod verdict;
 pub mod view;
 
 pub use dist::Dist;

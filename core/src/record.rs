@@ -138,6 +138,21 @@ pub enum EventKind {
 }
 
 impl EventKind {
+    /// The `pod_created` event of pod `pod` in `slot`, made from its spec:
+    /// one place for every backend, so a field added to the event is
+    /// recorded the same way everywhere.
+    pub fn pod_created(pod: PodId, slot: PodSlot, spec: &crate::pod::PodSpec) -> EventKind {
+        EventKind::PodCreated {
+            pod,
+            slot,
+            requests: spec.requests,
+            memory_limit: spec.memory_limit(),
+            priority: spec.priority,
+            qos: spec.qos_class(),
+            unstable: spec.behaviour.unstable,
+        }
+    }
+
     /// The pod the event is about, if any.
     pub fn pod(&self) -> Option<PodId> {
         use EventKind as E;

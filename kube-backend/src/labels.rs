@@ -1,6 +1,8 @@
 //! The names schedlab writes into API objects. Everything a run creates
 //! carries [`RUN`], so teardown can find it and nothing else.
 
+use schedlab_core::verdict::Answer;
+
 /// On every object of a run: the run's id.
 pub const RUN: &str = "schedlab.io/run";
 
@@ -38,6 +40,7 @@ pub const DEGRADED_CONDITION: &str = "schedlab.io/Degraded";
 /// (strategic restraint); kube-scheduler's own reason is `Unschedulable`.
 pub const DECLINED_REASON: &str = "Declined";
 pub const UNSCHEDULABLE_REASON: &str = "Unschedulable";
+
 /// `status.reason` of a pod the node emulator evicts from a failed node
 /// before deleting it (as kubelet and the taint manager say it).
 pub const EVICTED_REASON: &str = "Evicted";
@@ -59,4 +62,21 @@ pub const FIELD_MANAGER: &str = "schedlab";
 /// The label selector of everything of run `run`.
 pub fn run_selector(run: &str) -> String {
     format!("{RUN}={run}")
+}
+
+/// An answer as the PodScheduled condition's reason says it.
+pub fn condition_reason(answer: Answer) -> &'static str {
+    match answer {
+        Answer::Unschedulable => UNSCHEDULABLE_REASON,
+        Answer::Declined => DECLINED_REASON,
+    }
+}
+
+/// The answer a PodScheduled condition's reason says, if it is one of ours.
+pub fn answer_of_reason(reason: &str) -> Option<Answer> {
+    match reason {
+        UNSCHEDULABLE_REASON => Some(Answer::Unschedulable),
+        DECLINED_REASON => Some(Answer::Declined),
+        _ => None,
+    }
 }

@@ -1,39 +1,44 @@
-//! The one place where kind and GKE provisioning run external programs
-//! (kind, docker, gcloud, kubectl). Every command is an [`ExternalCommand`]
-//! with the reason it runs; a [`CommandRunner`] either executes it, turning a
-//! failure into an [`ExternalError`] that names the command and carries the
-//! tail of its stderr, or, in dry-run, only records it. So a dry run lists
-//! exactly what a real run would execute, shell-quoted, in order.
+//! The one place where provisioning runs external programs to completion
+//! (apt-get, dpkg-source, go, openssl for the local control plane; kind,
+//! docker, gcloud, kubectl for kind and GKE). Every command is an
+//! [`ExternalCommand`] with the reason it runs; [`run`] and [`run_logged`]
+//! execute it, turning a failure into an [`ExternalError`] that names the
+//! command and carries the tail of its output. A [`CommandRunner`] does the
+//! same or, in dry-run, only records: so a dry run lists exactly what a
+//! real run would execute, shell-quoted, in order.
 
+use std::ffi::OsString;
 use std::fmt;
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
 use std::sync::Mutex;
 
 /// How many trailing lines of a failed command's output an error keeps.
-const TAIL_LINES: usize = 30;
+pub const TAIL_LINES: usize = 30;
 
 /// One external command: the program, its arguments, and why it runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExternalCommand {
-    pub program: String,
-    pub args: Vec<String>,
+    pub program: OsString,
+    /// words as the program gets them (paths need not be UTF-8)
+    pub args: Vec<OsString>,
     /// one line for the plan and for error messages
     pub why: String,
     /// the working directory (None: the current one)
     pub dir: Option<PathBuf>,
     /// environment variables set for it (on top of this process's)
-    pub env: Vec<(String, String)>,
+    pub env: Vec<(String, OsString)>,
 }
 
 impl ExternalCommand {
-    pub fn new<I, S>(program: &str, args: I, why: impl Into<String>) -> ExternalCommand
+    pub fn new<I, S>(program: impl Into<OsString>, args: I, why: impl Into<String>) -> ExternalCommand
     where
         I: IntoIterator<Item = S>,
-        S: Into<String>,
+        S: Into<OsString>,
     {
         ExternalCommand {
-            program: program.to_string(),
+            program: program.into(),
             args: args.into_iter().map(Into::into).collect(),
             why: why.into(),
             dir: None,
@@ -42,7 +47,7 @@ impl ExternalCommand {
     }
 
     /// The same command with `key=value` in its environment.
-    pub fn with_env(mut self, key: &str, value: impl Into<String>) -> ExternalCommand {
+    pub fn with_env(mut self, key: &str, value: impl Into<OsString>) -> ExternalCommand {
         self.env.push((key.to_string(), value.into()));
         self
     }
@@ -53,19 +58,67 @@ impl ExternalCommand {
         self
     }
 
+    /// The same command with `more` added at the end.
+    pub fn args<I, S>(mut self, more: I) -> ExternalCommand
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        self.args.extend(more.into_iter().map(Into::into));
+        self
+    }
+
+    /// The same command with `arg` added at the end.
+    pub fn arg(mut self, arg: impl Into<OsString>) -> ExternalCommand {
+        self.args.push(arg.into());
+        self
+    }
+
     /// The command as a shell would take it: each word quoted when it needs it.
     pub fn shell(&self) -> String {
         let mut words: Vec<String> = self
             .env
             .iter()
-            .map(|(k, v)| format!("{k}={}", shell_quote(v)))
+            .map(|(k, v)| format!("{k}={}", shell_quote(&v.to_string_lossy())))
             .collect();
-        words.push(shell_quote(&self.program));
-        words.extend(self.args.iter().map(|a| shell_quote(a)));
+        words.push(shell_quote(&self.program.to_string_lossy()));
+        words.extend(self.args.iter().map(|a| shell_quote(&a.to_string_lossy())));
         let line = words.join(" ");
         match &self.dir {
             Some(dir) => format!("(cd {} && {line})", shell_quote(&dir.to_string_lossy())),
             None => line,
+        }
+    }
+}
+
+impl ExternalCommand {
+    /// The process to start: stdin closed, in its folder, with its variables.
+    fn process(&self) -> Command {
+        let mut cmd = Command::new(&self.program);
+        cmd.args(&self.args).stdin(Stdio::null());
+        if let Some(dir) = &self.dir {
+            cmd.current_dir(dir);
+        }
+        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
+        cmd
+    }
+
+    /// The error of this command not starting.
+    pub fn spawn_error(&self, source: std::io::Error) -> ExternalError {
+        ExternalError::Spawn {
+            command: self.shell(),
+            why: self.why.clone(),
+            source,
+        }
+    }
+
+    /// The error of this command ending with exit `code`, `tail` the end of its output.
+    pub fn failed(&self, code: Option<i32>, tail: String) -> ExternalError {
+        ExternalError::Failed {
+            command: self.shell(),
+            why: self.why.clone(),
+            code,
+            tail,
         }
     }
 }
@@ -161,6 +214,66 @@ pub enum ExternalError {
         code: Option<i32>,
         tail: String,
     },
+    #[error("cannot open the log {} of `{command}`: {source}", path.display())]
+    Log {
+        command: String,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Runs `command` to completion and returns its output, whatever its exit
+/// status (for a program whose non-zero exit still answers).
+pub fn output(command: &ExternalCommand) -> Result<Output, ExternalError> {
+    tracing::debug!(command = %command.shell(), why = %command.why, "running");
+    command.process().output().map_err(|e| command.spawn_error(e))
+}
+
+/// Runs `command` to completion and returns its output. A non-zero exit is
+/// an error with the tail of stderr (or of stdout when stderr is empty).
+pub fn run(command: &ExternalCommand) -> Result<Output, ExternalError> {
+    let output = output(command)?;
+    if output.status.success() {
+        return Ok(output);
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let text = if stderr.trim().is_empty() {
+        String::from_utf8_lossy(&output.stdout)
+    } else {
+        stderr
+    };
+    Err(command.failed(output.status.code(), tail(&text, TAIL_LINES)))
+}
+
+/// Runs `command` to completion with stdout and stderr appended to `log`
+/// (for long steps such as a build, whose output is too big to hold); a
+/// failure carries the log's tail.
+pub fn run_logged(command: &ExternalCommand, log: &Path) -> Result<(), ExternalError> {
+    tracing::debug!(command = %command.shell(), why = %command.why, log = %log.display(), "running");
+    let log_error = |source| ExternalError::Log {
+        command: command.shell(),
+        path: log.to_path_buf(),
+        source,
+    };
+    let out = File::options().create(true).append(true).open(log).map_err(log_error)?;
+    let err = out.try_clone().map_err(log_error)?;
+    let status = command
+        .process()
+        .stdout(out)
+        .stderr(err)
+        .status()
+        .map_err(|e| command.spawn_error(e))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(command.failed(status.code(), log_tail(log)))
+    }
+}
+
+/// Whether `program` is on the PATH.
+pub fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
 }
 
 /// Executes commands, or in dry-run only records them.
@@ -198,38 +311,12 @@ impl CommandRunner {
         if let Ok(mut done) = self.done.lock() {
             done.push(command.clone());
         }
-        let line = command.shell();
         if self.dry_run {
-            tracing::debug!(command = %line, why = %command.why, "dry run: not executed");
+            tracing::debug!(command = %command.shell(), why = %command.why, "dry run: not executed");
             return Ok(String::new());
         }
-        tracing::info!(command = %line, why = %command.why, "running");
-        let mut cmd = Command::new(&command.program);
-        cmd.args(&command.args).stdin(Stdio::null());
-        if let Some(dir) = &command.dir {
-            cmd.current_dir(dir);
-        }
-        cmd.envs(command.env.iter().map(|(k, v)| (k, v)));
-        let output = cmd.output().map_err(|source| ExternalError::Spawn {
-            command: line.clone(),
-            why: command.why.clone(),
-            source,
-        })?;
-        if output.status.success() {
-            return Ok(String::from_utf8_lossy(&output.stdout).into_owned());
-        }
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let text = if stderr.trim().is_empty() {
-            String::from_utf8_lossy(&output.stdout)
-        } else {
-            stderr
-        };
-        Err(ExternalError::Failed {
-            command: line,
-            why: command.why.clone(),
-            code: output.status.code(),
-            tail: tail(&text, TAIL_LINES),
-        })
+        tracing::info!(command = %command.shell(), why = %command.why, "running");
+        run(command).map(|output| String::from_utf8_lossy(&output.stdout).into_owned())
     }
 
     /// Runs each command in turn, stopping at the first failure.
@@ -246,9 +333,18 @@ impl CommandRunner {
     }
 }
 
-fn tail(text: &str, n: usize) -> String {
+/// The last `n` lines of `text`.
+pub fn tail(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// The last lines of a log file, or a note saying why there are none.
+pub fn log_tail(path: &Path) -> String {
+    match std::fs::read(path) {
+        Ok(bytes) => tail(&String::from_utf8_lossy(&bytes), TAIL_LINES),
+        Err(err) => format!("(no log: {err})"),
+    }
 }
 
 #[cfg(test)]
@@ -318,6 +414,42 @@ mod tests {
             other => panic!("unexpected {other:?}"),
         }
         assert!(err.to_string().contains("fail on purpose"), "{err}");
+    }
+
+    #[test]
+    fn a_logged_failure_carries_the_log_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("x.log");
+        let cmd = ExternalCommand::new("sh", ["-c", "echo first; echo second >&2; exit 2"], "fail, logged");
+        let text = run_logged(&cmd, &log).unwrap_err().to_string();
+        assert!(
+            text.contains("first") && text.contains("second") && text.contains("exit code 2"),
+            "{text}"
+        );
+        run_logged(&ExternalCommand::new("sh", ["-c", "echo third"], "succeed"), &log).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&log).unwrap(),
+            "first\nsecond\nthird\n",
+            "appended"
+        );
+        let missing = dir.path().join("no/such/folder/x.log");
+        let err = run_logged(&cmd, &missing).unwrap_err();
+        assert!(matches!(err, ExternalError::Log { .. }), "{err:?}");
+    }
+
+    #[test]
+    fn tail_keeps_the_last_lines() {
+        assert_eq!(tail("a\nb\nc\n", 2), "b\nc");
+        assert_eq!(tail("a", 5), "a");
+        assert_eq!(tail("", 3), "");
+    }
+
+    #[test]
+    fn paths_need_not_be_utf8() {
+        use std::os::unix::ffi::OsStringExt;
+        let odd = OsString::from_vec(b"caf\xe9".to_vec());
+        let cmd = ExternalCommand::new("printf", ["%s"], "print a path").arg(odd.clone());
+        assert_eq!(run(&cmd).unwrap().stdout, odd.into_vec());
     }
 
     #[test]

@@ -13,7 +13,6 @@ use kube::discovery::{ApiCapabilities, ApiResource, Scope};
 use kube_backend::{ApiClient, KubeError, labels};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// How long a service-account kubeconfig's token stays valid.
 pub const TOKEN_SECONDS: i64 = 3600;
@@ -28,36 +27,19 @@ pub fn kubectl() -> Result<PathBuf, ProvisionError> {
             return Ok(built);
         }
     }
-    if on_path("kubectl") {
+    if crate::external::on_path("kubectl") {
         Ok(PathBuf::from("kubectl"))
     } else {
         Err(ProvisionError::MissingTool { tool: "kubectl" })
     }
 }
 
-fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
-}
-
 /// `kubectl kustomize DIR`, as one JSON value per object, in kustomize's
 /// order (namespaces and RBAC before the workloads that need them).
 pub fn render(kubectl: &Path, kustomize_dir: &Path) -> Result<Vec<serde_json::Value>, ProvisionError> {
-    let command = format!("{} kustomize {}", kubectl.display(), kustomize_dir.display());
-    let output = Command::new(kubectl)
-        .arg("kustomize")
-        .arg(kustomize_dir)
-        .output()
-        .map_err(|source| ProvisionError::Spawn {
-            command: command.clone(),
-            source,
-        })?;
-    if !output.status.success() {
-        return Err(ProvisionError::Command {
-            command,
-            code: output.status.code(),
-            tail: String::from_utf8_lossy(&output.stderr).into_owned(),
-        });
-    }
+    let output = crate::external::run(
+        &crate::external::ExternalCommand::new(kubectl, ["kustomize"], "render the manifests").arg(kustomize_dir),
+    )?;
     parse_documents(&String::from_utf8_lossy(&output.stdout), kustomize_dir)
 }
 

@@ -205,3 +205,26 @@ fn phases_replaying_one_trace_share_its_workloads() {
     assert_eq!(once.workloads.len(), 4);
     assert_eq!(thrice.workloads, once.workloads);
 }
+
+/// Found by schedlab-fuzz (scenario): a carriage return in a header's column
+/// name or in the trace file's name reached the message as is.
+#[test]
+fn control_characters_of_a_trace_stay_out_of_the_message() {
+    let csv = format!("{},od\rd\n", HEADER.replace(",scheduled_time", ""));
+    let e = trace_err(Some(&csv));
+    assert!(e.contains("od\\rd"), "{e}");
+    assert!(!e.contains('\r'), "{e:?}");
+
+    let dir = tempfile::tempdir().expect("test setup");
+    let scenario = dir.path().join("s.yaml");
+    std::fs::write(
+        &scenario,
+        "name: t\nduration: 1h\ncluster:\n  pools:\n    - {name: n, count: 1, machine_type: m, hourly_price: 1, capacity: {cpu: 8, memory: 32Gi}}\nphases:\n  - replay: {trace: \"a\\rb.csv\", format: openb-pod-list}\n",
+    )
+    .expect("test setup");
+    let msg = workloads::load(scenario.to_str().expect("test setup"), &[])
+        .expect_err("rejected")
+        .to_string();
+    assert!(msg.contains("cannot read the trace file"), "{msg}");
+    assert!(!msg.contains('\r') && !msg.contains('\n'), "{msg:?}");
+}

@@ -9,18 +9,13 @@ use crate::pod::{PodId, PodSlot};
 use crate::record::{DeleteCause, Event, EventKind, Record, RecordSink};
 use crate::resources::Resources;
 use crate::trouble::Trouble;
+use crate::verdict::Answer;
 use crate::view::BoundPod;
-
-/// The scheduler's last answer for a pending pod, to record only changes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Answer {
-    Unschedulable,
-    Declined,
-}
 
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Pending {
     pub(crate) attempts: u32,
+    /// the scheduler's last answer, to record only changes
     pub(crate) last_answer: Option<Answer>,
     /// invalidates retries queued before the latest attempt
     pub(crate) retry_generation: u32,
@@ -81,15 +76,7 @@ impl Sim {
         state.incarnations = state.incarnations.saturating_add(1);
         state.current = Some(id);
         let spec = &workload.spec;
-        let event = EventKind::PodCreated {
-            pod: id,
-            slot,
-            requests: spec.requests,
-            memory_limit: spec.memory_limit(),
-            priority: spec.priority,
-            qos: spec.qos_class(),
-            unstable: spec.behaviour.unstable,
-        };
+        let event = EventKind::pod_created(id, slot, spec);
         let priority = spec.priority;
         self.pods.push(PodEntry {
             slot,

@@ -1,12 +1,13 @@
 //! Scheduling: pops the active queue and asks the placer, one pod at a time,
 //! so each placement sees the ones before it.
 
-use super::active::scheduling_backoff;
 use super::events::Queued;
-use super::pods::{Answer, PodState};
+use super::pods::PodState;
 use super::{Placer, Sim};
 use crate::pod::PodId;
-use crate::record::{EventKind, RecordSink};
+use crate::queue::scheduling_backoff;
+use crate::record::RecordSink;
+use crate::verdict::{Answer, Verdict};
 use crate::view::{ClusterView, PendingPod, Placement};
 use std::borrow::Cow;
 use std::time::Instant;
@@ -73,23 +74,20 @@ impl Sim {
             return;
         }
         let spec = &self.timeline.workloads[entry.slot.workload.0 as usize].spec;
-        match placement {
-            Placement::Bind(node) => match self.view().check_bind(node, spec) {
-                Ok(()) => self.bind(pod, node, sink),
-                Err(why) => {
-                    tracing::warn!(pod = pod.0, node = node.0, %why, "the scheduler bound a pod where it cannot run; treated as unschedulable");
+        match placement.verdict(&self.view(), spec) {
+            Verdict::Bind(node) => self.bind(pod, node, sink),
+            Verdict::NotPlaced {
+                answer,
+                reason,
+                rejected_bind,
+            } => {
+                if rejected_bind {
+                    tracing::warn!(pod = pod.0, %reason, "the scheduler bound a pod where it cannot run; treated as unschedulable");
                     self.summary.rejected_binds += 1;
-                    self.not_placed(
-                        pod,
-                        Answer::Unschedulable,
-                        Cow::Owned(format!("bind rejected: {why}")),
-                        sink,
-                    );
                 }
-            },
-            Placement::Unschedulable { reason } => self.not_placed(pod, Answer::Unschedulable, reason, sink),
-            Placement::Decline { reason } => self.not_placed(pod, Answer::Declined, reason, sink),
-            Placement::Preempt { node, victims, reason } => {
+                self.not_placed(pod, answer, reason, sink);
+            }
+            Verdict::Preempt { node, victims, reason } => {
                 if let Err(why) = self.preempt(pod, node, &victims, sink) {
                     tracing::warn!(pod = pod.0, node = node.0, %why, "the scheduler's preemption cannot be carried out; nothing was deleted");
                     self.summary.rejected_preemptions += 1;
@@ -132,11 +130,7 @@ impl Sim {
         let at = self.now + scheduling_backoff(pending.attempts, &self.model);
         self.queue.push(at, Queued::Retry { pod, generation });
         if changed {
-            let event = match answer {
-                Answer::Unschedulable => EventKind::PodUnschedulable { pod, reason },
-                Answer::Declined => EventKind::PodDeclined { pod, reason },
-            };
-            self.emit(sink, event);
+            self.emit(sink, answer.event(pod, reason));
         }
     }
 

@@ -5,7 +5,8 @@
 
 use schedlab_core::behaviour::ModelConfig;
 use schedlab_core::pod::PodId;
-use schedlab_core::time::{Span, Time};
+use schedlab_core::queue::{QueueRank, scheduling_backoff};
+use schedlab_core::time::Time;
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, HashMap};
 
@@ -29,23 +30,6 @@ impl std::fmt::Display for PodKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}/{}", self.namespace, self.name)
     }
-}
-
-/// kube-scheduler's back-off after `attempts` failed attempts (>= 1): the
-/// initial back-off doubled per further attempt, capped
-/// (`calculateBackoffDuration` in `pkg/scheduler/internal/queue`), the same
-/// rule the simulator's queue follows.
-pub fn scheduling_backoff(attempts: u32, config: &ModelConfig) -> Span {
-    let initial = Span::from_secs_f64(config.scheduler_initial_backoff_seconds);
-    let max = Span::from_secs_f64(config.scheduler_max_backoff_seconds);
-    let mut delay = initial;
-    for _ in 1..attempts {
-        delay = Span(delay.0.saturating_mul(2));
-        if delay >= max {
-            return max;
-        }
-    }
-    delay.min(max)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,21 +58,15 @@ struct Entry {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Rank {
-    priority: i32,
-    arrived: Time,
-    pod: PodId,
+    rank: QueueRank,
     key: PodKey,
     generation: u64,
 }
 
 impl Ord for Rank {
     fn cmp(&self, other: &Rank) -> Ordering {
-        // the greatest pops first: high priority, then early arrival, then low id, then name
-        self.priority
-            .cmp(&other.priority)
-            .then(other.arrived.cmp(&self.arrived))
-            .then(other.pod.cmp(&self.pod))
-            .then(other.key.cmp(&self.key))
+        // two pods of one id (a name reused) in name order
+        self.rank.cmp(&other.rank).then(other.key.cmp(&self.key))
     }
 }
 
@@ -150,9 +128,7 @@ impl PendingQueue {
             },
         );
         self.active.push(Rank {
-            priority,
-            arrived,
-            pod,
+            rank: QueueRank { priority, arrived, pod },
             key,
             generation,
         });
@@ -190,9 +166,11 @@ impl PendingQueue {
             e.state = State::Active;
             e.generation = generation;
             self.active.push(Rank {
-                priority: e.priority,
-                arrived: e.arrived,
-                pod: e.pod,
+                rank: QueueRank {
+                    priority: e.priority,
+                    arrived: e.arrived,
+                    pod: e.pod,
+                },
                 key,
                 generation,
             });
@@ -358,7 +336,6 @@ mod tests {
             now = due;
         }
         assert_eq!(delays, [1000, 2000, 4000, 8000, 10_000, 10_000]);
-        assert_eq!(scheduling_backoff(u32::MAX, &c), Span::from_secs(10));
     }
 
     #[test]

@@ -7,35 +7,12 @@ use crate::labels;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, Patch, PatchParams, PostParams};
+use schedlab_core::verdict::Answer;
 use std::time::Duration;
 
 /// How long to wait before retrying after a 429 or a server error that
 /// named no Retry-After.
 pub const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(1);
-
-/// Why a pod was not placed, as the PodScheduled condition's reason says it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Answer {
-    Unschedulable,
-    Declined,
-}
-
-impl Answer {
-    pub fn reason(self) -> &'static str {
-        match self {
-            Answer::Unschedulable => labels::UNSCHEDULABLE_REASON,
-            Answer::Declined => labels::DECLINED_REASON,
-        }
-    }
-
-    pub fn of_reason(reason: &str) -> Option<Answer> {
-        match reason {
-            labels::UNSCHEDULABLE_REASON => Some(Answer::Unschedulable),
-            labels::DECLINED_REASON => Some(Answer::Declined),
-            _ => None,
-        }
-    }
-}
 
 /// What a failed request means for the loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,7 +100,7 @@ pub fn pod_scheduled_patch(answer: Answer, message: &str, now: jiff::Timestamp) 
             "conditions": [{
                 "type": "PodScheduled",
                 "status": "False",
-                "reason": answer.reason(),
+                "reason": labels::condition_reason(answer),
                 "message": message,
                 "lastProbeTime": null,
                 "lastTransitionTime": now.to_string(),
@@ -162,7 +139,7 @@ pub fn written_answer(pod: &core::Pod) -> Option<(Answer, String)> {
         .iter()
         .find(|c| c.type_ == "PodScheduled" && c.status == "False")?;
     Some((
-        Answer::of_reason(c.reason.as_deref()?)?,
+        labels::answer_of_reason(c.reason.as_deref()?)?,
         c.message.clone().unwrap_or_default(),
     ))
 }
@@ -242,8 +219,8 @@ mod tests {
             written_answer(&pod),
             Some((Answer::Declined, "restraint: stress 0.9".to_string()))
         );
-        assert_eq!(Answer::of_reason("Unschedulable"), Some(Answer::Unschedulable));
-        assert_eq!(Answer::of_reason("SchedulerError"), None);
+        assert_eq!(labels::answer_of_reason("Unschedulable"), Some(Answer::Unschedulable));
+        assert_eq!(labels::answer_of_reason("SchedulerError"), None);
         assert_eq!(written_answer(&core::Pod::default()), None);
     }
 }

@@ -20,7 +20,7 @@
 
 mod status;
 
-pub use status::Answer;
+pub use schedlab_core::verdict::Answer;
 
 use k8s_openapi::api::core::v1 as core;
 use schedlab_core::behaviour::PodEnd;
@@ -93,10 +93,7 @@ impl PodObservation {
                 {
                     self.answer = Some(answer);
                     let reason = Cow::Owned(message.to_string());
-                    out.push(match answer {
-                        Answer::Unschedulable => EventKind::PodUnschedulable { pod: self.pod, reason },
-                        Answer::Declined => EventKind::PodDeclined { pod: self.pod, reason },
-                    });
+                    out.push(answer.event(self.pod, reason));
                 }
                 return;
             }

@@ -7,13 +7,7 @@ use crate::objects::{self, CONTAINER};
 use k8s_openapi::api::core::v1 as core;
 use schedlab_core::record::{ExitReason, OomCause};
 use schedlab_core::resources::Resources;
-
-/// What a scheduler last said about a pod it did not place.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Answer {
-    Unschedulable,
-    Declined,
-}
+use schedlab_core::verdict::Answer;
 
 /// How a container stopped, as its termination record says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,11 +115,7 @@ impl<'a> Snapshot<'a> {
             .and_then(|s| s.conditions.as_ref())
             .and_then(|cs| cs.iter().find(|c| c.type_ == "PodScheduled" && c.status == "False"))
             .and_then(|c| {
-                let answer = match c.reason.as_deref() {
-                    Some(labels::UNSCHEDULABLE_REASON) => Answer::Unschedulable,
-                    Some(labels::DECLINED_REASON) => Answer::Declined,
-                    _ => return None,
-                };
+                let answer = labels::answer_of_reason(c.reason.as_deref()?)?;
                 Some((answer, c.message.as_deref().unwrap_or("")))
             });
         let terminal = match status.and_then(|s| s.phase.as_deref()) {

@@ -366,16 +366,7 @@ impl Player<'_> {
         let Some(workload) = self.timeline.workload(slot.workload) else {
             return;
         };
-        let spec = &workload.spec;
-        self.event(EventKind::PodCreated {
-            pod,
-            slot,
-            requests: spec.requests,
-            memory_limit: spec.memory_limit(),
-            priority: spec.priority,
-            qos: spec.qos_class(),
-            unstable: spec.behaviour.unstable,
-        });
+        self.event(EventKind::pod_created(pod, slot, &workload.spec));
     }
 
     fn on_pod(&mut self, change: Change<core::Pod>) {

@@ -2,12 +2,11 @@
 //! kubectl from the unpacked Debian source, offline, the way upstream 1.20
 //! built them (GOPATH mode; module mode fails on this source).
 
-use super::cmd;
 use super::error::ProvisionError;
 use super::layout::CacheLayout;
+use crate::external::{self, ExternalCommand};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// The binaries built into the cache: what the local control plane runs,
 /// and kubectl, whose embedded kustomize (v2.0.3) renders the project's
@@ -55,11 +54,14 @@ pub fn ensure(cache: &CacheLayout) -> Result<bool, ProvisionError> {
         // Build beside the target and rename, so a killed build never leaves a binary that looks complete.
         let partial = bin.join(format!("{name}.partial"));
         tracing::info!(binary = name, "building (minutes on a cold cache)");
-        cmd::run_logged(
-            go(cache)
-                .args(["build", "-trimpath", "-ldflags", &ldflags, "-o"])
-                .arg(&partial)
-                .arg(format!("./cmd/{name}")),
+        external::run_logged(
+            &go(
+                cache,
+                ["build", "-trimpath", "-ldflags", &ldflags, "-o"],
+                format!("build {name}"),
+            )
+            .arg(&partial)
+            .arg(format!("./cmd/{name}")),
             &log,
         )?;
         std::fs::rename(&partial, &target).map_err(ProvisionError::io("cannot rename to", &target))?;
@@ -68,20 +70,19 @@ pub fn ensure(cache: &CacheLayout) -> Result<bool, ProvisionError> {
 }
 
 /// A `go` command in GOPATH mode, offline, static, run inside the GOPATH view of the source.
-fn go(cache: &CacheLayout) -> Command {
+fn go<'a>(cache: &CacheLayout, args: impl IntoIterator<Item = &'a str>, why: String) -> ExternalCommand {
     let dir = cache.gopath_src();
-    let mut cmd = Command::new("go");
-    cmd.current_dir(&dir)
+    ExternalCommand::new("go", args, why)
+        .in_dir(&dir)
         // The kernel resolves the symlinked working directory; go trusts $PWD when it names
         // the same directory, which keeps the GOPATH import path k8s.io/kubernetes.
-        .env("PWD", &dir)
-        .env("GO111MODULE", "off")
-        .env("GOPATH", cache.gopath())
-        .env("GOCACHE", cache.gocache())
-        .env("GOPROXY", "off")
-        .env("GOFLAGS", "")
-        .env("CGO_ENABLED", "0");
-    cmd
+        .with_env("PWD", &dir)
+        .with_env("GO111MODULE", "off")
+        .with_env("GOPATH", cache.gopath())
+        .with_env("GOCACHE", cache.gocache())
+        .with_env("GOPROXY", "off")
+        .with_env("GOFLAGS", "")
+        .with_env("CGO_ENABLED", "0")
 }
 
 /// The version stamps, as upstream's hack/lib/version.sh sets them.
@@ -155,9 +156,8 @@ fn copy_dir(from: &Path, to: &Path) -> Result<(), ProvisionError> {
 /// upstream's Makefile.generated_files (gen_openapi).
 fn generate_openapi(cache: &CacheLayout, log: &Path) -> Result<(), ProvisionError> {
     let tool = cache.binary("openapi-gen");
-    cmd::run_logged(
-        go(cache)
-            .args(["build", "-o"])
+    external::run_logged(
+        &go(cache, ["build", "-o"], "build openapi-gen".into())
             .arg(&tool)
             .arg("./vendor/k8s.io/kube-openapi/cmd/openapi-gen"),
         log,
@@ -170,23 +170,27 @@ fn generate_openapi(cache: &CacheLayout, log: &Path) -> Result<(), ProvisionErro
         });
     }
     tracing::info!(packages = inputs.len(), "generating openapi definitions");
-    let mut command = Command::new(&tool);
-    command
-        .current_dir(cache.gopath_src())
-        .env("PWD", cache.gopath_src())
-        .env("GO111MODULE", "off")
-        .env("GOPATH", cache.gopath())
-        .args(["--logtostderr", "-i"])
-        .arg(inputs.join(","))
-        .args([
-            "-p",
-            "k8s.io/kubernetes/pkg/generated/openapi",
-            "-O",
-            "zz_generated.openapi",
-        ])
-        .args(["-h", "vendor/k8s.io/code-generator/hack/boilerplate.go.txt", "-r"])
-        .arg(cache.root.join("openapi-violations.report"));
-    cmd::run_logged(&mut command, log)
+    let command = ExternalCommand::new(
+        &tool,
+        ["--logtostderr", "-i"],
+        "generate the openapi definitions the source package lacks",
+    )
+    .in_dir(cache.gopath_src())
+    .with_env("PWD", cache.gopath_src())
+    .with_env("GO111MODULE", "off")
+    .with_env("GOPATH", cache.gopath())
+    .arg(inputs.join(","))
+    .args([
+        "-p",
+        "k8s.io/kubernetes/pkg/generated/openapi",
+        "-O",
+        "zz_generated.openapi",
+        "-h",
+        "vendor/k8s.io/code-generator/hack/boilerplate.go.txt",
+        "-r",
+    ]);
+    external::run_logged(&command.arg(cache.root.join("openapi-violations.report")), log)?;
+    Ok(())
 }
 
 /// The Go packages (as `k8s.io/kubernetes/...` import paths) that openapi-gen

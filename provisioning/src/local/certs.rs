@@ -2,12 +2,11 @@
 //! apiserver's serving certificate (SAN IP 127.0.0.1), the service-account
 //! key pair, and static bearer tokens.
 
-use super::cmd;
 use super::error::ProvisionError;
 use super::layout::StateLayout;
+use crate::external::{self, ExternalCommand};
 use std::io::Read;
 use std::path::Path;
-use std::process::Command;
 
 /// The serving certificate's names: loopback plus the in-cluster names and
 /// the first service IP, so clients addressing it either way verify it.
@@ -130,7 +129,16 @@ pub fn ensure(state: &StateLayout) -> Result<Tokens, ProvisionError> {
         return Tokens::parse(&text, &tokens_path);
     }
     std::fs::create_dir_all(&pki).map_err(ProvisionError::io("cannot create", &pki))?;
-    let openssl = |args: &[&str]| cmd::run(Command::new("openssl").args(args).current_dir(&pki));
+    let openssl = |args: &[&str]| {
+        external::run(
+            &ExternalCommand::new(
+                "openssl",
+                args.iter().copied(),
+                "make the local control plane's certificates",
+            )
+            .in_dir(&pki),
+        )
+    };
     openssl(&[
         "req",
         "-x509",
@@ -230,23 +238,21 @@ mod tests {
 
     #[test]
     fn pki_has_a_serving_cert_for_loopback() {
-        if !cmd::on_path("openssl") {
+        if !external::on_path("openssl") {
             return;
         }
         let root = std::env::temp_dir().join(format!("schedlab-pki-test-{}", std::process::id()));
         let state = StateLayout::new(&root);
         let tokens = ensure(&state).unwrap();
-        let text = cmd::run(
-            Command::new("openssl")
-                .args(["x509", "-noout", "-text", "-in"])
+        let text = external::run(
+            &ExternalCommand::new("openssl", ["x509", "-noout", "-text", "-in"], "read the serving cert")
                 .arg(state.pki_file("apiserver.crt")),
         )
         .unwrap();
         let text = String::from_utf8_lossy(&text.stdout);
         assert!(text.contains("IP Address:127.0.0.1"), "{text}");
-        cmd::run(
-            Command::new("openssl")
-                .args(["verify", "-CAfile"])
+        external::run(
+            &ExternalCommand::new("openssl", ["verify", "-CAfile"], "verify the serving cert")
                 .arg(state.pki_file("ca.crt"))
                 .arg(state.pki_file("apiserver.crt")),
         )

@@ -15,18 +15,8 @@ pub enum ProvisionError {
         #[source]
         source: std::io::Error,
     },
-    #[error("could not start `{command}`: {source}")]
-    Spawn {
-        command: String,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("`{command}` failed with exit code {}; last output:\n{}", code.map_or_else(|| "none (killed by a signal)".to_owned(), |c| c.to_string()), kube_backend::redact::redact(.tail))]
-    Command {
-        command: String,
-        code: Option<i32>,
-        tail: String,
-    },
+    #[error(transparent)]
+    Command(#[from] crate::external::ExternalError),
     #[error("{component} exited during start-up (exit code {}); last log lines ({}):\n{}", code.map_or_else(|| "unknown".to_owned(), |c| c.to_string()), log.display(), kube_backend::redact::redact(.tail))]
     Exited {
         component: &'static str,
@@ -79,45 +69,4 @@ impl ProvisionError {
     }
 }
 
-/// How many trailing lines of a log or of stderr an error carries.
-pub(crate) const TAIL_LINES: usize = 30;
-
-/// The last `n` lines of `text`.
-pub(crate) fn tail(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
-}
-
-/// The last lines of a log file, or a note saying why there are none.
-pub(crate) fn log_tail(path: &std::path::Path) -> String {
-    match std::fs::read(path) {
-        Ok(bytes) => tail(&String::from_utf8_lossy(&bytes), TAIL_LINES),
-        Err(err) => format!("(no log: {err})"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tail_keeps_the_last_lines() {
-        assert_eq!(tail("a\nb\nc\n", 2), "b\nc");
-        assert_eq!(tail("a", 5), "a");
-        assert_eq!(tail("", 3), "");
-    }
-
-    #[test]
-    fn command_error_names_command_code_and_tail() {
-        let err = ProvisionError::Command {
-            command: "apt-get install x".into(),
-            code: Some(100),
-            tail: "E: nope".into(),
-        };
-        let text = err.to_string();
-        assert!(
-            text.contains("apt-get install x") && text.contains("100") && text.contains("E: nope"),
-            "{text}"
-        );
-    }
-}
+pub(crate) use crate::external::log_tail;

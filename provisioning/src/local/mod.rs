@@ -11,7 +11,6 @@
 
 pub mod build;
 pub mod certs;
-mod cmd;
 pub mod error;
 pub mod flags;
 pub mod interrupt;
@@ -217,7 +216,7 @@ fn up_inner(opts: &LocalOptions) -> Result<LocalCluster, ProvisionError> {
         } else {
             &["etcd", "openssl", "curl"]
         };
-        if let Some(tool) = tools.iter().find(|t| !cmd::on_path(t)) {
+        if let Some(tool) = tools.iter().find(|t| !crate::external::on_path(t)) {
             return Err(ProvisionError::MissingTool { tool });
         }
     }

@@ -2,11 +2,10 @@
 //! missing ones with apt-get (plus a `deb-src` entry when the Kubernetes
 //! source package has to be fetched).
 
-use super::cmd;
 use super::error::ProvisionError;
+use crate::external::{self, ExternalCommand};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::process::Command;
 
 /// Needed to run the control plane from cached binaries.
 pub const RUNTIME_PACKAGES: &[&str] = &["etcd-server", "openssl", "curl", "ca-certificates"];
@@ -176,14 +175,13 @@ fn read_sources() -> Vec<AptSource> {
 
 fn query_missing(required: &[&str]) -> Result<Vec<String>, ProvisionError> {
     // dpkg-query exits 1 when some package is unknown; its stdout still lists the known ones.
-    let output = Command::new("dpkg-query")
-        .args(["-W", "-f", "${Package} ${db:Status-Status}\\n"])
-        .args(required)
-        .output()
-        .map_err(|source| ProvisionError::Spawn {
-            command: "dpkg-query -W".into(),
-            source,
-        })?;
+    let query = ExternalCommand::new(
+        "dpkg-query",
+        ["-W", "-f", "${Package} ${db:Status-Status}\\n"],
+        "see which Debian packages are installed",
+    )
+    .args(required.iter().copied());
+    let output = external::output(&query)?;
     Ok(missing(required, &String::from_utf8_lossy(&output.stdout)))
 }
 
@@ -208,18 +206,20 @@ pub fn ensure(for_build: bool) -> Result<PackagesReport, ProvisionError> {
     if need.is_empty() && !for_build {
         return Ok(report);
     }
-    cmd::run(
-        Command::new("apt-get")
-            .args(["update", "-qq"])
-            .env("DEBIAN_FRONTEND", "noninteractive"),
+    external::run(
+        &ExternalCommand::new("apt-get", ["update", "-qq"], "update the package indexes")
+            .with_env("DEBIAN_FRONTEND", "noninteractive"),
     )?;
     if !need.is_empty() {
         tracing::info!(packages = ?need, "installing Debian packages");
-        cmd::run(
-            Command::new("apt-get")
-                .args(["install", "-y", "-qq", "--no-install-recommends"])
-                .args(&need)
-                .env("DEBIAN_FRONTEND", "noninteractive"),
+        external::run(
+            &ExternalCommand::new(
+                "apt-get",
+                ["install", "-y", "-qq", "--no-install-recommends"],
+                "install the packages the local control plane needs",
+            )
+            .args(&need)
+            .with_env("DEBIAN_FRONTEND", "noninteractive"),
         )?;
         report.installed = need;
     }

@@ -123,10 +123,8 @@ pub fn spawn(state: &StateLayout, name: &str, program: &Path, args: &[OsString])
         .stdout(out)
         .stderr(err)
         .process_group(0);
-    let described = super::cmd::describe(&command);
-    let mut child = command.spawn().map_err(|source| ProvisionError::Spawn {
-        command: described,
-        source,
+    let mut child = command.spawn().map_err(|source| {
+        crate::external::ExternalCommand::new(program, args, format!("start {name}")).spawn_error(source)
     })?;
     let pid = i32::try_from(child.id()).unwrap_or(i32::MAX);
     let Some((_, start_time)) = proc_stat(pid) else {

@@ -3,6 +3,7 @@
 //! default scheduler has.
 
 use super::error::ProvisionError;
+use crate::external::ExternalCommand;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -51,32 +52,20 @@ pub fn bind_agmarl(server: &str, ca_file: &Path, admin_token: &str, user: &str) 
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let described = format!("curl -X POST {url} ({name})");
-        let mut child = command.spawn().map_err(|source| ProvisionError::Spawn {
-            command: described.clone(),
-            source,
-        })?;
+        // described without its arguments: one of them holds the admin token
+        let described = ExternalCommand::new("curl", ["-X", "POST", url.as_str()], format!("create {name}"));
+        let mut child = command.spawn().map_err(|e| described.spawn_error(e))?;
         if let Some(mut stdin) = child.stdin.take() {
-            stdin
-                .write_all(body.as_bytes())
-                .map_err(|source| ProvisionError::Spawn {
-                    command: described.clone(),
-                    source,
-                })?;
+            stdin.write_all(body.as_bytes()).map_err(|e| described.spawn_error(e))?;
         }
-        let output = child.wait_with_output().map_err(|source| ProvisionError::Spawn {
-            command: described.clone(),
-            source,
-        })?;
+        let output = child.wait_with_output().map_err(|e| described.spawn_error(e))?;
         let http = String::from_utf8_lossy(&output.stdout).trim().to_owned();
         // 201 created; 409 already there (a reused etcd).
         if !(output.status.success() && (http == "201" || http == "409")) {
             let stderr = String::from_utf8_lossy(&output.stderr);
-            return Err(ProvisionError::Command {
-                command: described,
-                code: output.status.code(),
-                tail: format!("HTTP {http} {}", stderr.trim()),
-            });
+            return Err(described
+                .failed(output.status.code(), format!("HTTP {http} {}", stderr.trim()))
+                .into());
         }
     }
     Ok(())

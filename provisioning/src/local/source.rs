@@ -1,11 +1,10 @@
 //! Fetching Debian's `kubernetes` source package into the cache and
 //! unpacking it (`apt-get source --download-only` + `dpkg-source -x`).
 
-use super::cmd;
 use super::error::ProvisionError;
 use super::layout::CacheLayout;
+use crate::external::{self, ExternalCommand};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// The unpacked tree is complete once this file exists in it.
 const MARKER: &str = "cmd/kube-apiserver/apiserver.go";
@@ -21,11 +20,14 @@ pub fn ensure(cache: &CacheLayout) -> Result<bool, ProvisionError> {
     std::fs::create_dir_all(&dl).map_err(ProvisionError::io("cannot create", &dl))?;
     if find_dsc(&dl)?.is_none() {
         // gpgv may warn "No public key": apt already checked the files against the signed Release.
-        cmd::run(
-            Command::new("apt-get")
-                .args(["source", "-qq", "--download-only", "kubernetes"])
-                .current_dir(&dl)
-                .env("DEBIAN_FRONTEND", "noninteractive"),
+        external::run(
+            &ExternalCommand::new(
+                "apt-get",
+                ["source", "-qq", "--download-only", "kubernetes"],
+                "download Debian's Kubernetes source package",
+            )
+            .in_dir(&dl)
+            .with_env("DEBIAN_FRONTEND", "noninteractive"),
         )?;
     }
     let dsc = find_dsc(&dl)?.ok_or_else(|| ProvisionError::NotFound {
@@ -37,8 +39,10 @@ pub fn ensure(cache: &CacheLayout) -> Result<bool, ProvisionError> {
     let partial = dl.join("src.partial");
     remove_if_present(&partial)?;
     remove_if_present(&src)?;
-    cmd::run_logged(
-        Command::new("dpkg-source").arg("-x").arg(&dsc).arg(&partial),
+    external::run_logged(
+        &ExternalCommand::new("dpkg-source", ["-x"], "unpack the Kubernetes source package")
+            .arg(&dsc)
+            .arg(&partial),
         &dl.join("dpkg-source.log"),
     )?;
     std::fs::rename(&partial, &src).map_err(ProvisionError::io("cannot rename to", &src))?;

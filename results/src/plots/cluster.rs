@@ -2,7 +2,7 @@
 //! arm's first seed: seeds sample at different times once runs diverge, so a
 //! mean over seeds would have to resample and would smooth away the bursts).
 
-use super::render::{DrawResult, Figure, draw_legend, draw_no_data, house_mesh, title_font, to_plot};
+use super::render::{DrawResult, Figure, draw_legend, draw_no_data, house_mesh, legend_line, title_font, to_plot};
 use super::style::{Palette, TimeUnit, padded_range};
 use super::{ArmSeries, Plot, PlotError, first_run};
 use crate::series::ClusterPoint;
@@ -79,7 +79,7 @@ impl Figure for ClusterFigure<'_> {
                     chart
                         .draw_series(LineSeries::new(Vec::new(), colour.stroke_width(2)))?
                         .label(format!("{arm} (seed {seed})"))
-                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(3)));
+                        .legend(legend_line(colour));
                 }
                 for segment in segments.into_iter().filter(|s| !s.is_empty()) {
                     chart.draw_series(LineSeries::new(segment, colour.stroke_width(2)))?;

@@ -1,6 +1,6 @@
 //! Scheduling latency (creation to first bind) CDF per arm, all seeds pooled.
 
-use super::render::{DrawResult, Figure, draw_legend, draw_no_data, house_mesh, title_font, to_plot};
+use super::render::{DrawResult, Figure, draw_legend, draw_no_data, house_mesh, legend_line, title_font, to_plot};
 use super::style::Palette;
 use super::{ArmSeries, Plot, PlotError};
 use plotters::coord::Shift;
@@ -87,7 +87,7 @@ impl Figure for CdfFigure<'_> {
             chart
                 .draw_series(LineSeries::new(points, colour.stroke_width(2)))?
                 .label(format!("{arm} ({pods} pods)"))
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(3)));
+                .legend(legend_line(colour));
         }
         draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         Ok(())

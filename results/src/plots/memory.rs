@@ -2,7 +2,7 @@
 //! `mem_failure_pearson`), all seeds pooled, with each arm's least-squares
 //! line and Pearson r over the pooled pairs.
 
-use super::render::{DrawResult, Figure, draw_legend, draw_no_data, house_mesh, title_font, to_plot};
+use super::render::{DrawResult, Figure, draw_legend, draw_no_data, house_mesh, legend_line, title_font, to_plot};
 use super::style::{Palette, padded_range};
 use super::{ArmSeries, Plot, PlotError};
 use crate::stats::pearson;
@@ -90,7 +90,7 @@ impl Figure for MemoryFigure<'_> {
             chart
                 .draw_series(LineSeries::new(line.unwrap_or_default(), colour.stroke_width(2)))?
                 .label(label)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(3)));
+                .legend(legend_line(colour));
         }
         draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         Ok(())

@@ -156,6 +156,11 @@ pub(super) fn draw_no_data<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, ti
     Ok(())
 }
 
+/// A line series' legend mark: a short thick stroke of its colour.
+pub(super) fn legend_line(colour: RGBColor) -> impl Fn((i32, i32)) -> PathElement<(i32, i32)> {
+    move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(3))
+}
+
 /// The legend every multi-series plot draws: the same frame and font, at `position`.
 pub(super) fn draw_legend<'a, DB: DrawingBackend + 'a, CT: plotters::coord::CoordTranslate>(
     chart: &mut plotters::chart::ChartContext<'a, DB, CT>,

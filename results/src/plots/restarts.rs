@@ -1,6 +1,6 @@
 //! Restarts over time: per bucket, mean over the arm's seeds.
 
-use super::render::{DrawResult, Figure, draw_legend, draw_no_data, house_mesh, title_font, to_plot};
+use super::render::{DrawResult, Figure, draw_legend, draw_no_data, house_mesh, legend_line, title_font, to_plot};
 use super::style::{Palette, TimeUnit, bucket_width_ms, describe_width, padded_range};
 use super::{ArmSeries, Plot, PlotError};
 use plotters::coord::Shift;
@@ -77,7 +77,7 @@ impl Figure for RestartsFigure<'_> {
             chart
                 .draw_series(LineSeries::new(points, colour.stroke_width(2)))?
                 .label(format!("{arm} ({seeds} seeds)"))
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(3)));
+                .legend(legend_line(colour));
         }
         draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         Ok(())

@@ -6,7 +6,7 @@
 //! moves with the faults, which every seed of a scenario plays; a bucket
 //! without any decision is a gap, not a zero.
 
-use super::render::{DrawResult, Figure, draw_legend, draw_no_data, house_mesh, title_font, to_plot};
+use super::render::{DrawResult, Figure, draw_legend, draw_no_data, house_mesh, legend_line, title_font, to_plot};
 use super::style::{Palette, TimeUnit, bucket_width_ms, describe_width};
 use super::{Plot, PlotError};
 use crate::decisions::{Basis, Level, StressPoint};
@@ -133,7 +133,7 @@ impl Figure for StressFigure<'_> {
                             basis.name(),
                             if *seeds == 1 { "" } else { "s" }
                         ))
-                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(3)));
+                        .legend(legend_line(colour));
                 }
                 for segment in segments.into_iter().filter(|s| !s.is_empty()) {
                     chart.draw_series(LineSeries::new(segment, colour.stroke_width(2)))?;

@@ -7,6 +7,7 @@ pub mod sample;
 
 pub use openb::{COLUMNS, Trace, TraceRow, parse_openb};
 
+use crate::error::one_line;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
@@ -96,17 +97,17 @@ pub struct Column {
 pub enum TraceError {
     /// The file does not exist, is not a regular file, is too large or
     /// cannot be read.
-    #[error("cannot read the trace file: {reason}")]
+    #[error("cannot read the trace file: {}", one_line(reason))]
     Read { reason: String },
     /// The header lacks a column the format needs.
-    #[error("line {line}: missing column `{column}` (the header has: {found})")]
+    #[error("line {line}: missing column `{column}` (the header has: {})", one_line(found))]
     MissingColumn {
         line: u64,
         column: &'static str,
         found: String,
     },
     /// A row's field is not what its column holds.
-    #[error("line {line}, {}: {reason}", column_detail(column, value))]
+    #[error("line {line}, {}: {}", column_detail(column, value), one_line(reason))]
     Field {
         line: u64,
         column: Column,
@@ -114,7 +115,7 @@ pub enum TraceError {
         reason: String,
     },
     /// A row without enough fields.
-    #[error("line {line}: {reason}")]
+    #[error("line {line}: {}", one_line(reason))]
     Row { line: u64, reason: String },
 }
 

@@ -3,7 +3,7 @@
 //! (with assumed binds), the pending queue and what was written to each pod.
 
 use super::queue::{PendingQueue, PodKey};
-use super::requests::{Answer, Failure, classify, written_answer};
+use super::requests::{Failure, classify, written_answer};
 use super::{BindStats, Placer};
 use crate::cache::ClusterCache;
 #[cfg(test)]
@@ -20,7 +20,8 @@ use schedlab_core::record::EventKind;
 use schedlab_core::resources::Resources;
 use schedlab_core::time::Time;
 use schedlab_core::timing::{self, LatencySummary};
-use schedlab_core::view::{ClusterView, PendingPod, Placement};
+use schedlab_core::verdict::{Answer, Verdict};
+use schedlab_core::view::{ClusterView, PendingPod};
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
@@ -382,17 +383,13 @@ impl Binder {
         let placement = placer(&pending, &view);
         timing::record(&mut self.decisions, started.elapsed());
         self.stats.decisions += 1;
-        let checked = match &placement {
-            Placement::Bind(node) => Some(view.check_bind(*node, &cached.spec).and_then(|()| {
-                self.cache
-                    .node_name(*node)
-                    .map(str::to_string)
-                    .ok_or_else(|| "no name".into())
-            })),
-            _ => None,
+        let verdict = match placement.verdict(&view, &cached.spec) {
+            Verdict::Bind(node) if self.cache.node_name(node).is_none() => Verdict::rejected_bind("no name"),
+            verdict => verdict,
         };
-        match (placement, checked) {
-            (Placement::Bind(node), Some(Ok(node_name))) => {
+        match verdict {
+            Verdict::Bind(node) => {
+                let node_name = self.cache.node_name(node)?.to_string();
                 self.cache.assume(&key.namespace, &key.name, node);
                 let tracked = self.tracked.entry(key.clone()).or_default();
                 tracked.binding = true;
@@ -403,31 +400,26 @@ impl Binder {
                     node_name,
                 })
             }
-            (Placement::Bind(node), Some(Err(why))) => {
-                tracing::warn!(pod = %key, node = node.0, %why, "the policy chose a node that cannot take the pod; treated as unschedulable");
-                self.stats.rejected += 1;
-                self.stats.unschedulable += 1;
-                self.not_placed(
-                    key,
-                    Answer::Unschedulable,
-                    Cow::Owned(format!("bind rejected: {why}")),
-                    now,
-                )
+            Verdict::NotPlaced {
+                answer,
+                reason,
+                rejected_bind,
+            } => {
+                if rejected_bind {
+                    tracing::warn!(pod = %key, %reason, "the policy chose a node that cannot take the pod; treated as unschedulable");
+                    self.stats.rejected += 1;
+                }
+                match answer {
+                    Answer::Unschedulable => self.stats.unschedulable += 1,
+                    Answer::Declined => self.stats.declined += 1,
+                }
+                self.not_placed(key, answer, reason, now)
             }
-            (Placement::Unschedulable { reason }, _) => {
-                self.stats.unschedulable += 1;
-                self.not_placed(key, Answer::Unschedulable, reason, now)
-            }
-            (Placement::Decline { reason }, _) => {
-                self.stats.declined += 1;
-                self.not_placed(key, Answer::Declined, reason, now)
-            }
-            (Placement::Preempt { reason, .. }, _) => {
+            Verdict::Preempt { reason, .. } => {
                 tracing::warn!(pod = %key, "the bind loop does not carry out preemptions; treated as unschedulable");
                 self.stats.unschedulable += 1;
                 self.not_placed(key, Answer::Unschedulable, reason, now)
             }
-            (Placement::Bind(_), None) => None,
         }
     }
 

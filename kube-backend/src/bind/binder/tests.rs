@@ -3,6 +3,7 @@ use crate::objects::PodIdentity;
 use schedlab_core::node::{NodePool, Provisioning};
 use schedlab_core::pod::{Behaviour, PodId, PodSpec, RestartPolicy};
 use schedlab_core::timeline::Workload;
+use schedlab_core::view::Placement;
 use schedlab_core::{Dist, PodSlot};
 use std::sync::{Arc, Mutex};
 
