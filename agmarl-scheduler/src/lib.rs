@@ -1,4 +1,8 @@
-//! schedlab's in-cluster AGMARL-DKS scheduler.
+//! schedlab's in-cluster AGMARL-DKS scheduler. It owns what running inside
+//! a cluster needs beyond the bind loop (leader election, health, metrics,
+//! logs, its command line) and may use `schedlab-core`, `scheduler` (the
+//! policy and its checkpoint) and `kube-backend` (the client and the bind
+//! loop) of the workspace; no scenario, run folder or provisioning.
 //!
 //! Two or more replicas compete for a Lease; the leader runs the project's
 //! watch-and-bind loop ([`kube_backend::bind`]) with the AGMARL-DKS policy

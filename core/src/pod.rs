@@ -170,22 +170,11 @@ mod tests {
     use crate::node::Taint;
 
     fn spec(requests: Resources, limits: Option<Resources>) -> PodSpec {
+        // a pod(0, 0) uses nothing, whatever it requests
         PodSpec {
             requests,
             limits,
-            priority: 0,
-            scheduler_name: "default-scheduler".into(),
-            restart_policy: RestartPolicy::Always,
-            tolerations: vec![],
-            behaviour: Behaviour {
-                cpu_usage: Dist::Const { value: 0.0 },
-                memory_usage: Dist::Const { value: 0.0 },
-                run_seconds: None,
-                crash_rate_per_hour: 0.0,
-                crash_rate_growth_per_hour: 0.0,
-                unstable: false,
-                memory_growth_per_hour: None,
-            },
+            ..crate::testing::pod(0, 0)
         }
     }
 

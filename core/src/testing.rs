@@ -61,6 +61,104 @@ pub fn pod(cpu_milli: u64, memory: u64) -> PodSpec {
     }
 }
 
+/// Changes to a [`pod`] for tests that need more than its defaults, so a
+/// test names only what it is about: `pod(100, 64 * MI).scheduler("x").crash_rate(2.0)`.
+pub trait PodSpecChanges: Sized {
+    fn scheduler(self, name: &str) -> Self;
+    fn priority(self, priority: i32) -> Self;
+    fn limits(self, limits: Resources) -> Self;
+    fn restart(self, policy: RestartPolicy) -> Self;
+    /// what a container uses, drawn at each start
+    fn usage(self, cpu_milli: Dist, memory_bytes: Dist) -> Self;
+    fn run_seconds(self, run: Dist) -> Self;
+    fn crash_rate(self, per_hour: f64) -> Self;
+    fn leak(self, bytes_per_hour: Dist) -> Self;
+    fn unstable(self) -> Self;
+}
+
+impl PodSpecChanges for PodSpec {
+    fn scheduler(mut self, name: &str) -> PodSpec {
+        self.scheduler_name = name.into();
+        self
+    }
+
+    fn priority(mut self, priority: i32) -> PodSpec {
+        self.priority = priority;
+        self
+    }
+
+    fn limits(mut self, limits: Resources) -> PodSpec {
+        self.limits = Some(limits);
+        self
+    }
+
+    fn restart(mut self, policy: RestartPolicy) -> PodSpec {
+        self.restart_policy = policy;
+        self
+    }
+
+    fn usage(mut self, cpu_milli: Dist, memory_bytes: Dist) -> PodSpec {
+        self.behaviour.cpu_usage = cpu_milli;
+        self.behaviour.memory_usage = memory_bytes;
+        self
+    }
+
+    fn run_seconds(mut self, run: Dist) -> PodSpec {
+        self.behaviour.run_seconds = Some(run);
+        self
+    }
+
+    fn crash_rate(mut self, per_hour: f64) -> PodSpec {
+        self.behaviour.crash_rate_per_hour = per_hour;
+        self
+    }
+
+    fn leak(mut self, bytes_per_hour: Dist) -> PodSpec {
+        self.behaviour.memory_growth_per_hour = Some(bytes_per_hour);
+        self
+    }
+
+    fn unstable(mut self) -> PodSpec {
+        self.behaviour.unstable = true;
+        self
+    }
+}
+
+/// Changes to a [`node`] for tests that need more than its defaults.
+pub trait NodeSpecChanges: Sized {
+    fn pool(self, name: &str, machine_type: &str) -> Self;
+    fn allocatable(self, allocatable: Resources) -> Self;
+    fn label(self, key: &str, value: &str) -> Self;
+}
+
+impl NodeSpecChanges for NodeSpec {
+    fn pool(mut self, name: &str, machine_type: &str) -> NodeSpec {
+        self.pool.name = name.into();
+        self.pool.machine_type = machine_type.into();
+        self
+    }
+
+    fn allocatable(mut self, allocatable: Resources) -> NodeSpec {
+        self.allocatable = allocatable;
+        self
+    }
+
+    fn label(mut self, key: &str, value: &str) -> NodeSpec {
+        self.labels.insert(key.into(), value.into());
+        self
+    }
+}
+
+/// A [`Workload`] of `spec`, named `name`, that the owner recreates.
+pub fn workload(id: u32, name: &str, spec: PodSpec) -> Workload {
+    Workload {
+        id: WorkloadId(id),
+        name: name.into(),
+        spec,
+        recreate: true,
+    }
+}
+
 /// Builds a [`Timeline`] by hand.
 #[derive(Debug)]
 pub struct TimelineBuilder {

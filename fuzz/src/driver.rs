@@ -221,16 +221,16 @@ pub fn run<T: Target>(target: &mut T, opts: &Options, observe: &mut dyn FnMut(Ev
                     ));
                 }
                 let verdict = if failures.is_empty() { verdict } else { Verdict::Failed };
+                let file = (!failures.is_empty() && report.failures.len() < MAX_KEPT)
+                    .then_some(opts.out_failures.as_deref())
+                    .flatten()
+                    .and_then(|dir| write_failure::<T>(dir, opts.seed, index, &T::dump(&case), &failures));
                 for (kind, message) in &failures {
-                    let file = (report.failures.len() < MAX_KEPT)
-                        .then_some(opts.out_failures.as_deref())
-                        .flatten()
-                        .and_then(|dir| write_failure::<T>(dir, opts.seed, index, &T::dump(&case), *kind, message));
                     let f = Failure {
                         index,
                         kind: *kind,
                         message: message.clone(),
-                        file,
+                        file: file.clone(),
                     };
                     observe(Event::Failure(&f));
                     report.keep(f);
@@ -267,19 +267,25 @@ pub fn write_failure<T: Target>(
     seed: u64,
     index: u64,
     input: &[u8],
-    kind: crate::driver::FailureKind,
-    message: &str,
+    failures: &[(crate::driver::FailureKind, String)],
 ) -> Option<PathBuf> {
     std::fs::create_dir_all(dir).ok()?;
     let stem = format!("{}-seed{seed}-input{index}", T::NAME);
     let path = dir.join(format!("{stem}.{}", T::extension()));
     std::fs::write(&path, input).ok()?;
-    let why = format!(
-        "target {}, seed {seed}, input {index}: {}: {message}\nreproduce: cargo run --release -p schedlab-fuzz -- {} --seed {seed} --start {index} --inputs 1\n",
-        T::NAME,
-        kind.as_str(),
+    // every failure of the input in one file: an input both slow and wrong is both
+    let mut why = String::new();
+    for (kind, message) in failures {
+        why.push_str(&format!(
+            "target {}, seed {seed}, input {index}: {}: {message}\n",
+            T::NAME,
+            kind.as_str()
+        ));
+    }
+    why.push_str(&format!(
+        "reproduce: cargo run --release -p schedlab-fuzz -- {} --seed {seed} --start {index} --inputs 1\n",
         T::NAME
-    );
+    ));
     std::fs::write(dir.join(format!("{stem}.txt")), why).ok()?;
     Some(path)
 }
@@ -340,5 +346,21 @@ mod tests {
             why.contains(&format!("--seed 1 --start {} --inputs 1", panic.index)),
             "{why}"
         );
+    }
+
+    /// An input that is both wrong and slow keeps both in its file (the
+    /// second used to overwrite the first).
+    #[test]
+    fn every_failure_of_an_input_is_in_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let failures = [
+            (FailureKind::Oracle, "does not round-trip".to_string()),
+            (FailureKind::Slow, "took 3 s".to_string()),
+        ];
+        let input = write_failure::<Flaky>(dir.path(), 1, 7, b"x", &failures).unwrap();
+        assert_eq!(std::fs::read(input).unwrap(), b"x");
+        let why = std::fs::read_to_string(dir.path().join("flaky-seed1-input7.txt")).unwrap();
+        assert!(why.contains("does not round-trip") && why.contains("took 3 s"), "{why}");
+        assert_eq!(why.matches("reproduce:").count(), 1, "{why}");
     }
 }

@@ -9,6 +9,9 @@
 //! result to the [`oracle`]s; a [`supervise`]d child process turns crashes
 //! that cannot be caught (a stack overflow, an abort, a hang) into failures
 //! too. Every failure is reproduced from (target, seed, input index).
+//! It owns the generators, mutators and oracles and may use the parsers'
+//! crates (`workloads`, `schedlab-core`, `kube-backend`, `results`); no
+//! crate uses it.
 //!
 //! The targets:
 //! - [`scenario`]: scenario YAML, `workloads::parse_str_with` and `workloads::load`;

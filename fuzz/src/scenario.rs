@@ -327,18 +327,45 @@ impl Scenario {
 /// quadratic still shows.
 const PER_ACTION_PASS: std::time::Duration = std::time::Duration::from_nanos(500);
 
+/// Time allowed per node of the timeline beyond the time limit, per pass:
+/// a node carries more than an action (its pool, labels, taints, the
+/// resolved form's JSON). Measured at about 2 µs a node a pass in a release
+/// build (100,000 nodes, 0.8 s for the four passes).
+const PER_NODE_PASS: std::time::Duration = std::time::Duration::from_micros(5);
+
+/// Time allowed per byte of the resolved form read back in the round trip.
+/// Reading a scenario costs 240–410 ns a byte in a release build, linearly
+/// (6.4 MB of JSON in 2.6 s; the 45.6 MB resolved form of 2,892 replays of
+/// the bundled trace, every pod inline, in 10.8 s).
+const PER_RESOLVED_BYTE: std::time::Duration = std::time::Duration::from_micros(1);
+
+/// How much a timeline that loaded holds: what the passes over it cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Size {
+    pub actions: usize,
+    pub nodes: usize,
+    /// the resolved form's length when it was read back, else 0
+    pub round_trip_bytes: usize,
+}
+
 /// The time an outcome of loading earns beyond the limit: four passes over
-/// an accepted scenario's actions; one pass over the cap's worth for a
-/// scenario refused only once its expansion reached a cap.
-pub fn allowance(outcome: &Result<usize, String>) -> std::time::Duration {
+/// an accepted scenario's actions and nodes; one pass over the cap's worth
+/// of actions for a scenario refused only once its expansion reached a cap.
+pub fn allowance(outcome: &Result<Size, String>) -> std::time::Duration {
+    let times = |per: std::time::Duration, n: usize| per.saturating_mul(u32::try_from(n).unwrap_or(u32::MAX));
     match outcome {
-        Ok(actions) => PER_ACTION_PASS * 4 * u32::try_from(*actions).unwrap_or(u32::MAX),
+        Ok(size) => times(PER_ACTION_PASS * 4, size.actions)
+            .saturating_add(times(PER_NODE_PASS * 4, size.nodes))
+            .saturating_add(times(PER_RESOLVED_BYTE, size.round_trip_bytes)),
         Err(msg)
             if ["would create more than", "would have more than"]
                 .iter()
                 .any(|w| msg.contains(w)) =>
         {
-            PER_ACTION_PASS * u32::try_from(workloads::MAX_ACTIONS).unwrap_or(u32::MAX)
+            times(
+                PER_ACTION_PASS,
+                usize::try_from(workloads::MAX_ACTIONS).unwrap_or(usize::MAX),
+            )
         }
         Err(_) => std::time::Duration::ZERO,
     }
@@ -347,7 +374,7 @@ pub fn allowance(outcome: &Result<usize, String>) -> std::time::Duration {
 /// The checks on a scenario that loaded, as a problem if one fails: it
 /// expands for `seed` into a timeline sorted by time, resolves, and the
 /// resolved JSON loads to the same timeline. Ok: the timeline's actions.
-pub fn check_loaded(origin: &str, s: &workloads::Scenario, seed: u64) -> Result<usize, String> {
+pub fn check_loaded(origin: &str, s: &workloads::Scenario, seed: u64) -> Result<Size, String> {
     let timeline = s.expand(seed);
     if let Some(w) = timeline.actions.windows(2).position(|w| w[0].at > w[1].at) {
         return Err(format!(
@@ -358,9 +385,11 @@ pub fn check_loaded(origin: &str, s: &workloads::Scenario, seed: u64) -> Result<
         ));
     }
     let resolved = s.resolved();
+    let mut round_trip_bytes = 0;
     // the round trip costs a second load: a quarter of the seeds check it
     if seed == 0 {
         let json = resolved.to_string();
+        round_trip_bytes = json.len();
         match workloads::parse_str(origin, &json) {
             Ok(again) => {
                 if again.expand(seed) != timeline {
@@ -370,5 +399,9 @@ pub fn check_loaded(origin: &str, s: &workloads::Scenario, seed: u64) -> Result<
             Err(e) => return Err(format!("the resolved scenario does not load: {e}")),
         }
     }
-    Ok(timeline.actions.len())
+    Ok(Size {
+        actions: timeline.actions.len(),
+        nodes: timeline.nodes.len(),
+        round_trip_bytes,
+    })
 }

@@ -219,7 +219,7 @@ pub fn run<T: Target>(
         let file = opts.out_failures.as_deref().and_then(|dir| {
             let mut target = make().ok()?;
             let case = target.generate(&mut input_rng(T::NAME, opts.seed, index));
-            write_failure::<T>(dir, opts.seed, index, &T::dump(&case), kind, &message)
+            write_failure::<T>(dir, opts.seed, index, &T::dump(&case), &[(kind, message.clone())])
         });
         progress.report.keep(Failure {
             index,

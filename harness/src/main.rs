@@ -1,4 +1,11 @@
-//! `schedlab`: the command line of the scheduler lab.
+//! `schedlab`: the command line of the scheduler lab. It owns the commands
+//! (`scenario`, `train`, `cluster`, `report`, `compare`), their flags and
+//! exit codes, and the wiring between the crates: it may use every library
+//! of the workspace, and none of them uses it. What a command does beyond
+//! reading its flags and choosing whom to ask lives below it: scenarios in
+//! `workloads`, policies in `scheduler`, the simulator in `schedlab-core`,
+//! real clusters in `kube-backend` and `provisioning`, run folders and
+//! reports in `results`.
 
 mod cli;
 mod cluster_cmd;

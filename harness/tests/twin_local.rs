@@ -53,6 +53,7 @@ use schedlab_core::node::{NodeId, NodeSpec, Taint, TaintEffect};
 use schedlab_core::pod::{PodId, PodSlot, PodSpec, Toleration, TolerationOperator, WorkloadId};
 use schedlab_core::resources::Resources;
 use schedlab_core::rng::{purpose, stream};
+use schedlab_core::testing::NodeSpecChanges;
 use schedlab_core::time::Time;
 use schedlab_core::timeline::Workload;
 use schedlab_core::{ClusterView, NodeState};
@@ -81,20 +82,10 @@ const GI: u64 = 1 << 30;
 const RELEASES: [Release; 2] = [Release::V1_20, Release::V1_33];
 
 fn variant(name: &str, cpu_milli: u64, memory: u64, max_pods: u32, taints: Vec<Taint>) -> NodeSpec {
-    let allocatable = Resources::new(cpu_milli, memory);
     NodeSpec {
-        name: name.to_string(),
-        pool: schedlab_core::node::NodePool {
-            name: "variant".into(),
-            machine_type: "custom".into(),
-            hourly_price: 0.1,
-            provisioning: schedlab_core::node::Provisioning::OnDemand,
-        },
-        capacity: allocatable,
-        allocatable,
         max_pods,
-        labels: BTreeMap::new(),
         taints,
+        ..schedlab_core::testing::node(name, cpu_milli, memory, 0.1).pool("variant", "custom")
     }
 }
 

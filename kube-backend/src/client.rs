@@ -300,6 +300,25 @@ fn limiter(qps: f32, burst: u32) -> Result<DefaultDirectRateLimiter, KubeError> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
+
+    /// Writes a kubeconfig of one cluster (`cluster`: its fields, each on a
+    /// line indented four spaces) and one user (`user`: its one field) to
+    /// `path`, and returns options that read it.
+    fn kubeconfig(path: &Path, cluster: &str, user: &str) -> ClientOptions {
+        std::fs::write(
+            path,
+            format!(
+                "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n{cluster}users:\n- name: u\n  user:\n    {user}\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\ncurrent-context: x\n"
+            ),
+        )
+        .unwrap();
+        ClientOptions {
+            kubeconfig: Some(path.to_path_buf()),
+            timeout: Duration::from_secs(3),
+            ..Default::default()
+        }
+    }
 
     #[test]
     fn refuses_limits_that_are_not_positive() {
@@ -331,18 +350,11 @@ mod tests {
             .local_addr()
             .unwrap()
             .port();
-        std::fs::write(
+        let opts = kubeconfig(
             &path,
-            format!(
-                "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:{port}\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: t\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\ncurrent-context: x\n"
-            ),
-        )
-        .unwrap();
-        let opts = ClientOptions {
-            kubeconfig: Some(path.clone()),
-            timeout: Duration::from_secs(3),
-            ..Default::default()
-        };
+            &format!("    server: https://127.0.0.1:{port}\n    insecure-skip-tls-verify: true\n"),
+            "token: t",
+        );
         let started = std::time::Instant::now();
         let err = ApiClient::connect(&opts).await.unwrap_err();
         assert!(err.is_input_error(), "{err}");
@@ -374,18 +386,7 @@ mod tests {
             named.push(("tokenFile", "/dev/zero".into()));
         }
         for (field, file) in named {
-            std::fs::write(
-                &path,
-                format!(
-                    "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\nusers:\n- name: u\n  user:\n    {field}: {file}\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\ncurrent-context: x\n"
-                ),
-            )
-            .unwrap();
-            let opts = ClientOptions {
-                kubeconfig: Some(path.clone()),
-                timeout: Duration::from_secs(3),
-                ..Default::default()
-            };
+            let opts = kubeconfig(&path, "    server: https://127.0.0.1:1\n", &format!("{field}: {file}"));
             let started = std::time::Instant::now();
             let err = ApiClient::connect(&opts).await.unwrap_err();
             assert!(started.elapsed() < Duration::from_secs(3), "{field} {file}");
@@ -409,18 +410,11 @@ mod tests {
                 "id-token",
             ),
         ] {
-            std::fs::write(
+            let opts = kubeconfig(
                 &path,
-                format!(
-                    "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    {user}\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\ncurrent-context: x\n"
-                ),
-            )
-            .unwrap();
-            let opts = ClientOptions {
-                kubeconfig: Some(path.clone()),
-                timeout: Duration::from_secs(3),
-                ..Default::default()
-            };
+                "    server: https://127.0.0.1:1\n    insecure-skip-tls-verify: true\n",
+                user,
+            );
             let err = ApiClient::connect(&opts).await.unwrap_err();
             assert!(matches!(err, KubeError::Config { .. }), "{user}: {err}");
             assert!(
@@ -438,18 +432,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("config");
         for server in ["127.0.0.1:6443", "localhost", "a"] {
-            std::fs::write(
-                &path,
-                format!(
-                    "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: \"{server}\"\nusers:\n- name: u\n  user:\n    token: t\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\ncurrent-context: x\n"
-                ),
-            )
-            .unwrap();
-            let opts = ClientOptions {
-                kubeconfig: Some(path.clone()),
-                timeout: Duration::from_secs(3),
-                ..Default::default()
-            };
+            let opts = kubeconfig(&path, &format!("    server: \"{server}\"\n"), "token: t");
             let err = ApiClient::connect(&opts).await.unwrap_err();
             assert!(matches!(err, KubeError::Config { .. }), "{server}: {err}");
             assert!(err.to_string().contains("not a URL with a scheme and a host"), "{err}");
@@ -469,18 +452,13 @@ mod tests {
             .unwrap()
             .port();
         for extra in ["", "    proxy-url: http://proxy:pw-Zq8wX3@127.0.0.1:3128\n"] {
-            std::fs::write(
+            let opts = kubeconfig(
                 &path,
-                format!(
-                    "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://admin:pw-Zq8wX3@127.0.0.1:{port}\n    insecure-skip-tls-verify: true\n{extra}users:\n- name: u\n  user:\n    token: t\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\ncurrent-context: x\n"
+                &format!(
+                    "    server: https://admin:pw-Zq8wX3@127.0.0.1:{port}\n    insecure-skip-tls-verify: true\n{extra}"
                 ),
-            )
-            .unwrap();
-            let opts = ClientOptions {
-                kubeconfig: Some(path.clone()),
-                timeout: Duration::from_secs(3),
-                ..Default::default()
-            };
+                "token: t",
+            );
             let shown = ApiClient::connect(&opts).await.unwrap_err().to_string();
             assert!(!shown.contains("pw-Zq8wX3"), "{shown}");
             assert!(shown.contains(crate::redact::REDACTED), "{shown}");

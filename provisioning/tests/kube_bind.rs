@@ -14,10 +14,8 @@ use kube_backend::objects::{self, PodIdentity};
 use kube_backend::{ApiClient, ClientOptions, ScenarioClock, labels};
 use provisioning::local::{LocalOptions, ScopedCluster};
 use schedlab_core::behaviour::ModelConfig;
-use schedlab_core::{
-    Behaviour, ClusterView, Dist, NodeId, NodeSpec, PendingPod, Placement, PodId, PodSlot, PodSpec, Resources,
-    RestartPolicy, Workload, WorkloadId,
-};
+use schedlab_core::testing::{self, PodSpecChanges};
+use schedlab_core::{ClusterView, NodeId, NodeSpec, PendingPod, Placement, PodId, PodSlot, Resources, Workload};
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
@@ -45,30 +43,8 @@ fn node_spec(i: u32) -> NodeSpec {
 
 fn workload(id: u32, name: &str, cpu_milli: u64) -> Workload {
     Workload {
-        id: WorkloadId(id),
-        name: name.into(),
-        spec: PodSpec {
-            requests: Resources::new(cpu_milli, 256 * MI),
-            limits: None,
-            priority: 0,
-            scheduler_name: SCHEDULER.into(),
-            restart_policy: RestartPolicy::Always,
-            tolerations: vec![],
-            behaviour: Behaviour {
-                cpu_usage: Dist::Const {
-                    value: cpu_milli as f64,
-                },
-                memory_usage: Dist::Const {
-                    value: (256 * MI) as f64,
-                },
-                run_seconds: None,
-                crash_rate_per_hour: 0.0,
-                crash_rate_growth_per_hour: 0.0,
-                unstable: false,
-                memory_growth_per_hour: None,
-            },
-        },
         recreate: false,
+        ..testing::workload(id, name, testing::pod(cpu_milli, 256 * MI).scheduler(SCHEDULER))
     }
 }
 

@@ -19,9 +19,9 @@ use kube_backend::objects::{self, PodIdentity};
 use kube_backend::{ApiClient, ClientOptions, ScenarioClock, labels};
 use provisioning::local::{LocalOptions, ScopedCluster};
 use schedlab_core::behaviour::ModelConfig;
+use schedlab_core::testing::{self, PodSpecChanges};
 use schedlab_core::{
-    Behaviour, Dist, NodeId, NodeSpec, PodId, PodSlot, PodSpec, Resources, RestartPolicy, TaintEffect, Toleration,
-    TolerationOperator, Workload, WorkloadId,
+    Dist, NodeId, NodeSpec, PodId, PodSlot, Resources, TaintEffect, Toleration, TolerationOperator, Workload,
 };
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -40,29 +40,18 @@ fn node_spec(i: u32) -> NodeSpec {
 }
 
 fn workload(id: u32, name: &str, memory_use: u64, crash_per_hour: f64) -> Workload {
-    Workload {
-        id: WorkloadId(id),
-        name: name.into(),
-        spec: PodSpec {
-            requests: Resources::new(100, 128 * MI),
-            limits: None,
-            priority: 0,
-            scheduler_name: NOBODY.into(),
-            restart_policy: RestartPolicy::Always,
-            tolerations: vec![],
-            behaviour: Behaviour {
-                cpu_usage: Dist::Const { value: 50.0 },
-                memory_usage: Dist::Const {
-                    value: memory_use as f64,
-                },
-                run_seconds: None,
-                crash_rate_per_hour: crash_per_hour,
-                crash_rate_growth_per_hour: 0.0,
-                unstable: false,
-                memory_growth_per_hour: None,
+    let spec = testing::pod(100, 128 * MI)
+        .scheduler(NOBODY)
+        .usage(
+            Dist::Const { value: 50.0 },
+            Dist::Const {
+                value: memory_use as f64,
             },
-        },
+        )
+        .crash_rate(crash_per_hour);
+    Workload {
         recreate: false,
+        ..testing::workload(id, name, spec)
     }
 }
 

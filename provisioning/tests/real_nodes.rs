@@ -19,7 +19,8 @@ use provisioning::gke::nodes::{NodeMark, list_nodes, mark_nodes};
 use provisioning::gke::{GkeFaultMode, GkeFaults, check_pools, pool_needs, pools};
 use provisioning::local::{LocalOptions, ScopedCluster};
 use provisioning::scheduler_deploy::{self, DeployError, Images};
-use schedlab_core::{NodePool, NodeSpec, Provisioning, Resources};
+use schedlab_core::testing::NodeSpecChanges;
+use schedlab_core::{NodeSpec, Resources};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -56,20 +57,7 @@ fn gke_node(name: &str, pool: &str, machine: &str) -> core::Node {
 }
 
 fn spec(name: &str, pool: &str, machine: &str, price: f64) -> NodeSpec {
-    NodeSpec {
-        name: name.into(),
-        pool: NodePool {
-            name: pool.into(),
-            machine_type: machine.into(),
-            hourly_price: price,
-            provisioning: Provisioning::OnDemand,
-        },
-        capacity: Resources::ZERO,
-        allocatable: Resources::ZERO,
-        max_pods: 110,
-        labels: BTreeMap::new(),
-        taints: Vec::new(),
-    }
+    NodeSpec::plain(name, Resources::ZERO, price).pool(pool, machine)
 }
 
 /// A pod already bound to `node` (no scheduler involved).

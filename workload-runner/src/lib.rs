@@ -6,7 +6,9 @@
 //! model says: exit 0 when its run time is over, exit 1 when it crashes, or
 //! grows its memory past its limit so that the kernel OOM-kills it. The
 //! kubelet then restarts it with its own back-off, and the next start reads
-//! its number from a state file that outlives container restarts.
+//! its number from a state file that outlives container restarts. It may
+//! use only `schedlab-core` of the workspace (the model it plays), so the
+//! image stays small and knows nothing of API servers.
 //!
 //! - [`settings`]: what the pod tells the program (environment variables).
 //! - [`state`]: the start counter kept in the state folder.

@@ -10,35 +10,21 @@ use kube_backend::{ApiClient, ClientOptions};
 use provisioning::local::{LocalOptions, ScopedCluster};
 use schedlab_core::behaviour::ModelConfig;
 use schedlab_core::dist::Dist;
-use schedlab_core::pod::{Behaviour, PodId, PodSlot, PodSpec, RestartPolicy, WorkloadId};
+use schedlab_core::pod::{PodId, PodSlot};
 use schedlab_core::resources::Resources;
-use schedlab_core::timeline::Workload;
+use schedlab_core::testing::{self, PodSpecChanges};
 
 fn pod() -> core::Pod {
-    let w = Workload {
-        id: WorkloadId(0),
-        name: "svc".into(),
-        spec: PodSpec {
-            requests: Resources::new(100, 32 << 20),
-            limits: Some(Resources::new(500, 64 << 20)),
-            priority: 0,
-            scheduler_name: "default-scheduler".into(),
-            restart_policy: RestartPolicy::Always,
-            tolerations: vec![],
-            behaviour: Behaviour {
-                cpu_usage: Dist::Const { value: 50.0 },
-                memory_usage: Dist::Const {
-                    value: (16u64 << 20) as f64,
-                },
-                run_seconds: None,
-                crash_rate_per_hour: 4.0,
-                crash_rate_growth_per_hour: 0.0,
-                unstable: false,
-                memory_growth_per_hour: None,
+    let spec = testing::pod(100, 32 << 20)
+        .limits(Resources::new(500, 64 << 20))
+        .usage(
+            Dist::Const { value: 50.0 },
+            Dist::Const {
+                value: (16u64 << 20) as f64,
             },
-        },
-        recreate: true,
-    };
+        )
+        .crash_rate(4.0);
+    let w = testing::workload(0, "svc", spec);
     let ident = PodIdentity {
         pod: PodId(3),
         slot: PodSlot {

@@ -8,8 +8,9 @@
 use kube_backend::objects::{self, PodIdentity};
 use schedlab_core::behaviour::{ModelConfig, draw_container};
 use schedlab_core::dist::Dist;
-use schedlab_core::pod::{Behaviour, PodId, PodSlot, PodSpec, RestartPolicy, WorkloadId};
+use schedlab_core::pod::{PodId, PodSlot};
 use schedlab_core::resources::Resources;
+use schedlab_core::testing::{self, PodSpecChanges};
 use schedlab_core::timeline::Workload;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -18,31 +19,20 @@ use workload_runner::plan::Plan;
 use workload_runner::settings::Settings;
 
 fn workload(limits: Option<Resources>) -> Workload {
-    Workload {
-        id: WorkloadId(4),
-        name: "api".into(),
-        spec: PodSpec {
-            requests: Resources::new(200, 64 << 20),
-            limits,
-            priority: 0,
-            scheduler_name: "agmarl".into(),
-            restart_policy: RestartPolicy::Always,
-            tolerations: vec![],
-            behaviour: Behaviour {
-                cpu_usage: Dist::Uniform { min: 100.0, max: 400.0 },
-                memory_usage: Dist::LogNormal {
-                    median: 80.0 * 1048576.0,
-                    sigma: 0.4,
-                },
-                run_seconds: Some(Dist::Exponential { mean: 600.0 }),
-                crash_rate_per_hour: 1.5,
-                crash_rate_growth_per_hour: 0.0,
-                unstable: true,
-                memory_growth_per_hour: None,
+    let mut spec = testing::pod(200, 64 << 20)
+        .scheduler("agmarl")
+        .usage(
+            Dist::Uniform { min: 100.0, max: 400.0 },
+            Dist::LogNormal {
+                median: 80.0 * 1048576.0,
+                sigma: 0.4,
             },
-        },
-        recreate: true,
-    }
+        )
+        .run_seconds(Dist::Exponential { mean: 600.0 })
+        .crash_rate(1.5)
+        .unstable();
+    spec.limits = limits;
+    testing::workload(4, "api", spec)
 }
 
 /// The container's environment as the kubelet resolves it.

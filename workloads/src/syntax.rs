@@ -7,14 +7,85 @@ use crate::scalar::EXPECTING_SCALAR;
 use serde_path_to_error::{Path, Segment};
 
 pub(crate) fn parse_raw(origin: &str, text: &str) -> Result<RawScenario, ScenarioError> {
+    let refused = |failed: Box<Failed>| syntax_error(origin, failed.path, &failed.error);
+    match parse_with(text, serde_saphyr::Options::default()) {
+        Err(first) if is_only_large(&first.error) => {
+            // A document over the reader's value budget by its size alone (the
+            // resolved form of a scenario that replays large traces carries every
+            // pod inline) is read again with a budget of its size, and no aliases,
+            // which are how a small file expands: what it holds stays bounded by
+            // its bytes. One that uses aliases keeps the first refusal.
+            match parse_with(text, sized_options(text.len())) {
+                Err(again) if is_alias_breach(&again.error) => Err(refused(first)),
+                other => other.map_err(refused),
+            }
+        }
+        other => other.map_err(refused),
+    }
+}
+
+/// The reader's error, and the field path it was at where known.
+struct Failed {
+    error: serde_saphyr::Error,
+    path: Option<String>,
+}
+
+fn parse_with(text: &str, options: serde_saphyr::Options) -> Result<RawScenario, Box<Failed>> {
     let mut path = None;
-    let result = serde_saphyr::with_deserializer_from_str(text, |de| {
+    let result = serde_saphyr::with_deserializer_from_str_with_options(text, options, |de| {
         serde_path_to_error::deserialize::<_, RawScenario>(de).map_err(|e| {
             path = field_path(e.path(), &e.inner().to_string());
             e.into_inner()
         })
     });
-    result.map_err(|e| syntax_error(origin, path, &e))
+    result.map_err(|error| Box::new(Failed { error, path }))
+}
+
+/// The default budget with room for as many values, events and scalar bytes
+/// as a text of `bytes` can hold without aliases (a value takes at least a
+/// byte and a separator), and no aliases or anchors at all.
+fn sized_options(bytes: usize) -> serde_saphyr::Options {
+    let mut budget = serde_saphyr::budget::Budget::default();
+    budget.max_nodes = budget.max_nodes.max(bytes);
+    budget.max_events = budget.max_events.max(bytes.saturating_mul(2));
+    budget.max_total_scalar_bytes = budget.max_total_scalar_bytes.max(bytes);
+    budget.max_aliases = 0;
+    budget.max_anchors = 0;
+    let mut options = serde_saphyr::Options::default();
+    options.budget = Some(budget);
+    options
+}
+
+/// The reader's own error inside the snippet and alias-site wrappers.
+fn innermost(mut e: &serde_saphyr::Error) -> &serde_saphyr::Error {
+    while let serde_saphyr::Error::AliasError { error, .. } | serde_saphyr::Error::WithSnippet { error, .. } = e {
+        e = error;
+    }
+    e
+}
+
+fn breach(e: &serde_saphyr::Error) -> Option<&serde_saphyr::budget::BudgetBreach> {
+    match innermost(e) {
+        serde_saphyr::Error::Budget { breach, .. } => Some(breach),
+        _ => None,
+    }
+}
+
+/// Refused for holding too many values or events, not for how it holds them.
+fn is_only_large(e: &serde_saphyr::Error) -> bool {
+    use serde_saphyr::budget::BudgetBreach as B;
+    matches!(
+        breach(e),
+        Some(B::Nodes { .. } | B::Events { .. } | B::ScalarBytes { .. })
+    )
+}
+
+fn is_alias_breach(e: &serde_saphyr::Error) -> bool {
+    use serde_saphyr::budget::BudgetBreach as B;
+    matches!(
+        breach(e),
+        Some(B::Aliases { .. } | B::Anchors { .. } | B::AliasAnchorRatio { .. })
+    )
 }
 
 fn syntax_error(origin: &str, path: Option<String>, e: &serde_saphyr::Error) -> ScenarioError {
@@ -51,7 +122,7 @@ fn syntax_error(origin: &str, path: Option<String>, e: &serde_saphyr::Error) -> 
 /// "budget breached: Nodes { .. }") rather than the scenario's author.
 fn own_words(e: &serde_saphyr::Error) -> Option<String> {
     use serde_saphyr::Error;
-    match e {
+    match innermost(e) {
         Error::MultipleDocuments { .. } => Some(
             "a second YAML document (after `---`): a scenario file holds exactly one; put each scenario in its own file"
                 .to_string(),
@@ -175,12 +246,37 @@ mod tests {
         let e = err("name: x\nduration: 1h\ncluster:\n  pools:\n    - name: a\n      hourly_price: .nan\n");
         assert!(e.contains("`.nan` is not a finite number"), "{e}");
         assert!(!e.contains("policy"), "{e}");
-        let many = vec!["{wait: 1s}"; 90_000].join(", ");
+        // 28,800 phases of 9 values each, 25,600 of them aliases of 3,200 anchors
+        let many: Vec<String> = (0..3200)
+            .map(|i| {
+                format!(
+                    "&a{i} {{at: 1s, create: {{template: a, count: 1}}}}, {}",
+                    vec![format!("*a{i}"); 8].join(", ")
+                )
+            })
+            .collect();
         let e = err(&format!(
-            "name: x\nduration: 1h\ncluster: {{pools: []}}\nphases: [{many}]\n"
+            "name: x\nduration: 1h\ncluster: {{pools: []}}\nphases: [{}]\n",
+            many.join(", ")
         ));
         assert!(e.contains("more than 250000 YAML values"), "{e}");
         assert!(!e.contains("Nodes {") && !e.contains("breached"), "{e}");
+    }
+
+    /// Found by schedlab-fuzz (scenario): the resolved form of 2,892 replays
+    /// of the bundled trace, every pod inline, held more values than the
+    /// reader's budget, so a scenario that loaded did not load again from
+    /// its resolved form. Without aliases a document holds no more values
+    /// than its size allows, and is read whatever its count.
+    #[test]
+    fn a_large_document_without_aliases_is_read() {
+        let many = vec!["{wait: 1s}"; 90_000].join(", ");
+        let raw = parse_raw(
+            "t.json",
+            &format!("name: x\nduration: 1h\ncluster: {{pools: []}}\nphases: [{many}]\n"),
+        )
+        .unwrap();
+        assert_eq!(raw.phases.len(), 90_000);
     }
 
     #[test]

@@ -11,9 +11,8 @@ use kube_backend::objects::{self, PodIdentity};
 use kube_backend::{ApiClient, ClientOptions, labels};
 use provisioning::local::{LocalOptions, ScopedCluster};
 use provisioning::manifests;
-use schedlab_core::{
-    Behaviour, Dist, NodeId, NodeSpec, PodId, PodSlot, PodSpec, Resources, RestartPolicy, Workload, WorkloadId,
-};
+use schedlab_core::testing::{self, PodSpecChanges};
+use schedlab_core::{NodeId, NodeSpec, PodId, PodSlot, Resources, Workload};
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -90,28 +89,8 @@ pub async fn lab(admin: &ApiClient, run: &str, count: u32) -> Vec<String> {
 
 pub fn workload() -> Workload {
     Workload {
-        id: WorkloadId(0),
-        name: "web".into(),
-        spec: PodSpec {
-            requests: Resources::new(100, 64 * MI),
-            limits: None,
-            priority: 0,
-            scheduler_name: SCHEDULER.into(),
-            restart_policy: RestartPolicy::Always,
-            tolerations: vec![],
-            behaviour: Behaviour {
-                cpu_usage: Dist::Const { value: 100.0 },
-                memory_usage: Dist::Const {
-                    value: (64 * MI) as f64,
-                },
-                run_seconds: None,
-                crash_rate_per_hour: 0.0,
-                crash_rate_growth_per_hour: 0.0,
-                unstable: false,
-                memory_growth_per_hour: None,
-            },
-        },
         recreate: false,
+        ..testing::workload(0, "web", testing::pod(100, 64 * MI).scheduler(SCHEDULER))
     }
 }
 

@@ -107,29 +107,21 @@ pub fn draw_container(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pod::{Behaviour, RestartPolicy, WorkloadId};
+    use crate::pod::WorkloadId;
+    use crate::testing::PodSpecChanges;
 
     fn spec(limits: Option<Resources>) -> PodSpec {
-        PodSpec {
-            requests: Resources::new(100, 100 << 20),
-            limits,
-            priority: 0,
-            scheduler_name: "default-scheduler".into(),
-            restart_policy: RestartPolicy::Always,
-            tolerations: vec![],
-            behaviour: Behaviour {
-                cpu_usage: Dist::Uniform { min: 50.0, max: 500.0 },
-                memory_usage: Dist::Uniform {
+        let spec = crate::testing::pod(100, 100 << 20)
+            .usage(
+                Dist::Uniform { min: 50.0, max: 500.0 },
+                Dist::Uniform {
                     min: 50.0 * 1048576.0,
                     max: 400.0 * 1048576.0,
                 },
-                run_seconds: Some(Dist::Exponential { mean: 60.0 }),
-                crash_rate_per_hour: 1.0,
-                crash_rate_growth_per_hour: 0.0,
-                unstable: false,
-                memory_growth_per_hour: None,
-            },
-        }
+            )
+            .run_seconds(Dist::Exponential { mean: 60.0 })
+            .crash_rate(1.0);
+        PodSpec { limits, ..spec }
     }
 
     fn slot(ordinal: u32) -> PodSlot {

@@ -1,30 +1,17 @@
 use super::*;
 use crate::dist::Dist;
 use crate::node::{NodeCondition, TaintEffect};
-use crate::pod::{Behaviour, Toleration, TolerationOperator, WorkloadId};
+use crate::pod::{Toleration, TolerationOperator, WorkloadId};
 
-const MI: u64 = 1 << 20;
+use crate::testing::{MI, PodSpecChanges, pod};
 
 fn spec() -> PodSpec {
-    PodSpec {
-        requests: Resources::new(100, 100 * MI),
-        limits: None,
-        priority: 0,
-        scheduler_name: "default-scheduler".into(),
-        restart_policy: RestartPolicy::Always,
-        tolerations: vec![],
-        behaviour: Behaviour {
-            cpu_usage: Dist::Const { value: 150.0 },
-            memory_usage: Dist::Const {
-                value: (80 * MI) as f64,
-            },
-            run_seconds: None,
-            crash_rate_per_hour: 0.0,
-            crash_rate_growth_per_hour: 0.0,
-            unstable: false,
-            memory_growth_per_hour: None,
+    pod(100, 100 * MI).usage(
+        Dist::Const { value: 150.0 },
+        Dist::Const {
+            value: (80 * MI) as f64,
         },
-    }
+    )
 }
 
 fn secs(s: f64) -> Time {

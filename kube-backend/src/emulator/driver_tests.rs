@@ -1,10 +1,11 @@
 use super::*;
 use crate::objects::{self, PodIdentity};
 use schedlab_core::dist::Dist;
-use schedlab_core::node::{NodePool, NodeSpec, Provisioning};
-use schedlab_core::pod::{Behaviour, PodSlot, RestartPolicy, Toleration, TolerationOperator, WorkloadId};
+use schedlab_core::node::NodeSpec;
+use schedlab_core::pod::{PodSlot, RestartPolicy, Toleration, TolerationOperator, WorkloadId};
 use schedlab_core::record::{ExitReason, OomCause, Record};
 use schedlab_core::sim::Sim;
+use schedlab_core::testing::{self, NodeSpecChanges, PodSpecChanges};
 use schedlab_core::time::Span;
 use schedlab_core::timeline::{Action, TimedAction, Timeline, Workload};
 use schedlab_core::view::{ClusterView, PendingPod, Placement};
@@ -17,39 +18,16 @@ const NS: &str = "r";
 const SEED: u64 = 7;
 
 fn node_spec(name: &str, memory: u64) -> NodeSpec {
-    NodeSpec {
-        name: name.into(),
-        pool: NodePool {
-            name: "pool".into(),
-            machine_type: "m".into(),
-            hourly_price: 1.0,
-            provisioning: Provisioning::OnDemand,
-        },
-        capacity: Resources::new(8000, memory),
-        allocatable: Resources::new(8000, memory - memory / 8),
-        max_pods: 110,
-        labels: BTreeMap::new(),
-        taints: vec![],
-    }
+    NodeSpec::plain(name, Resources::new(8000, memory), 1.0).allocatable(Resources::new(8000, memory - memory / 8))
 }
 
 fn spec(request_mi: u64, limit_mi: Option<u64>, usage: Dist, crash_per_hour: f64) -> PodSpec {
-    PodSpec {
-        requests: Resources::new(100, request_mi * MI),
-        limits: limit_mi.map(|l| Resources::new(0, l * MI)),
-        priority: 0,
-        scheduler_name: "default-scheduler".into(),
-        restart_policy: RestartPolicy::Always,
-        tolerations: vec![],
-        behaviour: Behaviour {
-            cpu_usage: Dist::Const { value: 50.0 },
-            memory_usage: usage,
-            run_seconds: None,
-            crash_rate_per_hour: crash_per_hour,
-            crash_rate_growth_per_hour: 0.0,
-            unstable: false,
-            memory_growth_per_hour: None,
-        },
+    let spec = testing::pod(100, request_mi * MI)
+        .usage(Dist::Const { value: 50.0 }, usage)
+        .crash_rate(crash_per_hour);
+    match limit_mi {
+        Some(l) => spec.limits(Resources::new(0, l * MI)),
+        None => spec,
     }
 }
 

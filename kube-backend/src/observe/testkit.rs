@@ -11,9 +11,10 @@ use schedlab_core::behaviour::{
 };
 use schedlab_core::dist::Dist;
 use schedlab_core::node::{NodeId, NodeSpec};
-use schedlab_core::pod::{Behaviour, PodId, PodSlot, PodSpec, RestartPolicy, WorkloadId};
+use schedlab_core::pod::{PodId, PodSlot, PodSpec, RestartPolicy, WorkloadId};
 use schedlab_core::record::{EventKind, ExitReason, OomCause};
 use schedlab_core::resources::Resources;
+use schedlab_core::testing::{self, PodSpecChanges};
 use schedlab_core::time::Time;
 use schedlab_core::timeline::Workload;
 
@@ -33,31 +34,21 @@ pub(crate) fn node_name(name: &str) -> String {
 }
 
 pub(crate) fn workload(id: u32, restart: RestartPolicy) -> Workload {
-    Workload {
-        id: WorkloadId(id),
-        name: format!("w{id}"),
-        spec: PodSpec {
-            requests: Resources::new(250, 256 * MI),
-            limits: Some(Resources::new(0, 512 * MI)),
-            priority: 0,
-            scheduler_name: "binpack".into(),
-            restart_policy: restart,
-            tolerations: vec![],
-            behaviour: Behaviour {
-                cpu_usage: Dist::Uniform { min: 100.0, max: 400.0 },
-                memory_usage: Dist::Uniform {
-                    min: (128 * MI) as f64,
-                    max: (600 * MI) as f64,
-                },
-                run_seconds: Some(Dist::Exponential { mean: 900.0 }),
-                crash_rate_per_hour: 6.0,
-                crash_rate_growth_per_hour: 0.0,
-                unstable: true,
-                memory_growth_per_hour: None,
+    let spec = testing::pod(250, 256 * MI)
+        .limits(Resources::new(0, 512 * MI))
+        .scheduler("binpack")
+        .restart(restart)
+        .usage(
+            Dist::Uniform { min: 100.0, max: 400.0 },
+            Dist::Uniform {
+                min: (128 * MI) as f64,
+                max: (600 * MI) as f64,
             },
-        },
-        recreate: true,
-    }
+        )
+        .run_seconds(Dist::Exponential { mean: 900.0 })
+        .crash_rate(6.0)
+        .unstable();
+    testing::workload(id, &format!("w{id}"), spec)
 }
 
 pub(crate) fn ident(pod: u64, workload: u32, ordinal: u32) -> PodIdentity {

@@ -217,24 +217,14 @@ pub fn selector(matches: &[PoolMatch]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use schedlab_core::node::{NodePool, TaintEffect};
+    use schedlab_core::node::TaintEffect;
     use schedlab_core::resources::Resources;
+    use schedlab_core::testing::NodeSpecChanges;
 
     pub(crate) fn spec(name: &str, pool: &str, machine: &str, price: f64) -> NodeSpec {
-        NodeSpec {
-            name: name.into(),
-            pool: NodePool {
-                name: pool.into(),
-                machine_type: machine.into(),
-                hourly_price: price,
-                provisioning: Provisioning::OnDemand,
-            },
-            capacity: Resources::ZERO,
-            allocatable: Resources::ZERO,
-            max_pods: 110,
-            labels: BTreeMap::from([("tier".to_string(), pool.to_string())]),
-            taints: Vec::new(),
-        }
+        NodeSpec::plain(name, Resources::ZERO, price)
+            .pool(pool, machine)
+            .label("tier", pool)
     }
 
     fn info(name: &str, pool: &str, machine: &str) -> NodeInfo {

@@ -1,8 +1,8 @@
 use super::*;
 use kube_backend::labels;
-use schedlab_core::node::{NodePool, Provisioning, Taint, TaintEffect};
+use schedlab_core::node::{Provisioning, Taint, TaintEffect};
 use schedlab_core::resources::Resources;
-use std::collections::BTreeMap;
+use schedlab_core::testing::NodeSpecChanges;
 
 fn spec(name: &str, pool: &str, provisioning: Provisioning) -> NodeSpec {
     let mut taints = Vec::new();
@@ -13,24 +13,14 @@ fn spec(name: &str, pool: &str, provisioning: Provisioning) -> NodeSpec {
             effect: TaintEffect::NoSchedule,
         });
     }
-    NodeSpec {
-        name: name.into(),
-        pool: NodePool {
-            name: pool.into(),
-            machine_type: "n2-standard-8".into(),
-            hourly_price: 0.3885,
-            provisioning,
-        },
-        capacity: Resources::ZERO,
-        allocatable: Resources::ZERO,
-        max_pods: 110,
-        labels: BTreeMap::from([
-            ("tier".to_string(), pool.to_string()),
-            // the scenario's own, which a kubelet may not be given
-            ("kubernetes.io/hostname".to_string(), name.to_string()),
-        ]),
-        taints,
-    }
+    let mut spec = NodeSpec::plain(name, Resources::ZERO, 0.3885)
+        .pool(pool, "n2-standard-8")
+        .label("tier", pool)
+        // the scenario's own, which a kubelet may not be given
+        .label("kubernetes.io/hostname", name);
+    spec.pool.provisioning = provisioning;
+    spec.taints = taints;
+    spec
 }
 
 /// churn's shape, small: two general nodes and a tainted spot node.

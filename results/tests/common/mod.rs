@@ -4,29 +4,13 @@
 
 use results::metrics::{MetricsError, RunMetrics, RunMetricsBuilder};
 use schedlab_core::record::{ClusterSample, DeleteCause, Event, EventKind, ExitReason, NodeSample, OomCause};
-use schedlab_core::{
-    NodeCondition, NodeId, NodePool, NodeSpec, PodId, PodSlot, Provisioning, QosClass, Record, Resources,
-};
+use schedlab_core::{NodeCondition, NodeId, PodId, PodSlot, QosClass, Record, Resources};
 use schedlab_core::{Time, WorkloadId};
 
 pub fn node(id: u32, cpu_milli: u64, memory_bytes: u64, price: f64) -> Record {
-    let allocatable = Resources::new(cpu_milli, memory_bytes);
     Record::Node {
         node: NodeId(id),
-        spec: NodeSpec {
-            name: format!("node-{id}"),
-            pool: NodePool {
-                name: "pool".into(),
-                machine_type: "test".into(),
-                hourly_price: price,
-                provisioning: Provisioning::OnDemand,
-            },
-            capacity: allocatable,
-            allocatable,
-            max_pods: 110,
-            labels: Default::default(),
-            taints: vec![],
-        },
+        spec: schedlab_core::testing::node(&format!("node-{id}"), cpu_milli, memory_bytes, price),
     }
 }
 

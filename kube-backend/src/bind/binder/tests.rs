@@ -1,8 +1,7 @@
 use super::*;
 use crate::objects::PodIdentity;
-use schedlab_core::node::{NodePool, Provisioning};
-use schedlab_core::pod::{Behaviour, PodId, PodSpec, RestartPolicy};
-use schedlab_core::timeline::Workload;
+use schedlab_core::pod::PodId;
+use schedlab_core::testing::{self, PodSpecChanges};
 use schedlab_core::view::Placement;
 use schedlab_core::{Dist, PodSlot};
 use std::sync::{Arc, Mutex};
@@ -12,20 +11,7 @@ const NS: &str = "ns";
 const MI: u64 = 1 << 20;
 
 fn node(id: u32, cpu: u64) -> core::Node {
-    let spec = NodeSpec {
-        name: format!("n{id}"),
-        pool: NodePool {
-            name: "p".into(),
-            machine_type: "m".into(),
-            hourly_price: 0.1,
-            provisioning: Provisioning::OnDemand,
-        },
-        capacity: Resources::new(cpu, 4096 * MI),
-        allocatable: Resources::new(cpu, 4096 * MI),
-        max_pods: 110,
-        labels: Default::default(),
-        taints: vec![],
-    };
+    let spec = NodeSpec::plain(format!("n{id}"), Resources::new(cpu, 4096 * MI), 0.1);
     objects::node_object(RUN, NodeId(id), &spec, true)
 }
 
@@ -34,28 +20,13 @@ fn node_name(id: u32) -> String {
 }
 
 fn pod_for(scheduler: &str, i: u64, cpu: u64, priority: i32) -> core::Pod {
-    let w = Workload {
-        id: WorkloadId(0),
-        name: "w".into(),
-        spec: PodSpec {
-            requests: Resources::new(cpu, 64 * MI),
-            limits: None,
-            priority: 0,
-            scheduler_name: scheduler.into(),
-            restart_policy: RestartPolicy::Always,
-            tolerations: vec![],
-            behaviour: Behaviour {
-                cpu_usage: Dist::Const { value: 1.0 },
-                memory_usage: Dist::Const { value: 1.0 },
-                run_seconds: None,
-                crash_rate_per_hour: 0.0,
-                crash_rate_growth_per_hour: 0.0,
-                unstable: false,
-                memory_growth_per_hour: None,
-            },
-        },
-        recreate: false,
-    };
+    let one = Dist::Const { value: 1.0 };
+    let mut w = testing::workload(
+        0,
+        "w",
+        testing::pod(cpu, 64 * MI).scheduler(scheduler).usage(one.clone(), one),
+    );
+    w.recreate = false;
     let ident = PodIdentity {
         pod: PodId(i),
         slot: PodSlot {
