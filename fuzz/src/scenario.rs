@@ -323,7 +323,7 @@ impl Scenario {
 /// and the round trip twice. Measured in a release build at about 0.1 µs an
 /// action a pass for generated phases and 0.3 µs for replayed ones, whose
 /// resolved form carries every pod inline (2,892 replays of the bundled
-/// trace, 3.5 million actions, took 4.5 s); a slowdown well short of
+/// trace, 1.7 million pods, took 4.5 s); a slowdown well short of
 /// quadratic still shows.
 const PER_ACTION_PASS: std::time::Duration = std::time::Duration::from_nanos(500);
 

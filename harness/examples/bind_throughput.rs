@@ -24,10 +24,8 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use provisioning::local::{self, LocalOptions, ScopedCluster};
 use schedlab_core::behaviour::ModelConfig;
-use schedlab_core::{
-    Behaviour, ClusterView, Dist, NodeId, NodeSpec, PendingPod, PodId, PodSlot, PodSpec, Resources, RestartPolicy,
-    Workload, WorkloadId,
-};
+use schedlab_core::testing::{self, PodSpecChanges};
+use schedlab_core::{ClusterView, NodeId, NodeSpec, PendingPod, PodId, PodSlot, Resources, Workload};
 use std::collections::HashMap;
 use std::error::Error;
 use std::time::{Duration, Instant};
@@ -47,28 +45,8 @@ fn node_spec(i: usize) -> NodeSpec {
 
 fn workload(scheduler: &str) -> Workload {
     Workload {
-        id: WorkloadId(0),
-        name: "tp".into(),
-        spec: PodSpec {
-            requests: Resources::new(100, 128 * MI),
-            limits: None,
-            priority: 0,
-            scheduler_name: scheduler.into(),
-            restart_policy: RestartPolicy::Always,
-            tolerations: vec![],
-            behaviour: Behaviour {
-                cpu_usage: Dist::Const { value: 100.0 },
-                memory_usage: Dist::Const {
-                    value: (128 * MI) as f64,
-                },
-                run_seconds: None,
-                crash_rate_per_hour: 0.0,
-                crash_rate_growth_per_hour: 0.0,
-                unstable: false,
-                memory_growth_per_hour: None,
-            },
-        },
         recreate: false,
+        ..testing::workload(0, "tp", testing::pod(100, 128 * MI).scheduler(scheduler))
     }
 }
 

@@ -21,9 +21,8 @@ use kube_backend::objects::{self, PodIdentity};
 use kube_backend::{ApiClient, ClientOptions, ScenarioClock, labels};
 use provisioning::local::{LocalOptions, ScopedCluster};
 use schedlab_core::behaviour::ModelConfig;
-use schedlab_core::{
-    Behaviour, Dist, NodeId, NodeSpec, PodId, PodSlot, PodSpec, Resources, RestartPolicy, Workload, WorkloadId,
-};
+use schedlab_core::testing::{self, PodSpecChanges};
+use schedlab_core::{Dist, NodeId, NodeSpec, PodId, PodSlot, Resources, Workload};
 use std::collections::BTreeMap;
 use std::error::Error;
 use std::time::{Duration, Instant};
@@ -46,31 +45,20 @@ fn node_spec(i: usize) -> NodeSpec {
 }
 
 fn workload() -> Workload {
-    Workload {
-        id: WorkloadId(0),
-        name: "w".into(),
-        spec: PodSpec {
-            requests: Resources::new(100, 128 * MI),
-            limits: None,
-            priority: 0,
-            scheduler_name: "nobody".into(),
-            restart_policy: RestartPolicy::Always,
-            tolerations: vec![],
-            behaviour: Behaviour {
-                cpu_usage: Dist::Uniform { min: 50.0, max: 150.0 },
-                memory_usage: Dist::Uniform {
-                    min: (64 * MI) as f64,
-                    max: (192 * MI) as f64,
-                },
-                run_seconds: None,
-                // about one crash per pod per scenario hour
-                crash_rate_per_hour: 1.0,
-                crash_rate_growth_per_hour: 0.0,
-                unstable: false,
-                memory_growth_per_hour: None,
+    let spec = testing::pod(100, 128 * MI)
+        .scheduler("nobody")
+        .usage(
+            Dist::Uniform { min: 50.0, max: 150.0 },
+            Dist::Uniform {
+                min: (64 * MI) as f64,
+                max: (192 * MI) as f64,
             },
-        },
+        )
+        // about one crash per pod per scenario hour
+        .crash_rate(1.0);
+    Workload {
         recreate: false,
+        ..testing::workload(0, "w", spec)
     }
 }
 
