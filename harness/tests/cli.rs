@@ -629,8 +629,19 @@ fn library_text_never_reaches_the_user() {
             "`.nan` is not a finite number",
         ),
         (
+            // 28,800 phases of 9 values, 25,600 of them aliases: the budget a
+            // file without aliases is read with is its size
             "many-values.yaml",
-            format!("{base}phases: [{}]\n", vec!["{wait: 1s}"; 90_000].join(", ")),
+            format!(
+                "{base}phases: [{}]\n",
+                (0..3200)
+                    .map(|i| format!(
+                        "&a{i} {{at: 1s, create: {{template: a, count: 1}}}}, {}",
+                        vec![format!("*a{i}"); 8].join(", ")
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
             "more than 250000 YAML values",
         ),
     ];
