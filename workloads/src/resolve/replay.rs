@@ -189,9 +189,11 @@ pub(crate) fn replay(
     // trace has far fewer shapes than rows, and a scenario may replay many
     let mut by_name: HashMap<String, usize> = templates.iter().enumerate().map(|(k, t)| (t.name.clone(), k)).collect();
     let mut trace_workloads = templates.iter().filter(|t| t.from_trace).count();
-    let mut by_shape: HashMap<(String, u64, u64), usize> = HashMap::new();
+    // a shape by its class's place among the phase's classes: no string per pod
+    let class_index: HashMap<&str, usize> = classes.keys().enumerate().map(|(k, q)| (q.as_str(), k)).collect();
+    let mut by_shape: HashMap<(usize, u64, u64), usize> = HashMap::new();
     for (i, pod) in pods.iter_mut().enumerate() {
-        let shape = (pod.qos.clone(), pod.cpu_milli, pod.memory_mib);
+        let shape = (class_index[pod.qos.as_str()], pod.cpu_milli, pod.memory_mib);
         if let Some(&k) = by_shape.get(&shape) {
             pod.template = k;
             continue;
