@@ -17,12 +17,14 @@
 //! - [`sample`]: node and cluster samples, as every backend writes them.
 //! - [`trouble`]: recent trouble per node and per workload, as schedulers see it.
 //! - [`queue`]: the scheduling queue's order and back-off, for every backend.
+//! - [`backend`]: the one interface every backend implements: play a run.
 //! - [`sim`]: the in-process discrete-event backend.
 //! - [`budget`], [`input`], [`json_input`], [`digest`]: reading what a user
 //!   hands us, bounded, and checking it.
 //! - `testing` (feature `testing`): builders and placers for the tests of
 //!   every crate above.
 
+pub mod backend;
 pub mod behaviour;
 pub mod budget;
 pub mod digest;

@@ -6,7 +6,8 @@ use crate::exit::InputError;
 use crate::out::{out, outln};
 use anyhow::{Result, bail};
 use results::compare::{DEFAULT_GATED, compare};
-use results::report::{LoadOptions, ReportError, RunFolderData};
+use results::report::ReportError;
+use results::run_folder::{LoadOptions, RunFolderData};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]

@@ -39,6 +39,9 @@ pub fn code_for(err: &anyhow::Error) -> ExitCode {
             || cause
                 .downcast_ref::<results::report::ReportError>()
                 .is_some_and(|e| e.is_input_error())
+            || cause
+                .downcast_ref::<results::run_folder::FolderError>()
+                .is_some_and(|e| e.is_input_error())
     });
     if is_input {
         ExitCode::from(INPUT_ERROR)

@@ -125,16 +125,6 @@ fn objective(o: PolicyObjective) -> Objective {
     }
 }
 
-/// What the run manifest says about `--explain` for one run.
-#[derive(Debug, Clone, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RunExplain {
-    /// the decisions file beside the records, and how many lines it holds
-    Written { file: &'static str, decisions: u64 },
-    /// why this run has none: its arm ran in the cluster's own scheduler
-    NotApplicable { reason: String },
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,17 +7,17 @@
 //! real clusters in `kube-backend` and `provisioning`, run folders and
 //! reports in `results`.
 
+mod build_info;
 mod cli;
 mod cluster_cmd;
 mod compare_cmd;
 mod exit;
 mod explain;
 mod kube_play;
-mod manifest;
 mod out;
+mod play;
 mod real_cluster;
 mod report_cmd;
-mod run_folder;
 mod scenario_cmd;
 mod train_cmd;
 

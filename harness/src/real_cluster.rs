@@ -7,10 +7,12 @@
 
 use crate::cli::{ClusterKind, KindFault, NodesFrom, ScenarioArgs};
 use crate::exit::InputError;
-use crate::kube_play::{ClientRate, ClusterFacts, KubeTarget};
+use crate::kube_play::{ClusterFacts, KubeTarget};
 use crate::out::outln;
 use anyhow::{Context, Result, bail};
+use kube_backend::backend::{ClientRate, Connection, FaultPump, KubeBackend, RealNodes};
 use kube_backend::emulator::EmulatorCommand;
+use kube_backend::run::NodeSource;
 use kube_backend::{ApiClient, ClientOptions, objects};
 use provisioning::external::CommandRunner;
 use provisioning::faults::{self, NodeFaults, PumpOptions};
@@ -25,7 +27,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 /// The arm the in-cluster scheduler serves: its pods get this scheduler
@@ -99,20 +100,18 @@ impl std::fmt::Debug for RealCluster {
     }
 }
 
-/// A run's fault pump, and the emulated nodes it set up.
-pub struct RunFaults {
-    pub sender: UnboundedSender<EmulatorCommand>,
-    pub handle: JoinHandle<faults::FaultStats>,
-}
-
-impl RealCluster {
+impl RealNodes for RealCluster {
     /// Whether the in-cluster scheduler serves `arm`.
-    pub fn in_cluster(arm: &str) -> bool {
+    fn in_cluster(&self, arm: &str) -> bool {
         arm == IN_CLUSTER_ARM
     }
 
+    fn workload_image(&self) -> String {
+        self.images.workload.clone()
+    }
+
     /// The timeline's nodes that the node emulator plays (kind beyond its cap), with their NodeIds.
-    pub fn emulated(&self) -> Vec<(schedlab_core::NodeId, NodeSpec)> {
+    fn emulated(&self) -> Vec<(schedlab_core::NodeId, NodeSpec)> {
         // a scenario's nodes do not depend on the seed (workloads builds them
         // from the model alone), so the cluster made for the first seed
         // serves them all
@@ -126,12 +125,12 @@ impl RealCluster {
 
     /// Starts the run's fault pump: real nodes' faults go to docker, a
     /// cordon or a VM; emulated nodes' to `emulator`.
-    pub fn start_faults(
+    fn start_faults(
         &self,
         admin: &ApiClient,
         run: &str,
         emulator: Option<UnboundedSender<EmulatorCommand>>,
-    ) -> RunFaults {
+    ) -> FaultPump {
         let real: Vec<String> = self.placement.iter().flatten().cloned().collect();
         let sink: Arc<dyn NodeFaults> = match &self.faults {
             FaultPlan::Kind(mode) => Arc::new(KindFaults::new(self.runner.clone(), *mode, real.clone())),
@@ -169,7 +168,11 @@ impl RealCluster {
             emulator: emulator.map(|e| (e, emulated)),
         };
         let (sender, handle) = faults::spawn_pump(sink, opts);
-        RunFaults { sender, handle }
+        let stats = tokio::spawn(async move {
+            let stats = handle.await.map_err(|e| e.to_string())?;
+            Ok(serde_json::to_value(&stats).unwrap_or(serde_json::Value::Null))
+        });
+        FaultPump { sender, stats }
     }
 }
 
@@ -191,7 +194,7 @@ fn runs_line(arms: &[String], seeds: usize, images: &Images, faults: &str) -> St
         .map(|arm| {
             let by = match arm.as_str() {
                 "default" => "the cluster's kube-scheduler",
-                a if RealCluster::in_cluster(a) => "the in-cluster agmarl-scheduler",
+                a if a == IN_CLUSTER_ARM => "the in-cluster agmarl-scheduler",
                 _ => "schedlab's bind loop",
             };
             format!("{arm} by {by}")
@@ -402,7 +405,7 @@ pub fn check(args: &ScenarioArgs, scenario: &workloads::Scenario, seeds: &[u64],
         }
         _ => {}
     }
-    if args.checkpoint.is_some() && arms.iter().any(|a| RealCluster::in_cluster(a)) {
+    if args.checkpoint.is_some() && arms.iter().any(|a| a == IN_CLUSTER_ARM) {
         bail!(InputError(format!(
             "--checkpoint: the {IN_CLUSTER_ARM} arm runs in the cluster with its image's bundled checkpoint; \
              drop --checkpoint or the {IN_CLUSTER_ARM} arm"
@@ -675,18 +678,27 @@ fn target(
         project_scheduler_client: rate,
         provisioned: Some(provisioned),
     };
-    KubeTarget {
-        scheduler: admin.clone(),
-        admin,
-        admin_kubeconfig: opts.kubeconfig,
-        admin_context: opts.context,
-        facts,
-        nodes: NodesFrom::Existing,
-        node_selector: Some(real.selector.clone()),
-        _plane: None,
-        real: Some(real),
-        runtime,
+    let backend = KubeBackend::new(
+        Connection {
+            name: args.cluster.name(),
+            scheduler: admin.clone(),
+            admin,
+            admin_kubeconfig: opts.kubeconfig,
+            admin_context: opts.context,
+            time_scale: args.time_scale,
+            project_rate: rate,
+            nodes: NodeSource::Existing {
+                selector: real.selector.clone(),
+            },
+            real: Some(Box::new(real)),
+            runtime,
+        },
         cancel,
+    );
+    KubeTarget {
+        backend,
+        facts,
+        _plane: None,
     }
 }
 

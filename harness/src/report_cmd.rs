@@ -6,7 +6,8 @@ use crate::exit::InputError;
 use crate::out::outln;
 use anyhow::{Context, Result, bail};
 use results::claims::DEFAULT_ARM;
-use results::report::{LoadOptions, OutputFile, RunFolderData, render, render_report};
+use results::report::render_report;
+use results::run_folder::{LoadOptions, MANIFEST_FILE, REPORT_DIR, RunFolderData, write_report};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
@@ -29,9 +30,6 @@ pub struct ReportArgs {
     pub allow_incomplete: bool,
 }
 
-/// The report folder of a run folder, where `schedlab scenario` writes it and `schedlab report DIR` rebuilds it.
-pub const REPORT_DIR: &str = "report";
-
 pub fn run(args: ReportArgs) -> Result<()> {
     let out = match (&args.out, args.dirs.as_slice()) {
         (Some(out), _) => out.clone(),
@@ -52,7 +50,7 @@ pub fn run(args: ReportArgs) -> Result<()> {
         )));
     }
     let report = render_report(&groups, &args.claims_arm)?;
-    write_files(report.files, &out)?;
+    write_report(report.files, &out)?;
     for data in &groups {
         if let Some(banner) = data.incomplete_banner() {
             eprintln!("warning: {}: {banner}", data.scenario);
@@ -89,7 +87,7 @@ fn check_out(out: &Path, dirs: &[PathBuf]) -> Result<()> {
         Err(e) => Err(e).with_context(|| format!("--out {}: cannot read the folder", out.display())),
         Ok(mut entries) => match entries.next() {
             None => Ok(()),
-            Some(_) if out.join(crate::run_folder::MANIFEST_FILE).is_file() => refuse("it is a run folder"),
+            Some(_) if out.join(MANIFEST_FILE).is_file() => refuse("it is a run folder"),
             Some(_) => refuse("the folder exists and is not empty"),
         },
     }
@@ -101,34 +99,6 @@ fn same_file(a: &Path, b: &Path) -> bool {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
     }
-}
-
-/// Writes the report of the run folder `dir`, whose runs have all finished, into `out`: what `schedlab
-/// scenario` does after its runs, before it marks the folder complete (so the folder is loaded as a partial
-/// one, and every run must be there).
-pub fn write_report_of_finished_runs(dir: &Path, out: &Path) -> Result<()> {
-    let mut data = RunFolderData::load_with(dir, LoadOptions { allow_incomplete: true })?;
-    if let Some(s) = data.skipped.first() {
-        bail!("arm {} seed {} cannot be reported on: {}", s.arm, s.seed, s.reason);
-    }
-    // Every run finished; the folder is marked complete right after its report is written, and the
-    // report says what `schedlab report DIR` on the complete folder would.
-    for folder in &mut data.folders {
-        folder.complete = true;
-    }
-    write_files(render(&data)?, out)
-}
-
-/// Writes every file of the report into `out`, each whole or not at all (see [`results::atomic`]).
-fn write_files(files: Vec<OutputFile>, out: &Path) -> Result<()> {
-    for file in files {
-        let path = out.join(&file.path);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
-        }
-        crate::run_folder::write_atomic(&path, &file.bytes)?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -155,7 +125,7 @@ mod tests {
         let b = tmp.path().join("b");
         for dir in [&a, &b] {
             std::fs::create_dir_all(dir.join(REPORT_DIR)).unwrap();
-            std::fs::write(dir.join(crate::run_folder::MANIFEST_FILE), "{}").unwrap();
+            std::fs::write(dir.join(MANIFEST_FILE), "{}").unwrap();
             std::fs::write(dir.join(REPORT_DIR).join("report.md"), "old").unwrap();
         }
         let one = [a.clone()];

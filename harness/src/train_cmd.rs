@@ -15,11 +15,10 @@
 
 use crate::cli::TrainArgs;
 use crate::exit::InputError;
-use crate::manifest::Build;
 use crate::out::outln;
-use crate::run_folder::RunFolder;
 use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressStyle};
+use results::run_folder::RunFolder;
 use scheduler::agmarl::checkpoint::{self, CheckpointMeta};
 use scheduler::agmarl::train::{
     CURVE_HEADER, CurveRow, Episode, EpisodeStats, Explorer, RealisedTracker, RewardConfig, TrainConfig, Trainer,
@@ -139,7 +138,7 @@ pub fn run(args: TrainArgs) -> Result<()> {
     progress.finish_and_clear();
 
     let wall = started.elapsed().as_secs_f64();
-    let build = Build::current();
+    let build = crate::build_info::current();
     let training = serde_json::json!({
         "scenarios": scenarios.iter().map(|s| serde_json::json!({
             "name": s.name(),

@@ -55,7 +55,7 @@ fn assert_complete_run(out_dir: &Path, arms: &[&str], seeds: &[u64]) {
             assert_eq!(run["arm"], *arm);
             assert_eq!(run["seed"], *seed);
             // the run's manifest ties its records to it
-            assert_eq!(run["manifest_version"], results::report::MANIFEST_VERSION);
+            assert_eq!(run["manifest_version"], results::run_folder::MANIFEST_VERSION);
             assert_eq!(
                 run["records_sha256"],
                 schedlab_core::digest::sha256_hex(records.as_bytes()),
@@ -63,7 +63,7 @@ fn assert_complete_run(out_dir: &Path, arms: &[&str], seeds: &[u64]) {
             );
         }
     }
-    assert_eq!(manifest["manifest_version"], results::report::MANIFEST_VERSION);
+    assert_eq!(manifest["manifest_version"], results::run_folder::MANIFEST_VERSION);
     let csv = fs::read_to_string(out_dir.join("summary.csv")).unwrap();
     for arm in arms {
         assert!(

@@ -56,6 +56,15 @@ pub enum KubeError {
     /// The run was stopped (Ctrl-C) before it finished.
     #[error("interrupted")]
     Interrupted,
+    /// A time scale the scenario clock cannot run at.
+    #[error(transparent)]
+    TimeScale(#[from] crate::clock::BadTimeScale),
+    /// A run's objects could not all be removed after it.
+    #[error("tearing down run {run}: remove what is labelled schedlab.io/run={run}: {error}")]
+    Teardown { run: String, error: Box<KubeError> },
+    /// A task of a run (the bind loop, the fault pump) ended by panicking or being aborted.
+    #[error("{what} stopped abnormally: {message}")]
+    Task { what: &'static str, message: String },
     #[error("{}", redacted_line(.0))]
     Other(String),
 }
@@ -169,6 +178,7 @@ impl KubeError {
                 | KubeError::Unreachable { .. }
                 | KubeError::Timeout { .. }
                 | KubeError::CredentialTimeout { .. }
+                | KubeError::TimeScale(_)
         )
     }
 }

@@ -18,11 +18,14 @@
 //! - [`run`]: plays a timeline against an API server and records what happens.
 //! - [`emulator`]: the node emulator.
 //! - [`bind`]: the watch-and-bind loop.
+//! - [`backend`]: all of the above as a [`schedlab_core::backend::Backend`]:
+//!   one run set up, played and torn down per call.
 //!
 //! Everything here keeps to the core/v1 Pods, Nodes, Bindings and Events,
 //! coordination/v1 Leases and scheduling/v1 PriorityClasses, which are
 //! wire-compatible from Kubernetes 1.20 (the `local` control plane) to today.
 
+pub mod backend;
 pub mod bind;
 pub mod cache;
 pub mod client;

@@ -53,7 +53,10 @@ fn main() -> Result<(), Box<dyn Error>> {
                 continue;
             };
             let series = results::series::from_file(&entry.path().join("records.jsonl"))?;
-            runs.push(SeedSeries { seed, series });
+            runs.push(SeedSeries {
+                seed,
+                series: series.into(),
+            });
         }
         runs.sort_by_key(|r| r.seed);
         arms.push(ArmSeries { arm, runs });

@@ -17,7 +17,8 @@
 //! - [`pareto`]: the Pareto front of the arms over cost, failure rate and restarts.
 //! - [`series`]: a run's time series, for plots.
 //! - [`plots`]: SVG and PNG plots with a bundled font.
-//! - [`report`]: loading run folders and the self-contained HTML report.
+//! - [`run_folder`]: the run folder's layout, writer, reader and manifests.
+//! - [`report`]: the report of run folders, and its self-contained HTML page.
 //! - [`compare`]: the regression gate between two run folders.
 //!
 //! Nothing else in schedlab computes a metric.
@@ -40,6 +41,7 @@ pub mod pareto;
 pub mod plots;
 pub mod records;
 pub mod report;
+pub mod run_folder;
 pub mod series;
 pub mod stats;
 pub mod summary;

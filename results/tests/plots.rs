@@ -38,11 +38,11 @@ fn input() -> PlotInput {
             .into_iter()
             .map(|seed| SeedSeries {
                 seed,
-                series: series(&synthetic_run(seed, crashes)),
+                series: series(&synthetic_run(seed, crashes)).into(),
             })
             .chain(std::iter::once(SeedSeries {
                 seed: 3,
-                series: series(&hand_run()),
+                series: series(&hand_run()).into(),
             }))
             .collect(),
     };
@@ -216,7 +216,7 @@ fn arms_without_runs_or_samples_give_no_data() {
                 arm: "idle".into(),
                 runs: vec![SeedSeries {
                     seed: 1,
-                    series: no_samples,
+                    series: no_samples.into(),
                 }],
             },
             ArmSeries {

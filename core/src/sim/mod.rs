@@ -11,6 +11,7 @@
 
 mod actions;
 mod active;
+mod backend;
 mod decisions;
 mod error;
 mod events;
@@ -21,6 +22,7 @@ mod schedule;
 mod summary;
 mod validate;
 
+pub use backend::{SimBackend, SimBackendError};
 pub use error::SimError;
 pub use summary::SimSummary;
 

@@ -325,9 +325,16 @@ pub fn from_file(path: &Path) -> Result<RunMetrics, MetricsError> {
     let mut builder = RunMetricsBuilder::for_source(path.display().to_string());
     for_each_numbered_record(path, |line, record| builder.push_at_line(line, &record))?;
     let mut metrics = builder.finish()?;
-    let decision_times = path.with_file_name(DECISION_TIMES_FILE);
-    if decision_times.is_file() {
-        metrics.decision_times = Some(DecisionTimes::read(&decision_times)?);
-    }
+    metrics.decision_times = decision_times_beside(path)?;
     Ok(metrics)
+}
+
+/// The decision times of [`DECISION_TIMES_FILE`] beside the records file `records`, when that file exists.
+pub(crate) fn decision_times_beside(records: &Path) -> Result<Option<DecisionTimes>, MetricsError> {
+    let path = records.with_file_name(DECISION_TIMES_FILE);
+    Ok(if path.is_file() {
+        Some(DecisionTimes::read(&path)?)
+    } else {
+        None
+    })
 }

@@ -185,7 +185,7 @@ pub(super) fn render(name: &str, scenario: &str, arm: &ArmSeries, stamp: Option<
     let height = 70 + 2 * (panel + 70);
     let figure = Heatmap {
         title: title.clone(),
-        series: run.map(|r| &r.series),
+        series: run.map(|r| &*r.series),
     };
     to_plot(name, &title, (1100, height), &figure, stamp)
 }

@@ -42,11 +42,12 @@ pub struct ParetoPoint {
     pub on_front: bool,
 }
 
-/// One seed's series of an arm.
+/// One seed's series of an arm. Shared, not copied: a report's plots draw
+/// from the series its run folder was loaded with.
 #[derive(Debug, Clone)]
 pub struct SeedSeries {
     pub seed: u64,
-    pub series: RunSeries,
+    pub series: std::sync::Arc<RunSeries>,
 }
 
 /// An arm and its runs, one per seed (any order; plots of "the first seed"

@@ -4,10 +4,10 @@
 //! without the file are counted, and a report without any says how to get
 //! them instead of showing empty tables.
 
-use super::RunFolderData;
 use super::html::esc;
 use crate::decisions::{AgmarlTally, DECISIONS_FILE, DecisionsError, Level, Outcome, RunDecisions};
 use crate::plots::{ArmStress, SeedStress};
+use crate::run_folder::RunFolderData;
 use crate::summary::format::md_escape;
 use std::fmt::Write;
 
@@ -53,7 +53,7 @@ impl DecisionsOverview {
             }
             let decisions = RunDecisions::from_file(&path)?;
             out.runs_with += 1;
-            out.add(&run.arm, run.seed, run.metrics.end, decisions);
+            out.add(&run.arm, run.seed, run.metrics().end, decisions);
         }
         Ok(out)
     }

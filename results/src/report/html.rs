@@ -2,12 +2,12 @@
 //! CSS and SVG, no script, no network), deterministic (no timestamps, no
 //! paths), every number from the Summary built from the raw records.
 
-use super::RunFolderData;
 use super::decisions::DecisionsOverview;
 use super::pareto_note::pareto_note;
 use crate::claims::ClaimsTable;
 use crate::definitions::{ACROSS_SEEDS, Better, CORRELATIONS, METRICS, MetricDef};
 use crate::plots::Plot;
+use crate::run_folder::RunFolderData;
 use crate::stats::{BOOTSTRAP_RESAMPLES, CONFIDENCE, MeanEstimate};
 use crate::summary::Summary;
 use crate::summary::format::correlation_cell;
@@ -423,8 +423,8 @@ pub(super) fn relative_reason(reason: &str, data: &RunFolderData) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::folder::tests::write_folder;
-    use crate::report::{LoadOptions, RunFolderData};
+    use crate::run_folder::reader::tests::write_folder;
+    use crate::run_folder::{LoadOptions, RunFolderData};
 
     fn plot(name: &str) -> Plot {
         Plot {

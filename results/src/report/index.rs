@@ -2,10 +2,10 @@
 //! report.html linking each scenario's report (in its own folder) and
 //! holding the claims section, and claims.json.
 
-use super::RunFolderData;
 use super::html::{CSS, esc};
 use super::outputs::{OutputFile, claims_json};
 use crate::claims::ClaimsTable;
+use crate::run_folder::RunFolderData;
 use crate::summary::format::{latex_escape, md_escape};
 use std::fmt::Write;
 

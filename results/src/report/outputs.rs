@@ -2,11 +2,12 @@
 //! folders give the same bytes (no timestamps, no absolute paths, seeded
 //! statistics, stable order).
 
+use super::ReportError;
 use super::decisions::DecisionsOverview;
 use super::html::{HtmlInput, html, relative_reason};
-use super::{ReportError, RunFolderData};
 use crate::claims::{CLAIMS_JSON, ClaimsTable, DEFAULT_ARM, ScenarioValues};
 use crate::plots::{ArmSeries, ParetoPoint, Plot, PlotInput, SeedSeries, render_all};
+use crate::run_folder::RunFolderData;
 use crate::summary::Summary;
 use crate::summary::format::md_escape;
 
@@ -94,9 +95,18 @@ pub fn render(data: &RunFolderData) -> Result<Vec<OutputFile>, ReportError> {
 /// claims judge arm `claims_arm`.
 pub fn render_report(groups: &[RunFolderData], claims_arm: &str) -> Result<Report, ReportError> {
     let summaries: Vec<Summary> = groups.iter().map(RunFolderData::summary).collect();
+    render_report_with(groups, &summaries, claims_arm)
+}
+
+/// [`render_report`] with each group's summary already built (`summaries[i]` of `groups[i]`).
+pub fn render_report_with(
+    groups: &[RunFolderData],
+    summaries: &[Summary],
+    claims_arm: &str,
+) -> Result<Report, ReportError> {
     let values = groups
         .iter()
-        .zip(&summaries)
+        .zip(summaries)
         .map(|(d, s)| ScenarioValues::from_summary(s, d.incomplete_banner()))
         .collect::<Result<Vec<_>, _>>()?;
     let claims = ClaimsTable::evaluate(&values, claims_arm)?;
@@ -105,13 +115,14 @@ pub fn render_report(groups: &[RunFolderData], claims_arm: &str) -> Result<Repor
     let files = match groups {
         [] => return Err(ReportError::NoFolders),
         [one] => {
-            terminal.push_str(&summaries[0].to_terminal_table());
-            render_scenario(one, &summaries[0], claims.as_ref())?
+            let summary = summaries.first().ok_or(ReportError::NoFolders)?;
+            terminal.push_str(&summary.to_terminal_table());
+            render_scenario(one, summary, claims.as_ref())?
         }
         many => {
             let folders = super::index::folder_names(many);
             let mut files = Vec::new();
-            for ((data, summary), folder) in many.iter().zip(&summaries).zip(&folders) {
+            for ((data, summary), folder) in many.iter().zip(summaries).zip(&folders) {
                 if !terminal.is_empty() {
                     terminal.push('\n');
                 }
@@ -141,7 +152,7 @@ pub(super) fn claims_json(claims: &ClaimsTable) -> OutputFile {
     OutputFile::text(CLAIMS_JSON, text)
 }
 
-/// One scenario's report from its summary: reads every run's time series, draws the plots and
+/// One scenario's report from its summary: draws the plots from every run's time series and
 /// renders summary.csv, summary.json, report.md, report.tex, report.html and
 /// plots/*.svg|png, and with `claims` its section in report.md, report.tex
 /// and report.html, and claims.json. A partial report says "INCOMPLETE: n of m runs" in every
@@ -155,8 +166,10 @@ pub fn render_scenario(
 
     let mut arms: Vec<ArmSeries> = Vec::new();
     for run in &data.runs {
-        let series = crate::series::from_file(&run.records)?;
-        let seed = SeedSeries { seed: run.seed, series };
+        let seed = SeedSeries {
+            seed: run.seed,
+            series: run.series.clone(),
+        };
         match arms.iter_mut().find(|a| a.arm == run.arm) {
             Some(arm) => arm.runs.push(seed),
             None => arms.push(ArmSeries {
@@ -252,8 +265,8 @@ pub fn render_scenario(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::LoadOptions;
-    use crate::report::folder::tests::{write_folder, write_folder_of};
+    use crate::run_folder::LoadOptions;
+    use crate::run_folder::reader::tests::{write_folder, write_folder_of};
 
     #[test]
     fn the_same_records_give_the_same_bytes() {

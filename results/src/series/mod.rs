@@ -125,10 +125,14 @@ impl RunSeries {
     }
 }
 
-/// Reads a records file and builds its run's series, streaming. Errors name
+/// Reads a records file and builds its run's series, streaming, with its
+/// metrics as [`crate::metrics::from_file`] computes them (the decision
+/// times beside the records included): one reading serves both. Errors name
 /// the file and the line, as [`crate::metrics::from_file`]'s do.
 pub fn from_file(path: &Path) -> Result<RunSeries, MetricsError> {
     let mut builder = RunSeriesBuilder::for_source(path.display().to_string());
     for_each_numbered_record(path, |line, record| builder.push_at_line(line, &record))?;
-    builder.finish()
+    let mut series = builder.finish()?;
+    series.metrics.decision_times = crate::metrics::decision_times_beside(path)?;
+    Ok(series)
 }

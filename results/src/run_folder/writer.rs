@@ -1,16 +1,38 @@
-//! The run folder: where a `scenario` invocation writes its records,
-//! manifests and summaries. While runs are under way the folder holds an
+//! Writing a run folder. While runs are under way the folder holds an
 //! `INCOMPLETE` marker; it is removed only after everything was written, so
 //! a folder without the marker is complete and one with it never looks so.
 //! Every file is written under a temporary name and renamed into place.
 
-use anyhow::{Context, Result, bail};
+use super::layout::{INCOMPLETE_MARKER, run_dir};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-pub const INCOMPLETE_MARKER: &str = "INCOMPLETE";
-/// The invocation manifest at a run folder's root: a folder holding it is a run folder.
-pub const MANIFEST_FILE: &str = "manifest.json";
+/// Why a run folder could not be made or written.
+#[derive(Debug, thiserror::Error)]
+pub enum FolderError {
+    /// the folder the user chose (`--out`) cannot become a run folder
+    #[error("--out {}: {what}", path.display())]
+    Unusable { path: PathBuf, what: String },
+    // `error`, not `source`: the message holds the cause already.
+    #[error("writing {}: {error}", path.display())]
+    Write { path: PathBuf, error: std::io::Error },
+    #[error("creating {}: {error}", path.display())]
+    CreateDir { path: PathBuf, error: std::io::Error },
+    #[error("removing {}: {error}", path.display())]
+    Remove { path: PathBuf, error: std::io::Error },
+    #[error("serialising {what} as JSON: {error}")]
+    Json {
+        what: &'static str,
+        error: serde_json::Error,
+    },
+}
+
+impl FolderError {
+    /// Whether the user's input caused it (an unusable `--out`).
+    pub fn is_input_error(&self) -> bool {
+        matches!(self, FolderError::Unusable { .. })
+    }
+}
 
 #[derive(Debug)]
 pub struct RunFolder {
@@ -22,15 +44,18 @@ impl RunFolder {
     /// folder: it does not exist and can be created, or it is an empty folder
     /// that can be written. Called before a cluster is connected or made, so
     /// an unusable `--out` costs seconds, not a provisioned cluster.
-    pub fn preflight(root: &Path) -> Result<()> {
-        let bad = |what: String| crate::exit::InputError(format!("--out {}: {what}", root.display()));
+    pub fn preflight(root: &Path) -> Result<(), FolderError> {
+        let bad = |what: String| FolderError::Unusable {
+            path: root.to_path_buf(),
+            what,
+        };
         if root.exists() {
             if !root.is_dir() {
-                bail!(bad("a file is there, not a folder; choose another".into()));
+                return Err(bad("a file is there, not a folder; choose another".into()));
             }
             let mut entries = fs::read_dir(root).map_err(|e| bad(format!("cannot be read: {e}")))?;
             if entries.next().is_some() {
-                bail!(bad("the folder exists and is not empty; choose another".into()));
+                return Err(bad("the folder exists and is not empty; choose another".into()));
             }
             let probe = root.join(".schedlab-write-check");
             fs::write(&probe, b"").map_err(|e| bad(format!("cannot be written: {e}")))?;
@@ -54,9 +79,12 @@ impl RunFolder {
 
     /// Creates `root` (which must not exist, or be an empty folder) with the
     /// incomplete marker in it.
-    pub fn create(root: &Path) -> Result<RunFolder> {
+    pub fn create(root: &Path) -> Result<RunFolder, FolderError> {
         RunFolder::preflight(root)?;
-        let bad = |what: String| crate::exit::InputError(format!("--out {}: {what}", root.display()));
+        let bad = |what: String| FolderError::Unusable {
+            path: root.to_path_buf(),
+            what,
+        };
         fs::create_dir_all(root).map_err(|e| bad(format!("cannot be created: {e}")))?;
         let folder = RunFolder {
             root: root.to_path_buf(),
@@ -74,28 +102,51 @@ impl RunFolder {
     }
 
     /// The folder of one (arm, seed) run, created on demand.
-    pub fn run_dir(&self, arm: &str, seed: u64) -> Result<PathBuf> {
-        let dir = self.root.join("runs").join(arm).join(format!("seed-{seed}"));
-        fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    pub fn run_dir(&self, arm: &str, seed: u64) -> Result<PathBuf, FolderError> {
+        let dir = run_dir(&self.root, arm, seed);
+        fs::create_dir_all(&dir).map_err(|error| FolderError::CreateDir {
+            path: dir.clone(),
+            error,
+        })?;
         Ok(dir)
     }
 
-    pub fn write(&self, name: &str, contents: &str) -> Result<()> {
+    /// Writes `name` (a path relative to the folder) whole or not at all.
+    pub fn write(&self, name: &str, contents: &str) -> Result<(), FolderError> {
         write_atomic(&self.root.join(name), contents.as_bytes())
     }
 
+    /// Writes `value` as pretty JSON to `name` (a path relative to the folder).
+    pub fn write_json<T: serde::Serialize>(
+        &self,
+        name: &str,
+        what: &'static str,
+        value: &T,
+    ) -> Result<(), FolderError> {
+        write_json(&self.root.join(name), what, value)
+    }
+
     /// Removes the incomplete marker: call last.
-    pub fn mark_complete(&self) -> Result<()> {
+    pub fn mark_complete(&self) -> Result<(), FolderError> {
         let path = self.root.join(INCOMPLETE_MARKER);
-        fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))
+        fs::remove_file(&path).map_err(|error| FolderError::Remove { path, error })
     }
 }
 
 /// Writes `path` whole or not at all (a temporary name in its folder, then a
 /// rename): an interrupted or failed write never leaves part of a file under
 /// the final name. The error names the file.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    results::atomic::write(path, bytes).with_context(|| format!("writing {}", path.display()))
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), FolderError> {
+    crate::atomic::write(path, bytes).map_err(|error| FolderError::Write {
+        path: path.to_path_buf(),
+        error,
+    })
+}
+
+/// Writes `value` to `path` as pretty JSON with a final newline, whole or not at all.
+pub fn write_json<T: serde::Serialize>(path: &Path, what: &'static str, value: &T) -> Result<(), FolderError> {
+    let text = super::manifests::to_pretty_json(value).map_err(|error| FolderError::Json { what, error })?;
+    write_atomic(path, text.as_bytes())
 }
 
 #[cfg(test)]
@@ -118,6 +169,7 @@ mod tests {
         fs::write(tmp.path().join("keep.txt"), "mine").unwrap();
         let err = RunFolder::create(tmp.path()).unwrap_err();
         assert!(err.to_string().contains("not empty"), "{err}");
+        assert!(err.is_input_error());
         assert_eq!(fs::read_to_string(tmp.path().join("keep.txt")).unwrap(), "mine");
     }
 
@@ -131,7 +183,7 @@ mod tests {
             (file.join("below"), "cannot be created"),
         ] {
             let err = RunFolder::create(&out).unwrap_err();
-            assert!(err.downcast_ref::<crate::exit::InputError>().is_some(), "{err}");
+            assert!(err.is_input_error(), "{err}");
             let text = err.to_string();
             assert!(
                 text.starts_with(&format!("--out {}", out.display())) && text.contains(needle),
@@ -147,5 +199,16 @@ mod tests {
         fs::create_dir(&empty).unwrap();
         RunFolder::preflight(&empty).unwrap();
         assert_eq!(fs::read_dir(&empty).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_write_that_fails_names_the_file_and_is_not_the_users_input() {
+        let tmp = tempfile::tempdir().unwrap();
+        let folder = RunFolder::create(&tmp.path().join("run")).unwrap();
+        // a folder where the file should go: the rename into place fails
+        fs::create_dir_all(folder.root().join("summary.csv").join("x")).unwrap();
+        let err = folder.write("summary.csv", "arm\n").unwrap_err();
+        assert!(err.to_string().contains("summary.csv"), "{err}");
+        assert!(!err.is_input_error());
     }
 }

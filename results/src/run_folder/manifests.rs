@@ -1,28 +1,28 @@
-//! Manifests: what was run, so a run folder explains itself.
+//! The manifests a run folder is written with: what was run, so a folder
+//! explains itself. What a backend says about its cluster and about each
+//! run is its own type (`C`, `R`), written as it serialises; this crate
+//! reads back only the fields a report needs ([`super::manifest_check`]).
 
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// Build facts shared by every manifest.
-#[derive(Debug, Clone, Serialize)]
+/// The version of the manifests `schedlab scenario` writes (the run
+/// folder's and each run's). A manifest without one was written before
+/// versions and is read as version 1; any other version is refused.
+pub const MANIFEST_VERSION: u32 = 1;
+
+/// Build facts shared by every manifest: the binary's, given by it.
+#[derive(Debug, Clone, Copy, Serialize)]
 pub struct Build {
     pub schedlab_version: &'static str,
     pub git_revision: &'static str,
 }
 
-impl Build {
-    pub fn current() -> Build {
-        Build {
-            schedlab_version: env!("CARGO_PKG_VERSION"),
-            git_revision: env!("SCHEDLAB_GIT_REVISION"),
-        }
-    }
-}
-
 /// The manifest of the whole invocation (`manifest.json` at the folder's root).
+/// `C` is what the backend says about its cluster.
 #[derive(Debug, Clone, Serialize)]
-pub struct InvocationManifest {
-    /// [`results::report::MANIFEST_VERSION`]
+pub struct InvocationManifest<C> {
+    /// [`MANIFEST_VERSION`]
     pub manifest_version: u32,
     pub scenario: String,
     pub origin: String,
@@ -34,7 +34,7 @@ pub struct InvocationManifest {
     pub backend: &'static str,
     /// the real cluster's server, time scale and client rate limits (absent on the simulator)
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub cluster: Option<crate::kube_play::ClusterFacts>,
+    pub cluster: Option<C>,
     /// the agmarl arms' checkpoint: "bundled" or a path
     #[serde(skip_serializing_if = "Option::is_none")]
     pub checkpoint: Option<String>,
@@ -53,10 +53,11 @@ pub struct InvocationManifest {
     pub complete: bool,
 }
 
-/// The manifest of one (arm, seed) run, beside its records.
+/// The manifest of one (arm, seed) run, beside its records. `R` is what
+/// the backend says the run did on its cluster.
 #[derive(Debug, Clone, Serialize)]
-pub struct RunManifest {
-    /// [`results::report::MANIFEST_VERSION`]
+pub struct RunManifest<R> {
+    /// [`MANIFEST_VERSION`]
     pub manifest_version: u32,
     pub scenario: String,
     pub origin: String,
@@ -72,10 +73,27 @@ pub struct RunManifest {
     pub records_sha256: String,
     /// with `--explain`: the decisions file, or why this run has none
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub explain: Option<crate::explain::RunExplain>,
+    pub explain: Option<RunExplain>,
     pub wall_seconds: f64,
     pub simulated_seconds: f64,
     /// on a real cluster: the run's id (its namespace and label), scheduler name and what each part did
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub cluster_run: Option<crate::kube_play::KubeRunFacts>,
+    pub cluster_run: Option<R>,
+}
+
+/// What the run manifest says about `--explain` for one run.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunExplain {
+    /// the decisions file beside the records, and how many lines it holds
+    Written { file: &'static str, decisions: u64 },
+    /// why this run has none: its arm ran in the cluster's own scheduler
+    NotApplicable { reason: String },
+}
+
+/// A manifest's text: pretty JSON with a final newline.
+pub fn to_pretty_json<T: Serialize>(value: &T) -> Result<String, serde_json::Error> {
+    let mut text = serde_json::to_string_pretty(value)?;
+    text.push('\n');
+    Ok(text)
 }

@@ -1,18 +1,15 @@
-//! A run folder (or several of the same scenario) loaded back from disk:
-//! manifest, and the metrics of every run from its raw records.
+//! A run folder (or several of the same scenario) read back from disk:
+//! its manifest, and every run's records, read once into the run's series
+//! and metrics.
 
-use super::ReportError;
-use super::manifest::{self, Manifest};
-use crate::metrics::{MetricsError, RunMetrics, from_file};
+use super::layout::{INCOMPLETE_MARKER, MANIFEST_FILE, RECORDS_FILE, RUNS_DIR, run_dir, seed_of_dir_name};
+use super::manifest_check::{self, Manifest};
+use crate::metrics::{MetricsError, RunMetrics};
+use crate::report::ReportError;
+use crate::series::RunSeries;
 use crate::summary::{RunResult, Summary};
 use schedlab_core::rng::{derive_seed, purpose};
 use std::path::{Path, PathBuf};
-
-/// The file whose presence marks an unfinished run folder.
-pub const INCOMPLETE_MARKER: &str = "INCOMPLETE";
-/// A run's raw records, in runs/<arm>/seed-<n>/.
-pub const RECORDS_FILE: &str = "records.jsonl";
-const MANIFEST_FILE: &str = "manifest.json";
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LoadOptions {
@@ -27,7 +24,14 @@ pub struct LoadedRun {
     pub arm: String,
     pub seed: u64,
     pub records: PathBuf,
-    pub metrics: RunMetrics,
+    /// everything the reports take from the records, from one reading of them
+    pub series: std::sync::Arc<RunSeries>,
+}
+
+impl LoadedRun {
+    pub fn metrics(&self) -> &RunMetrics {
+        &self.series.metrics
+    }
 }
 
 /// A run the manifest promises that could not be used (only with
@@ -148,7 +152,7 @@ impl RunFolderData {
             .map(|r| RunResult {
                 arm: r.arm.clone(),
                 seed: r.seed,
-                metrics: r.metrics.clone(),
+                metrics: r.metrics().clone(),
             })
             .collect()
     }
@@ -193,7 +197,7 @@ fn merge_all(loaded: Vec<(PathBuf, RunFolderData)>) -> Result<RunFolderData, Rep
 
 fn load_one(dir: &Path, options: LoadOptions) -> Result<RunFolderData, ReportError> {
     let manifest_path = dir.join(MANIFEST_FILE);
-    let manifest: Manifest = manifest::read(&manifest_path)?;
+    let manifest: Manifest = manifest_check::read(&manifest_path)?;
     let marker = dir.join(INCOMPLETE_MARKER).exists();
     let complete = manifest.complete && !marker;
     if !complete && !options.allow_incomplete {
@@ -212,17 +216,17 @@ fn load_one(dir: &Path, options: LoadOptions) -> Result<RunFolderData, ReportErr
     let mut skipped = Vec::new();
     for arm in &manifest.arms {
         for &seed in &manifest.seeds {
-            let run_dir = dir.join("runs").join(arm).join(format!("seed-{seed}"));
+            let run_dir = run_dir(dir, arm, seed);
             let path = run_dir.join(RECORDS_FILE);
-            let loaded = load_run(&path, arm, seed).and_then(|metrics| {
-                manifest::check_run(&run_dir, &path, &manifest.scenario, arm, seed).map(|()| metrics)
+            let loaded = load_run(&path, arm, seed).map(std::sync::Arc::new).and_then(|series| {
+                manifest_check::check_run(&run_dir, &path, &manifest.scenario, arm, seed).map(|()| series)
             });
             match loaded {
-                Ok(metrics) => runs.push(LoadedRun {
+                Ok(series) => runs.push(LoadedRun {
                     arm: arm.clone(),
                     seed,
                     records: path,
-                    metrics,
+                    series,
                 }),
                 Err(err) if options.allow_incomplete && is_partial(&err) => {
                     tracing::warn!(%arm, seed, "left out: {err}");
@@ -255,7 +259,8 @@ fn load_one(dir: &Path, options: LoadOptions) -> Result<RunFolderData, ReportErr
     })
 }
 
-fn load_run(path: &Path, arm: &str, seed: u64) -> Result<RunMetrics, ReportError> {
+/// The run's series and metrics, from one reading of its records.
+fn load_run(path: &Path, arm: &str, seed: u64) -> Result<RunSeries, ReportError> {
     if !path.is_file() {
         return Err(ReportError::MissingRecords {
             path: path.to_path_buf(),
@@ -263,13 +268,13 @@ fn load_run(path: &Path, arm: &str, seed: u64) -> Result<RunMetrics, ReportError
             seed,
         });
     }
-    Ok(from_file(path)?)
+    Ok(crate::series::from_file(path)?)
 }
 
 /// Refuses a folder holding runs its manifest does not list: an arm folder
 /// of another arm, or a seed folder of a seed not in its list.
 fn refuse_unlisted_runs(dir: &Path, arms: &[String], seeds: &[u64]) -> Result<(), ReportError> {
-    let Ok(entries) = std::fs::read_dir(dir.join("runs")) else {
+    let Ok(entries) = std::fs::read_dir(dir.join(RUNS_DIR)) else {
         return Ok(());
     };
     let folders = |entries: std::fs::ReadDir| -> Vec<(String, PathBuf)> {
@@ -289,10 +294,7 @@ fn refuse_unlisted_runs(dir: &Path, arms: &[String], seeds: &[u64]) -> Result<()
             continue;
         };
         for (name, run_dir) in folders(runs) {
-            let listed = name
-                .strip_prefix("seed-")
-                .and_then(|s| s.parse::<u64>().ok())
-                .is_some_and(|seed| seeds.contains(&seed));
+            let listed = seed_of_dir_name(&name).is_some_and(|seed| seeds.contains(&seed));
             if !listed {
                 return Err(ReportError::UnlistedRun { path: run_dir });
             }
@@ -346,7 +348,7 @@ fn merge(into: &mut RunFolderData, into_dir: &Path, next: RunFolderData, next_di
         let first = into
             .folders
             .iter()
-            .find(|f| f.dir.join("runs").join(arm).join(format!("seed-{seed}")).exists())
+            .find(|f| run_dir(&f.dir, arm, seed).exists())
             .map_or_else(|| into_dir.to_path_buf(), |f| f.dir.clone());
         return Err(ReportError::DuplicateRun {
             arm: arm.clone(),
@@ -368,7 +370,7 @@ fn merge(into: &mut RunFolderData, into_dir: &Path, next: RunFolderData, next_di
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::test_records::synthetic_run;
     use schedlab_core::Record;

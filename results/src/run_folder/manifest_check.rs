@@ -1,14 +1,13 @@
-//! The part of a run folder's manifest.json a report needs. The harness
-//! writes more; unknown fields are ignored so older readers keep working.
+//! Reading manifests back: the part of a run folder's manifest.json a
+//! report needs, and the check that ties each run's records to its folder.
+//! The writer ([`super::manifests`]) writes more; unknown fields are ignored
+//! so older readers keep working.
 
-use super::ReportError;
+use super::layout::RUN_MANIFEST_FILE;
+use super::manifests::MANIFEST_VERSION;
+use crate::report::ReportError;
 use serde::Deserialize;
 use std::path::Path;
-
-/// The version of the manifests `schedlab scenario` writes (the run
-/// folder's and each run's). A manifest without one was written before
-/// versions and is read as version 1; any other version is refused.
-pub const MANIFEST_VERSION: u32 = 1;
 
 #[derive(Debug, Clone, Deserialize)]
 pub(super) struct Manifest {
@@ -98,7 +97,7 @@ pub(super) fn check_run(
     arm: &str,
     seed: u64,
 ) -> Result<(), ReportError> {
-    let path = run_dir.join("manifest.json");
+    let path = run_dir.join(RUN_MANIFEST_FILE);
     if !path.is_file() {
         return Err(ReportError::MissingRunManifest {
             path,

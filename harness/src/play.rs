@@ -1,0 +1,253 @@
+//! Playing every (arm, seed) run of an invocation through one backend: the
+//! arm's policy built (with `--explain`, wrapped to explain each
+//! decision), the run's records, decision times and manifest written into
+//! its folder. Which backend it is does not matter here.
+
+use crate::explain::decision_record;
+use anyhow::{Context, Result, bail};
+use indicatif::ProgressBar;
+use results::decisions::{DECISIONS_FILE, DecisionRecord, DecisionsWriter};
+use results::run_folder::{MANIFEST_VERSION, RECORDS_FILE, RunExplain, RunFolder, RunManifest, layout};
+use schedlab_core::backend::{Backend, Decide, PROGRESS_STEPS, RunObserver, RunRequest};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// One (arm, seed) pair to play.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub arm: String,
+    pub seed: u64,
+}
+
+/// What every run of an invocation shares.
+pub struct Runner<'a, B> {
+    pub backend: &'a B,
+    pub scenario: &'a workloads::Scenario,
+    pub folder: &'a RunFolder,
+    /// the network for the agmarl arms, when not the bundled one
+    pub checkpoint: Option<&'a scheduler::agmarl::network::AgmarlNet>,
+    /// the controller settings of the agmarl arms, when not the defaults
+    pub agmarl_config: Option<&'a scheduler::agmarl::AgmarlConfig>,
+    pub progress: &'a ProgressBar,
+    /// write every decision's explanation beside the records
+    pub explain: bool,
+}
+
+impl<B: Backend> Runner<'_, B> {
+    /// Plays every job, at most `parallel` at a time (and no more than the backend allows); stops
+    /// starting jobs after the first failure and returns it.
+    pub fn play_all(&self, jobs: &[Job], parallel: usize) -> Result<()> {
+        let parallel = self
+            .backend
+            .max_parallel_runs()
+            .map_or(parallel, |max| parallel.min(max));
+        let next = AtomicUsize::new(0);
+        let failed = AtomicBool::new(false);
+        let outcomes: Mutex<Vec<Option<Result<()>>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
+        std::thread::scope(|scope| {
+            for _ in 0..parallel.min(jobs.len()) {
+                scope.spawn(|| {
+                    loop {
+                        if failed.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(job) = jobs.get(i) else { break };
+                        let outcome = self
+                            .play(job)
+                            .with_context(|| format!("arm {} seed {}", job.arm, job.seed));
+                        if outcome.is_err() {
+                            failed.store(true, Ordering::Relaxed);
+                        }
+                        if let Ok(mut slots) = outcomes.lock() {
+                            slots[i] = Some(outcome);
+                        }
+                    }
+                });
+            }
+        });
+        let outcomes = outcomes
+            .into_inner()
+            .map_err(|_| anyhow::anyhow!("a run thread panicked"))?;
+        for (job, outcome) in jobs.iter().zip(outcomes) {
+            match outcome {
+                Some(Ok(())) => {}
+                Some(Err(err)) => return Err(err),
+                None => bail!("arm {} seed {} did not run", job.arm, job.seed),
+            }
+        }
+        Ok(())
+    }
+
+    /// Plays one run into its folder: records, decision times, decisions (with `--explain`), manifest last.
+    fn play(&self, job: &Job) -> Result<()> {
+        let dir = self.folder.run_dir(&job.arm, job.seed)?;
+        let records = dir.join(RECORDS_FILE);
+        let started = Instant::now();
+        let timeline = self.scenario.expand(job.seed);
+        let by_cluster = self.backend.decided_by_cluster(&job.arm);
+        let explainer = match (self.explain, &by_cluster) {
+            (true, None) => Some(Explainer::create(&dir.join(DECISIONS_FILE))?),
+            _ => None,
+        };
+        let policy = match by_cluster {
+            Some(_) => None,
+            None => {
+                let workloads: Vec<String> = timeline.workloads.iter().map(|w| w.name.clone()).collect();
+                Some(self.decide(job, workloads, explainer.as_ref())?)
+            }
+        };
+        let observer = RunProgress {
+            bar: self.progress,
+            reported: AtomicU64::new(0),
+            explainer: explainer.as_ref(),
+        };
+        let mut sink = results::records::JsonlSink::create(&records)?;
+        let played = self.backend.play(
+            RunRequest {
+                timeline,
+                arm: &job.arm,
+                seed: job.seed,
+                policy,
+            },
+            &mut sink,
+            &observer,
+        )?;
+        sink.finish()?;
+        if let Some(times) = played.policy_times {
+            let path = dir.join(results::decision_time::DECISION_TIMES_FILE);
+            results::decision_time::DecisionTimes::from_histogram(times.nanos, times.charged)
+                .write(&path)
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
+        let explain = match (self.explain, by_cluster, explainer) {
+            (false, _, _) => None,
+            (true, Some(cluster), _) => Some(RunExplain::NotApplicable {
+                reason: format!(
+                    "arm {} is decided by the cluster's own {} ({}), not by schedlab's bind loop, so its decisions \
+                     cannot be explained",
+                    job.arm, cluster.kind, cluster.scheduler_name
+                ),
+            }),
+            (true, None, Some(explainer)) => Some(RunExplain::Written {
+                file: DECISIONS_FILE,
+                decisions: explainer.finish()?,
+            }),
+            (true, None, None) => bail!("arm {} seed {}: its decisions file was not made", job.arm, job.seed),
+        };
+        let records_sha256 = schedlab_core::digest::file_sha256(&records)
+            .with_context(|| format!("reading back {}", records.display()))?;
+        let manifest = RunManifest {
+            manifest_version: MANIFEST_VERSION,
+            scenario: self.scenario.name().to_string(),
+            origin: self.scenario.origin().to_string(),
+            params: self.scenario.params().clone(),
+            resolved_scenario: self.scenario.resolved(),
+            arm: job.arm.clone(),
+            seed: job.seed,
+            backend: self.backend.name(),
+            build: crate::build_info::current(),
+            records: RECORDS_FILE,
+            records_sha256,
+            explain,
+            wall_seconds: started.elapsed().as_secs_f64(),
+            simulated_seconds: played.scenario_seconds,
+            cluster_run: played.facts,
+        };
+        results::run_folder::write_json(&dir.join(layout::RUN_MANIFEST_FILE), "the run's manifest", &manifest)?;
+        Ok(())
+    }
+
+    /// The arm's policy as a backend calls it; with an explainer, every decision's explanation is kept for it.
+    fn decide(&self, job: &Job, workloads: Vec<String>, explainer: Option<&Explainer>) -> Result<Box<Decide>> {
+        let mut policy = self.policy(job)?;
+        let Some(explainer) = explainer else {
+            return Ok(Box::new(move |pod, view| policy.schedule(pod, view)));
+        };
+        let pending = explainer.pending.clone();
+        let mut explaining = scheduler::explain::Explaining::new(policy);
+        Ok(Box::new(move |pod, view| {
+            let placement = explaining.schedule(pod, view);
+            if let (Some(e), Ok(mut pending)) = (explaining.last(), pending.lock()) {
+                pending.push(decision_record(pod, view, &placement, e, &workloads));
+            }
+            placement
+        }))
+    }
+
+    /// The arm's policy, with the checkpoint and controller settings given for the agmarl arms.
+    fn policy(&self, job: &Job) -> Result<Box<dyn scheduler::Scheduler>> {
+        let agmarl = scheduler::agmarl::Variant::from_arm_name(&job.arm).is_some();
+        if !agmarl || (self.checkpoint.is_none() && self.agmarl_config.is_none()) {
+            return Ok(scheduler::arm(&job.arm, job.seed)?);
+        }
+        let net = match self.checkpoint {
+            Some(net) => net.deep_clone().context("copying the checkpoint's network")?,
+            None => scheduler::bundled_net(&job.arm)?,
+        };
+        let config = self.agmarl_config.cloned().unwrap_or_default();
+        Ok(scheduler::agmarl::arms::agmarl_arm_configured(
+            &job.arm, net, &config, job.seed,
+        )?)
+    }
+}
+
+/// `--explain`: decision records wait here between the backend's steps, and are written out there,
+/// so that serialising them is never counted as the policy's decision time.
+struct Explainer {
+    pending: Arc<Mutex<Vec<DecisionRecord>>>,
+    writer: Mutex<DecisionsWriter>,
+}
+
+impl Explainer {
+    fn create(path: &std::path::Path) -> Result<Explainer> {
+        Ok(Explainer {
+            pending: Arc::new(Mutex::new(Vec::new())),
+            writer: Mutex::new(DecisionsWriter::create(path)?),
+        })
+    }
+
+    /// Writes the decisions made since the last call, in the order they were made.
+    fn flush(&self) {
+        let decided = match self.pending.lock() {
+            Ok(mut pending) => std::mem::take(&mut *pending),
+            Err(_) => return,
+        };
+        if let Ok(mut writer) = self.writer.lock() {
+            for d in &decided {
+                writer.record(d);
+            }
+        }
+    }
+
+    /// Writes what is left and closes the file; returns how many decisions it holds.
+    fn finish(self) -> Result<u64> {
+        self.flush();
+        let writer = self
+            .writer
+            .into_inner()
+            .map_err(|_| anyhow::anyhow!("the decisions writer was poisoned by a panic"))?;
+        Ok(writer.finish()?)
+    }
+}
+
+/// Moves the progress bar with a run and writes its explained decisions out, between decisions.
+struct RunProgress<'a> {
+    bar: &'a ProgressBar,
+    reported: AtomicU64,
+    explainer: Option<&'a Explainer>,
+}
+
+impl RunObserver for RunProgress<'_> {
+    fn progressed(&self, done: u64) {
+        if let Some(e) = self.explainer {
+            e.flush();
+        }
+        let done = done.min(PROGRESS_STEPS);
+        let before = self.reported.fetch_max(done, Ordering::Relaxed);
+        if done > before {
+            self.bar.inc(done - before);
+        }
+    }
+}
