@@ -37,6 +37,9 @@ pub fn code_for(err: &anyhow::Error) -> ExitCode {
                 .is_some_and(|e| e.is_input_error())
             || cause.is::<provisioning::gke::PoolsMissing>()
             || cause
+                .downcast_ref::<provisioning::real_cluster::up::UpError>()
+                .is_some_and(|e| e.is_input_error())
+            || cause
                 .downcast_ref::<results::report::ReportError>()
                 .is_some_and(|e| e.is_input_error())
             || cause

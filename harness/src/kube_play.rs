@@ -27,7 +27,7 @@ pub struct ClusterFacts {
     pub project_scheduler_client: ClientRate,
     /// kind and GKE: the cluster made or checked for the scenario
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub provisioned: Option<crate::real_cluster::ProvisionFacts>,
+    pub provisioned: Option<provisioning::real_cluster::ProvisionFacts>,
 }
 
 /// A connected real cluster, for the whole invocation: the backend that plays the runs, what the

@@ -1,180 +1,27 @@
 //! `--cluster kind|gke`: clusters with real kubelets. Checks the flags,
-//! plans the cluster (kind config, every external command, the GKE cost
-//! estimate), prints the plan on `--dry-run`, else provisions, deploys the
-//! in-cluster agmarl scheduler and connects, returning a [`KubeTarget`]
-//! whose runs use the cluster's own nodes, the workload image and node
-//! faults played on real nodes (docker, cordon, VMs).
+//! turns them into the cluster's plan (kind config, every external command,
+//! the GKE cost estimate), prints the plan on `--dry-run`, else has
+//! [`provisioning::real_cluster::up`] make the cluster ready and hands it to
+//! the kube backend as a [`KubeTarget`].
 
 use crate::cli::{ClusterKind, KindFault, NodesFrom, ScenarioArgs};
 use crate::exit::InputError;
 use crate::kube_play::{ClusterFacts, KubeTarget};
 use crate::out::outln;
 use anyhow::{Context, Result, bail};
-use kube_backend::backend::{ClientRate, Connection, FaultPump, KubeBackend, RealNodes};
-use kube_backend::emulator::EmulatorCommand;
+use kube_backend::backend::{ClientRate, Connection, KubeBackend};
 use kube_backend::run::NodeSource;
-use kube_backend::{ApiClient, ClientOptions, objects};
 use provisioning::external::CommandRunner;
-use provisioning::faults::{self, NodeFaults, PumpOptions};
-use provisioning::gke::{self, GkeCluster, GkeFaultMode, GkeFaults, GkeOptions, GkePlan, nodes::NodeMark};
-use provisioning::kind::{KindCluster, KindFaultMode, KindFaults, KindOptions, KindPlan, Placement};
+use provisioning::gke::{self, GkeOptions, GkePlan};
+use provisioning::kind::{KindFaultMode, KindOptions, KindPlan};
+use provisioning::real_cluster::{IN_CLUSTER_ARM, gke_fault_line, kind_fault_line, up};
 use provisioning::scheduler_deploy::{self, Images};
 use schedlab_core::NodeSpec;
-use serde::Serialize;
-use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
-
-/// The arm the in-cluster scheduler serves: its pods get this scheduler
-/// name and the harness runs no bind loop for it.
-pub const IN_CLUSTER_ARM: &str = "agmarl";
-
-/// One scenario pool on the cluster, for the manifest.
-#[derive(Debug, Clone, Serialize)]
-pub struct PoolFact {
-    pub pool: String,
-    pub machine_type: String,
-    pub hourly_price: f64,
-    /// scenario nodes of the pool played by real kubelets
-    pub real_nodes: Vec<String>,
-    /// the GKE node pool that plays it
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub node_pool: Option<String>,
-    /// scenario nodes of the pool played by the node emulator (kind beyond its worker cap)
-    pub emulated_nodes: usize,
-}
-
-/// What the invocation manifest says about a kind or GKE cluster.
-#[derive(Debug, Clone, Serialize)]
-pub struct ProvisionFacts {
-    pub kind: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cluster_name: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub context: Option<String>,
-    /// whether schedlab created the cluster (and deletes it unless kept)
-    pub created: bool,
-    pub kept: bool,
-    pub node_pools: Vec<PoolFact>,
-    pub images: Images,
-    /// the arm the in-cluster scheduler serves
-    pub in_cluster_arm: &'static str,
-    pub node_faults: String,
-    /// every external command run to provision (shell-quoted)
-    pub commands: Vec<String>,
-}
-
-/// How a run's node faults are played.
-#[derive(Debug, Clone)]
-enum FaultPlan {
-    Kind(KindFaultMode),
-    Cordon,
-    Vm { zones: HashMap<String, String> },
-}
-
-/// Everything a run on kind or GKE needs beyond a plain kubeconfig cluster.
-pub struct RealCluster {
-    /// per scenario node: the real node's name, or None for an emulated one
-    placement: Vec<Option<String>>,
-    /// the scenario's nodes (to check each run's timeline against)
-    nodes: Vec<NodeSpec>,
-    pub selector: String,
-    pub images: Images,
-    faults: FaultPlan,
-    runner: Arc<CommandRunner>,
-    /// deleted when dropped (after the runs)
-    _kind: Option<KindCluster>,
-    _gke: Option<GkeCluster>,
-}
-
-impl std::fmt::Debug for RealCluster {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RealCluster")
-            .field("selector", &self.selector)
-            .field("images", &self.images)
-            .finish_non_exhaustive()
-    }
-}
-
-impl RealNodes for RealCluster {
-    /// Whether the in-cluster scheduler serves `arm`.
-    fn in_cluster(&self, arm: &str) -> bool {
-        arm == IN_CLUSTER_ARM
-    }
-
-    fn workload_image(&self) -> String {
-        self.images.workload.clone()
-    }
-
-    /// The timeline's nodes that the node emulator plays (kind beyond its cap), with their NodeIds.
-    fn emulated(&self) -> Vec<(schedlab_core::NodeId, NodeSpec)> {
-        // a scenario's nodes do not depend on the seed (workloads builds them
-        // from the model alone), so the cluster made for the first seed
-        // serves them all
-        self.placement
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| p.is_none())
-            .map(|(i, _)| (schedlab_core::NodeId(i as u32), self.nodes[i].clone()))
-            .collect()
-    }
-
-    /// Starts the run's fault pump: real nodes' faults go to docker, a
-    /// cordon or a VM; emulated nodes' to `emulator`.
-    fn start_faults(
-        &self,
-        admin: &ApiClient,
-        run: &str,
-        emulator: Option<UnboundedSender<EmulatorCommand>>,
-    ) -> FaultPump {
-        let real: Vec<String> = self.placement.iter().flatten().cloned().collect();
-        let sink: Arc<dyn NodeFaults> = match &self.faults {
-            FaultPlan::Kind(mode) => Arc::new(KindFaults::new(self.runner.clone(), *mode, real.clone())),
-            FaultPlan::Cordon => Arc::new(GkeFaults::new(
-                GkeFaultMode::Cordon {
-                    api: admin.clone(),
-                    namespace: run.to_string(),
-                },
-                real.clone(),
-            )),
-            FaultPlan::Vm { zones } => Arc::new(GkeFaults::new(
-                GkeFaultMode::Vm {
-                    runner: self.runner.clone(),
-                    zones: zones.clone(),
-                },
-                real.clone(),
-            )),
-        };
-        // every node as the run names it: emulated ones are objects of the run
-        let intended: Vec<String> = self
-            .placement
-            .iter()
-            .zip(&self.nodes)
-            .map(|(p, spec)| p.clone().unwrap_or_else(|| objects::node_name(run, spec)))
-            .collect();
-        let emulated: HashSet<String> = self
-            .placement
-            .iter()
-            .zip(&intended)
-            .filter(|(p, _)| p.is_none())
-            .map(|(_, name)| name.clone())
-            .collect();
-        let opts = PumpOptions {
-            rename: faults::rename_map(&intended),
-            emulator: emulator.map(|e| (e, emulated)),
-        };
-        let (sender, handle) = faults::spawn_pump(sink, opts);
-        let stats = tokio::spawn(async move {
-            let stats = handle.await.map_err(|e| e.to_string())?;
-            Ok(serde_json::to_value(&stats).unwrap_or(serde_json::Value::Null))
-        });
-        FaultPump { sender, stats }
-    }
-}
 
 /// The kubeconfig kubectl would use: the first of KUBECONFIG's files, else ~/.kube/config.
 fn default_kubeconfig() -> Option<PathBuf> {
@@ -293,21 +140,6 @@ fn gke_plan(args: &ScenarioArgs, nodes: &[NodeSpec]) -> Result<GkePlan> {
     Ok(GkePlan::new(gke::pool_needs(nodes), opts)?)
 }
 
-fn kind_fault_line(mode: KindFaultMode) -> &'static str {
-    match mode {
-        KindFaultMode::Stop => "docker stop/start <worker> (DegradeNode and KillPod are not played)",
-        KindFaultMode::Pause => "docker pause/unpause <worker> (DegradeNode and KillPod are not played)",
-    }
-}
-
-fn gke_fault_line(vm: bool) -> &'static str {
-    if vm {
-        "gcloud compute instances stop/start <node> --zone <its zone> --quiet (DegradeNode and KillPod are not played)"
-    } else {
-        "cordon the node and delete the run's pods on it; uncordon to recover (DegradeNode and KillPod are not played)"
-    }
-}
-
 /// Prints the plan of a `--dry-run` (nothing is executed or written).
 pub fn print_dry_run(
     args: &ScenarioArgs,
@@ -414,28 +246,6 @@ pub fn check(args: &ScenarioArgs, scenario: &workloads::Scenario, seeds: &[u64],
     Ok(())
 }
 
-fn deploy_and_mark(
-    runtime: &tokio::runtime::Runtime,
-    admin: &ApiClient,
-    overlay: &Path,
-    images: &Images,
-    marks: &[NodeMark],
-) -> Result<()> {
-    runtime.block_on(async {
-        gke::nodes::mark_nodes(admin, marks)
-            .await
-            .context("marking the nodes with their pools and prices")?;
-        scheduler_deploy::deploy(admin, overlay, images).await?;
-        eprintln!("waiting for the in-cluster scheduler to be ready");
-        scheduler_deploy::wait_ready(admin, scheduler_deploy::READY_TIMEOUT).await?;
-        Ok(())
-    })
-}
-
-fn connect_admin(runtime: &tokio::runtime::Runtime, opts: &ClientOptions) -> Result<ApiClient> {
-    Ok(runtime.block_on(ApiClient::connect(opts))?)
-}
-
 /// Polls the Ctrl-C flag and cancels the runs when it is raised.
 fn forward_interrupt(runtime: &tokio::runtime::Runtime, flag: Arc<AtomicBool>, cancel: CancellationToken) {
     runtime.spawn(async move {
@@ -466,7 +276,7 @@ pub fn connect(args: &ScenarioArgs, scenario: &workloads::Scenario, seeds: &[u64
         qps: args.qps.unwrap_or(kube_backend::client::CLIENT_GO_QPS),
         burst: args.burst.unwrap_or(kube_backend::client::CLIENT_GO_BURST),
     };
-    match args.cluster {
+    let provisioned = match args.cluster {
         ClusterKind::Kind => {
             let plan = kind_plan(args, &timeline.nodes)?;
             eprintln!(
@@ -474,223 +284,66 @@ pub fn connect(args: &ScenarioArgs, scenario: &workloads::Scenario, seeds: &[u64
                 plan.opts.name,
                 plan.workers.len()
             );
-            let cluster = KindCluster::up(plan, runner.clone(), Some(&interrupt)).context("kind cluster")?;
-            let plan = cluster.plan().clone();
-            let opts = ClientOptions {
-                kubeconfig: Some(plan.kubeconfig_path()),
-                context: Some(plan.context()),
-                qps: rate.qps,
-                burst: rate.burst,
-                ..ClientOptions::default()
-            };
-            let admin = connect_admin(&runtime, &opts)?;
-            let marks: Vec<NodeMark> = plan
-                .worker_names()
-                .into_iter()
-                .zip(&plan.workers)
-                .map(|(node, spec)| NodeMark {
-                    node,
-                    pool: spec.pool.name.clone(),
-                    hourly_price: spec.pool.hourly_price,
-                })
-                .collect();
-            let images = plan.opts.images.clone();
-            deploy_and_mark(
-                &runtime,
-                &admin,
-                &scheduler_deploy::overlay_dir(&args.repo, "kind"),
-                &images,
-                &marks,
-            )?;
-            let placement: Vec<Option<String>> = plan
-                .placement
-                .iter()
-                .map(|p| match p {
-                    Placement::Worker(name) => Some(name.clone()),
-                    Placement::Emulated => None,
-                })
-                .collect();
-            let facts = ProvisionFacts {
-                kind: "kind",
-                cluster_name: Some(plan.opts.name.clone()),
-                context: Some(plan.context()),
-                created: true,
-                kept: plan.opts.keep,
-                node_pools: pool_facts(&timeline.nodes, &placement, None),
-                images: images.clone(),
-                in_cluster_arm: IN_CLUSTER_ARM,
-                node_faults: kind_fault_line(plan.opts.fault_mode).to_string(),
-                commands: runner.commands().iter().map(|c| c.shell()).collect(),
-            };
-            let real = RealCluster {
-                placement,
-                nodes: timeline.nodes.clone(),
-                selector: kube_backend::labels::POOL.to_string(),
-                images,
-                faults: FaultPlan::Kind(plan.opts.fault_mode),
-                runner,
-                _kind: Some(cluster),
-                _gke: None,
-            };
-            Ok(target(args, admin, opts, facts, real, rate, runtime, cancel))
+            up::kind(plan, &timeline.nodes, &args.repo, runner, &interrupt, &runtime, rate)?
         }
         ClusterKind::Gke => {
-            let plan = gke_plan(args, &timeline.nodes)?;
-            let gke_cluster = if args.provision {
-                let cost = gke::estimate(
-                    &plan.needs,
-                    (args.arms.len() as u64) * seeds.len() as u64,
-                    timeline.end.as_secs_f64(),
-                    args.time_scale,
-                );
-                eprintln!("{}", cost.render());
-                if let Some(dir) = plan.opts.kubeconfig.parent() {
-                    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-                }
-                eprintln!("creating GKE cluster {} (several minutes)", plan.opts.cluster_name);
-                Some(GkeCluster::create(plan.clone(), runner.clone()).context("GKE cluster")?)
-            } else {
-                None
-            };
-            let opts = ClientOptions {
-                kubeconfig: if args.provision {
-                    Some(plan.opts.kubeconfig.clone())
-                } else {
-                    args.kubeconfig.clone()
-                },
+            let target = up::GkeTarget {
+                plan: gke_plan(args, &timeline.nodes)?,
+                kubeconfig: args.kubeconfig.clone(),
                 context: args.context.clone(),
-                qps: rate.qps,
-                burst: rate.burst,
-                ..ClientOptions::default()
+                image_registry: args.image_registry.clone().unwrap_or_default(),
+                allow_vm_faults: args.allow_vm_faults,
+                zone: args.zone.clone(),
+                runs: (args.arms.len() as u64) * seeds.len() as u64,
+                scenario_seconds: timeline.end.as_secs_f64(),
+                time_scale: args.time_scale,
             };
-            let admin = connect_admin(&runtime, &opts)?;
-            let found = runtime.block_on(gke::nodes::list_nodes(&admin))?;
-            let matches = gke::check_pools(&plan.needs, &found).map_err(gke::GkeError::from)?;
-            let intended = gke::pools::intended_nodes(&timeline.nodes, &matches);
-            let marks: Vec<NodeMark> = matches
-                .iter()
-                .flat_map(|m| {
-                    m.nodes.iter().map(|node| NodeMark {
-                        node: node.clone(),
-                        pool: m.pool.clone(),
-                        hourly_price: m.hourly_price,
-                    })
-                })
-                .collect();
-            let images = Images::in_registry(args.image_registry.as_deref().unwrap_or_default());
-            deploy_and_mark(
-                &runtime,
-                &admin,
-                &scheduler_deploy::overlay_dir(&args.repo, "gke"),
-                &images,
-                &marks,
-            )?;
-            let faults = if args.allow_vm_faults {
-                let zones = found
-                    .iter()
-                    .filter_map(|n| {
-                        n.zone
-                            .clone()
-                            .or_else(|| args.zone.clone())
-                            .map(|z| (n.name.clone(), z))
-                    })
-                    .collect();
-                FaultPlan::Vm { zones }
-            } else {
-                FaultPlan::Cordon
-            };
-            let placement: Vec<Option<String>> = intended.into_iter().map(Some).collect();
-            let facts = ProvisionFacts {
-                kind: "gke",
-                cluster_name: args.provision.then(|| plan.opts.cluster_name.clone()),
-                context: args.context.clone(),
-                created: args.provision,
-                kept: args.provision && args.keep,
-                node_pools: pool_facts(&timeline.nodes, &placement, Some(&matches)),
-                images: images.clone(),
-                in_cluster_arm: IN_CLUSTER_ARM,
-                node_faults: gke_fault_line(args.allow_vm_faults).to_string(),
-                commands: runner.commands().iter().map(|c| c.shell()).collect(),
-            };
-            let real = RealCluster {
-                placement,
-                nodes: timeline.nodes.clone(),
-                selector: gke::pools::selector(&matches),
-                images,
-                faults,
-                runner,
-                _kind: None,
-                _gke: gke_cluster,
-            };
-            Ok(target(args, admin, opts, facts, real, rate, runtime, cancel))
+            up::gke(target, &timeline.nodes, &args.repo, runner, &runtime, rate)?
         }
         other => bail!("{} is not a kind or GKE cluster", other.name()),
-    }
+    };
+    Ok(target(args, provisioned, rate, runtime, cancel))
 }
 
-fn pool_facts(nodes: &[NodeSpec], placement: &[Option<String>], matches: Option<&[gke::PoolMatch]>) -> Vec<PoolFact> {
-    let mut out: Vec<PoolFact> = Vec::new();
-    for (spec, place) in nodes.iter().zip(placement) {
-        let i = match out.iter().position(|p| p.pool == spec.pool.name) {
-            Some(i) => i,
-            None => {
-                out.push(PoolFact {
-                    pool: spec.pool.name.clone(),
-                    machine_type: spec.pool.machine_type.clone(),
-                    hourly_price: spec.pool.hourly_price,
-                    real_nodes: Vec::new(),
-                    node_pool: matches
-                        .and_then(|ms| ms.iter().find(|m| m.pool == spec.pool.name))
-                        .map(|m| m.node_pool.clone()),
-                    emulated_nodes: 0,
-                });
-                out.len() - 1
-            }
-        };
-        match place {
-            Some(name) => out[i].real_nodes.push(name.clone()),
-            None => out[i].emulated_nodes += 1,
-        }
-    }
-    out
-}
-
-#[allow(clippy::too_many_arguments)]
+/// The kube backend over the cluster made ready for the runs, and what the manifest says about it.
 fn target(
     args: &ScenarioArgs,
-    admin: ApiClient,
-    opts: ClientOptions,
-    provisioned: ProvisionFacts,
-    real: RealCluster,
+    provisioned: up::Provisioned,
     rate: ClientRate,
     runtime: tokio::runtime::Runtime,
     cancel: CancellationToken,
 ) -> KubeTarget {
+    let up::Provisioned {
+        admin,
+        client,
+        facts,
+        cluster,
+    } = provisioned;
     let facts = ClusterFacts {
         server: admin.server().to_string(),
         time_scale: args.time_scale,
-        nodes: if real.placement.iter().all(Option::is_some) {
+        nodes: if cluster.all_real() {
             "existing"
         } else {
             "existing+emulated"
         },
         default_scheduler_client: None,
         project_scheduler_client: rate,
-        provisioned: Some(provisioned),
+        provisioned: Some(facts),
     };
     let backend = KubeBackend::new(
         Connection {
             name: args.cluster.name(),
             scheduler: admin.clone(),
             admin,
-            admin_kubeconfig: opts.kubeconfig,
-            admin_context: opts.context,
+            admin_kubeconfig: client.kubeconfig,
+            admin_context: client.context,
             time_scale: args.time_scale,
             project_rate: rate,
             nodes: NodeSource::Existing {
-                selector: real.selector.clone(),
+                selector: cluster.selector.clone(),
             },
-            real: Some(Box::new(real)),
+            real: Some(Box::new(cluster)),
             runtime,
         },
         cancel,
@@ -757,17 +410,5 @@ mod tests {
         assert!(line.contains("agmarl by the in-cluster agmarl-scheduler"), "{line}");
         assert!(line.contains("binpack by schedlab's bind loop"), "{line}");
         assert!(line.contains("schedlab/workload:dev"), "{line}");
-    }
-
-    #[test]
-    fn pool_facts_count_real_and_emulated_nodes() {
-        let scenario = workloads::load("churn", &["nodes=4".to_string()]).unwrap();
-        let nodes = scenario.expand(1).nodes;
-        let placement: Vec<Option<String>> = (0..nodes.len()).map(|i| (i < 2).then(|| format!("w{i}"))).collect();
-        let facts = pool_facts(&nodes, &placement, None);
-        let real: usize = facts.iter().map(|f| f.real_nodes.len()).sum();
-        let emulated: usize = facts.iter().map(|f| f.emulated_nodes).sum();
-        assert_eq!((real, emulated), (2, nodes.len() - 2));
-        assert_eq!(facts[0].pool, nodes[0].pool.name);
     }
 }

@@ -14,6 +14,8 @@
 //! - [`external`]: the one runner of external commands, with dry-run.
 //! - [`faults`]: node faults on real nodes, fed by the run player.
 //! - [`scheduler_deploy`]: the in-cluster scheduler on kind and GKE.
+//! - [`real_cluster`]: a kind or GKE cluster made ready for a scenario's
+//!   runs, as the kube backend uses it (real nodes, faults on them).
 
 pub mod external;
 pub mod faults;
@@ -21,4 +23,5 @@ pub mod gke;
 pub mod kind;
 pub mod local;
 pub mod manifests;
+pub mod real_cluster;
 pub mod scheduler_deploy;
