@@ -13,7 +13,7 @@ mod cluster_cmd;
 mod compare_cmd;
 mod exit;
 mod explain;
-mod kube_play;
+mod kube_connect;
 mod out;
 mod play;
 mod real_cluster;

@@ -6,7 +6,7 @@
 
 use crate::cli::{ClusterKind, KindFault, NodesFrom, ScenarioArgs};
 use crate::exit::InputError;
-use crate::kube_play::{ClusterFacts, KubeTarget};
+use crate::kube_connect::{ClusterFacts, KubeTarget};
 use crate::out::outln;
 use anyhow::{Context, Result, bail};
 use kube_backend::backend::{ClientRate, Connection, KubeBackend};

@@ -92,7 +92,7 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
             play_scenario(&args, &invocation, &backend, None::<&()>)
         }
         ClusterKind::Local | ClusterKind::Kube => {
-            let target = crate::kube_play::connect(&args)?;
+            let target = crate::kube_connect::connect(&args)?;
             // kind and GKE forward Ctrl-C themselves (installed before provisioning)
             target.backend.cancel_on_ctrl_c();
             play_scenario(&args, &invocation, &target.backend, Some(&target.facts))
