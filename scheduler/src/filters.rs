@@ -1,13 +1,14 @@
 //! Feasibility: the Filter plugins of kube-scheduler's default profile that
-//! the cluster model has data for, in the order the default profile runs them
-//! (`pkg/scheduler/apis/config/v1/default_plugins.go`: NodeUnschedulable,
-//! TaintToleration, NodeResourcesFit). As in
+//! the cluster model has data for (NodeUnschedulable, TaintToleration,
+//! NodeResourcesFit; enabled in that order by [`DEFAULT_FILTERS`], after
+//! `pkg/scheduler/apis/config/v1/default_plugins.go`). As in
 //! `pkg/scheduler/framework/runtime/framework.go` `RunFilterPlugins`, the first
 //! plugin that rejects a node decides the node's failure reasons.
 //!
 //! Not modelled because the model has no such data: NodeName, NodeAffinity,
 //! NodePorts, the volume plugins, PodTopologySpread, InterPodAffinity.
 
+use crate::profile::DEFAULT_FILTERS;
 use schedlab_core::node::{NodeState, Taint, TaintEffect};
 use schedlab_core::pod::{PodSpec, Toleration};
 use std::sync::LazyLock;
@@ -73,11 +74,12 @@ pub enum FilterFailure<'a> {
     Plugin(&'static str),
 }
 
-/// Runs every filter on `node` in the default profile's order.
+/// Runs the default profile's filters ([`DEFAULT_FILTERS`]) on `node` in order.
 pub fn run_filters<'a>(pod: &PodSpec, node: &'a NodeState) -> Result<(), FilterFailure<'a>> {
-    node_unschedulable(pod, node)?;
-    taint_toleration(pod, node)?;
-    node_resources_fit(pod, node)
+    for plugin in DEFAULT_FILTERS {
+        plugin.filter(pod, node)?;
+    }
+    Ok(())
 }
 
 /// Whether `node` is feasible for `pod`.

@@ -34,15 +34,6 @@ use schedlab_core::resources::Resources;
 pub const MAX_NODE_SCORE: i64 = 100;
 pub use schedlab_core::resources::{DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST};
 
-/// Plugin weights of the default profile as of v1.33
-/// (`pkg/scheduler/apis/config/v1/default_plugins.go`); v1.20 weighs
-/// TaintToleration 1 ([`Release::taint_toleration_weight`]).
-pub mod weight {
-    pub const NODE_RESOURCES_FIT: i64 = 1;
-    pub const BALANCED_ALLOCATION: i64 = 1;
-    pub const TAINT_TOLERATION: i64 = 3;
-}
-
 /// The pod's requests with a zero cpu or memory request replaced by the
 /// scoring default (`schedutil.GetNonzeroRequests`). Upstream replaces only
 /// a *missing* request; the model cannot tell a missing request from an

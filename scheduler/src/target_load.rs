@@ -34,15 +34,13 @@
 //! metric does not show yet (the view has no per-pod bind times; a pod bound
 //! moments ago counts once its containers run).
 
-use crate::api::Scheduler;
-use crate::explain::Explanation;
-use crate::filters::run_filters;
-use crate::profile::{Cycle, Sampling};
+use crate::profile::{
+    Cycle, DEFAULT_FILTERS, Normalize, Profile, Sampling, ScorePlugin, Scored, kube_default_scores, profile_arm,
+};
 use crate::release::Release;
-use crate::scores::taint_toleration_scores;
+use crate::scores::FitStrategy;
 use schedlab_core::node::NodeState;
 use schedlab_core::pod::PodSpec;
-use schedlab_core::{ClusterView, PendingPod, Placement};
 
 /// `DefaultTargetUtilizationPercent`.
 pub const TARGET_UTILIZATION_PERCENT: f64 = 40.0;
@@ -55,31 +53,41 @@ pub const DEFAULT_REQUESTS_MULTIPLIER: f64 = 1.5;
 /// TargetLoadPacking's score weight in the README's profile.
 pub const WEIGHT: i64 = 1;
 
+/// The `target-load` arm: the default filters; TargetLoadPacking and, of
+/// v1.33's default scores, TaintToleration.
+pub const PROFILE: Profile = Profile {
+    name: "target-load",
+    // v0.33.5 is built on kube-scheduler v1.33.5
+    release: Release::V1_33,
+    sampling: Sampling::Adaptive,
+    filters: DEFAULT_FILTERS,
+    preferences: &[],
+    scores: &[
+        Scored {
+            plugin: ScorePlugin::TargetLoadPacking,
+            weight: WEIGHT,
+            normalize: Normalize::None,
+        },
+        kube_default_scores(Release::V1_33, FitStrategy::LeastAllocated)[2],
+    ],
+};
+
 /// Trimaran's TargetLoadPacking profile.
 #[derive(Debug, Clone)]
-pub struct TargetLoadScheduler {
-    cycle: Cycle,
-    taint_scores: Vec<i64>,
-}
+pub struct TargetLoadScheduler(Cycle);
 
 impl TargetLoadScheduler {
-    pub const NAME: &'static str = "target-load";
+    pub const NAME: &'static str = PROFILE.name;
     /// The kube-scheduler release the followed plugin version is built on.
-    pub const RELEASE: Release = Release::V1_33;
+    pub const RELEASE: Release = PROFILE.release;
 
     /// Tie-breaks draw from the run's `seed` (scheduler stream).
     pub fn new(seed: u64) -> TargetLoadScheduler {
-        TargetLoadScheduler {
-            cycle: Cycle::new(Self::RELEASE, Sampling::Adaptive, seed),
-            taint_scores: Vec::new(),
-        }
-    }
-
-    /// `nextStartNodeIndex` of the next attempt.
-    pub fn next_start_node_index(&self) -> usize {
-        self.cycle.next_start_node_index()
+        TargetLoadScheduler(Cycle::new(PROFILE, seed))
     }
 }
+
+profile_arm!(TargetLoadScheduler);
 
 /// `PredictUtilisation` for the model's single-container pod: the cpu limit,
 /// else the cpu request times 1.5, else 1000m.
@@ -117,39 +125,12 @@ pub fn target_load_packing_score(node: &NodeState, pod: &PodSpec) -> i64 {
     score.round() as i64
 }
 
-impl Scheduler for TargetLoadScheduler {
-    fn name(&self) -> &str {
-        Self::NAME
-    }
-
-    fn set_explain(&mut self, on: bool) {
-        self.cycle.set_explain(on);
-    }
-
-    fn explanation(&self) -> Option<Explanation> {
-        self.cycle.explanation()
-    }
-
-    fn schedule(&mut self, pod: &PendingPod<'_>, cluster: &ClusterView<'_>) -> Placement {
-        let taint_scores = &mut self.taint_scores;
-        self.cycle
-            .schedule(pod, cluster, run_filters, |pod, nodes, feasible, totals| {
-                taint_toleration_scores(pod, nodes, feasible, taint_scores);
-                let taint_weight = Self::RELEASE.taint_toleration_weight();
-                totals.extend(feasible.iter().zip(taint_scores.iter()).map(|(&i, &taint)| {
-                    (
-                        i,
-                        WEIGHT * target_load_packing_score(&nodes[i], pod) + taint_weight * taint,
-                    )
-                }));
-            })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::Scheduler;
     use crate::testing::{cluster, node, pending, pod, taint, view};
+    use schedlab_core::Placement;
     use schedlab_core::node::{NodeId, TaintEffect};
 
     #[test]

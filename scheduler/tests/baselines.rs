@@ -3,10 +3,10 @@
 use schedlab_core::node::{NodeId, TaintEffect};
 use schedlab_core::{NodeState, Placement};
 use scheduler::filters::{TAINT_NODE_UNREACHABLE, is_feasible};
-use scheduler::profile::{NodeScores, Scoring, prioritize_nodes};
-use scheduler::scores::FitStrategy;
+use scheduler::profile::NodeScores;
 use scheduler::testing::{cluster, node, pending, pod, taint, toleration, toleration_exists, view};
 use scheduler::{BASELINE_NAMES, BinPackScheduler, DefaultScheduler, RandomScheduler, Scheduler, baseline};
+use scheduler::{binpack, default};
 
 fn bound(p: Placement) -> usize {
     match p {
@@ -32,26 +32,21 @@ fn default_scores_match_hand_computation() {
             .tainted(taint("maintenance", "", TaintEffect::PreferNoSchedule)),
     ]);
     let spec = pod().cpu("1").memory("2Gi").build();
-    let mut scores = Vec::new();
-    prioritize_nodes(FitStrategy::LeastAllocated, &spec, &nodes, &[0, 1, 2], &mut scores);
+    let scores = default::PROFILE_V1_33.node_scores(&spec, &nodes, &[0, 1, 2]);
     let want = [
         // a: fit cpu (4000-1000)*100/4000 = 75, mem (16-2)*100/16 = 87.5 -> 87; (75+87)/2 = 81
         //    balanced: cpu 0.25, mem 0.125, std 0.0625 -> 93.75 -> 93
         //    taints: raw 0 of max 1 -> 100 - 0 = 100; total 81 + 93 + 3*100 = 474
         NodeScores {
             node: 0,
-            node_resources_fit: 81,
-            balanced_allocation: 93,
-            taint_toleration: 100,
+            plugins: vec![81, 93, 100],
             total: 474,
         },
         // b: fit cpu (4000-3000)*100/4000 = 25, mem (16-6)*100/16 = 62.5 -> 62; 87/2 -> 43
         //    balanced: cpu 0.75, mem 0.375, std 0.1875 -> 81.25 -> 81; total 43 + 81 + 300 = 424
         NodeScores {
             node: 1,
-            node_resources_fit: 43,
-            balanced_allocation: 81,
-            taint_toleration: 100,
+            plugins: vec![43, 81, 100],
             total: 424,
         },
         // c: fit cpu 7000*100/8000 = 87.5 -> 87, mem 87; 87
@@ -59,9 +54,7 @@ fn default_scores_match_hand_computation() {
         //    taints: raw 1 of max 1 -> 100 - 100 = 0; total 87 + 100 + 0 = 187
         NodeScores {
             node: 2,
-            node_resources_fit: 87,
-            balanced_allocation: 100,
-            taint_toleration: 0,
+            plugins: vec![87, 100, 0],
             total: 187,
         },
     ];
@@ -76,7 +69,7 @@ fn default_scores_match_hand_computation() {
         .memory("2Gi")
         .tolerates(toleration("maintenance", "", None))
         .build();
-    prioritize_nodes(FitStrategy::LeastAllocated, &tolerant, &nodes, &[0, 1, 2], &mut scores);
+    let scores = default::PROFILE_V1_33.node_scores(&tolerant, &nodes, &[0, 1, 2]);
     assert_eq!(scores.iter().map(|s| s.total).collect::<Vec<_>>(), [474, 424, 487]);
     assert_eq!(decisions(&mut default, &nodes, &tolerant, 20), vec![2; 20]);
 }
@@ -89,19 +82,18 @@ fn binpack_prefers_the_fuller_node_default_the_emptier() {
     ]);
     let spec = pod().cpu("500m").memory("1Gi").build();
     // both arms score as `default`'s release, v1.20
-    let totals = |strategy| {
-        let mut scores = Vec::new();
-        Scoring::new(DefaultScheduler::RELEASE, strategy).prioritize(&spec, &nodes, &[0, 1], &mut scores);
+    let totals = |profile: scheduler::profile::Profile| {
+        let scores = profile.node_scores(&spec, &nodes, &[0, 1]);
         scores.iter().map(|s| s.total).collect::<Vec<_>>()
     };
     // empty: most cpu 500*100/4000 = 12.5 -> 12, mem 1*100/16 = 6.25 -> 6; 18/2 = 9
     //        balanced 1 - |0.125 - 0.0625| = 0.9375 -> 93; 9 + 93 + 100 = 202
     // half:  most cpu 2500*100/4000 = 62.5 -> 62, mem 9*100/16 = 56.25 -> 56; 118/2 = 59
     //        balanced 1 - |0.625 - 0.5625| -> 93; 59 + 93 + 100 = 252
-    assert_eq!(totals(FitStrategy::MostAllocated), [202, 252]);
+    assert_eq!(totals(binpack::PROFILE), [202, 252]);
     // empty: least cpu 87.5 -> 87, mem 93.75 -> 93; 90 + 93 + 100 = 283
     // half:  least cpu 37.5 -> 37, mem 43.75 -> 43; 40 + 93 + 100 = 233
-    assert_eq!(totals(FitStrategy::LeastAllocated), [283, 233]);
+    assert_eq!(totals(default::PROFILE), [283, 233]);
 
     for seed in 0..5 {
         let mut binpack = BinPackScheduler::new(seed);
