@@ -5,7 +5,8 @@
 //! `default`'s failure path (a pod no node fits).
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use scheduler::testing::{pending, pod, synthetic_cluster, synthetic_pods, view};
+use schedlab_core::testing::{GI, pod};
+use scheduler::testing::{pending, synthetic_cluster, synthetic_pods, view};
 use scheduler::{DefaultScheduler, Scheduler, baseline};
 use std::hint::black_box;
 
@@ -36,7 +37,7 @@ fn decisions(c: &mut Criterion) {
     let mut group = c.benchmark_group("default");
     let nodes = &clusters[1].1;
     let v = view(nodes);
-    let huge = pod().cpu("64").memory("1Ti").build();
+    let huge = pod(64_000, 1024 * GI);
     group.bench_function(BenchmarkId::new("unschedulable", 5_000), |b| {
         let mut scheduler = DefaultScheduler::new(SEED);
         b.iter(|| black_box(scheduler.schedule(&pending(&huge), black_box(&v))));

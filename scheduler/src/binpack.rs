@@ -78,9 +78,10 @@ profile_arm!(BinPackScheduler);
 mod tests {
     use super::*;
     use crate::api::Scheduler;
-    use crate::testing::{cluster, node, pending, pod, view};
+    use crate::testing::{cluster, node, pending, view};
     use schedlab_core::Placement;
     use schedlab_core::node::NodeId;
+    use schedlab_core::testing::{GI, pod};
 
     #[test]
     fn follows_the_default_release_where_v1_20_and_v1_33_disagree() {
@@ -89,7 +90,7 @@ mod tests {
             node("full-cpu").cpu("2").memory("8Gi").requested("2", "2Gi"),
             node("roomy").cpu("4").memory("8Gi").requested("1", "2Gi"),
         ]);
-        let spec = pod().memory("2Gi").build();
+        let spec = pod(0, 2 * GI);
         let totals = |release| {
             profile(release)
                 .node_scores(&spec, &nodes, &[0, 1])

@@ -112,9 +112,10 @@ mod tests {
     use super::*;
     use crate::api::Scheduler;
     use crate::scores::node_resources_fit_as;
-    use crate::testing::{cluster, node, pending, pod, view};
+    use crate::testing::{cluster, node, pending, view};
     use schedlab_core::Placement;
     use schedlab_core::node::NodeId;
+    use schedlab_core::testing::{GI, MI, pod};
     use std::collections::BTreeSet;
 
     fn choices(nodes: &[NodeState], spec: &schedlab_core::PodSpec, seed: u64, n: usize) -> BTreeSet<u32> {
@@ -137,7 +138,7 @@ mod tests {
             // $0.20 / 4 = 0.05
             node("dear").cpu("4").memory("16Gi").price(0.20).requested("3", "12Gi"),
         ]);
-        let spec = pod().cpu("500m").memory("1Gi").build();
+        let spec = pod(500, GI);
         assert_eq!(choices(&nodes, &spec, 1, 20), BTreeSet::from([1]));
         assert!(price_per_core(&nodes[1]) < price_per_core(&nodes[0]));
     }
@@ -154,7 +155,7 @@ mod tests {
                 .price(0.3)
                 .requested("3", "14Gi"),
         ]);
-        let spec = pod().cpu("500m").memory("1Gi").build();
+        let spec = pod(500, GI);
         // empty: cpu 500 * 100 / 4000 = 12, memory 1 * 100 / 16 = 6 -> 9
         // half: cpu 2500 * 100 / 4000 = 62, memory 9 * 100 / 16 = 56 -> 59
         let fit = |i: usize| node_resources_fit_as(Release::V1_20, FitStrategy::MostAllocated, &nodes[i], &spec);
@@ -164,7 +165,7 @@ mod tests {
 
     #[test]
     fn degraded_nodes_only_when_nothing_else_fits() {
-        let spec = pod().cpu("1").memory("2Gi").build();
+        let spec = pod(1000, 2 * GI);
         let nodes = cluster([
             node("cheap-but-degraded").cpu("8").price(0.1).degraded(),
             node("healthy").cpu("4").price(0.4),
@@ -195,7 +196,7 @@ mod tests {
         // equal within the tolerance, so MostAllocated decides:
         // three: cpu 100 * 100 / 3000 = 3, memory 256Mi / 16Gi = 1 -> 2
         // one: cpu 600 * 100 / 1000 = 60, memory 1 -> 30
-        let spec = pod().cpu("100m").memory("256Mi").build();
+        let spec = pod(100, 256 * MI);
         assert_eq!(choices(&nodes, &spec, 4, 20), BTreeSet::from([1]));
     }
 }

@@ -209,29 +209,27 @@ pub fn load_aware_score(node: &NodeState, pod: &PodSpec) -> i64 {
 mod tests {
     use super::*;
     use crate::api::Scheduler;
-    use crate::testing::{cluster, node, pending, pod, view};
+    use crate::testing::{cluster, node, pending, view};
     use schedlab_core::Placement;
     use schedlab_core::node::NodeId;
+    use schedlab_core::testing::{GI, PodSpecChanges, pod};
 
     #[test]
     fn estimates_the_pod_from_requests_and_limits() {
         // 500m * 0.85 = 425; 1Gi * 0.7 = 751619276.8 -> 751619277
-        assert_eq!(
-            estimated_pod_usage(&pod().cpu("500m").memory("1Gi").build()),
-            Resources::new(425, 751_619_277)
-        );
+        assert_eq!(estimated_pod_usage(&pod(500, GI)), Resources::new(425, 751_619_277));
         // a limit above the request is taken whole
         assert_eq!(
-            estimated_pod_usage(&pod().cpu("500m").memory("1Gi").limits("2", "1Gi").build()),
+            estimated_pod_usage(&pod(500, GI).limits(Resources::new(2000, GI))),
             Resources::new(2000, 751_619_277)
         );
         // best-effort: the defaults, unscaled
         assert_eq!(
-            estimated_pod_usage(&pod().build()),
+            estimated_pod_usage(&pod(0, 0)),
             Resources::new(DEFAULT_MILLI_CPU_REQUEST, 200 << 20)
         );
         // 333m * 0.85 = 283.05 -> 283
-        assert_eq!(estimated_pod_usage(&pod().cpu("333m").build()).cpu_milli, 283);
+        assert_eq!(estimated_pod_usage(&pod(333, 0)).cpu_milli, 283);
     }
 
     #[test]
@@ -248,7 +246,7 @@ mod tests {
         assert_eq!(at("4", "100Gi"), cpu_over); // over both: cpu is reported
         // the pod itself does not count (v1.5.0)
         let n = node("n").cpu("4").used("2400m", "0").build(0);
-        assert!(is_feasible(&pod().cpu("2").build(), &n));
+        assert!(is_feasible(&pod(2000, 0), &n));
     }
 
     #[test]
@@ -259,7 +257,7 @@ mod tests {
             node("warm").used("1600m", "4Gi"), // cpu 2025 -> 49, memory 4.7Gi -> 70: 59
             node("cool").used("400m", "2Gi"),  // cpu 825 -> 79, memory 2.7Gi -> 83: 81
         ]);
-        let spec = pod().cpu("500m").memory("1Gi").build();
+        let spec = pod(500, GI);
         assert_eq!(load_aware_score(&nodes[1], &spec), 59);
         assert_eq!(load_aware_score(&nodes[2], &spec), 81);
         let mut s = LoadAwareScheduler::new(7);
@@ -275,7 +273,7 @@ mod tests {
             node("requested").requested("0", "0").used("2400m", "8Gi"),
             node("busy-on-paper").requested("400m", "1Gi").used("200m", "1Gi"),
         ]);
-        let spec = pod().cpu("500m").memory("1Gi").build();
+        let spec = pod(500, GI);
         let scores = crate::default::PROFILE_V1_33.node_scores(&spec, &nodes, &[0, 1]);
         let default_totals: Vec<i64> = scores.iter().map(|s| s.total).collect();
         assert!(default_totals[0] > default_totals[1], "{default_totals:?}");
@@ -294,7 +292,7 @@ mod tests {
             node("full").memory("10Gi").used("0", "10Gi"),
             node("cordoned").cordoned().used("4", "0"),
         ]);
-        let spec = pod().cpu("100m").build();
+        let spec = pod(100, 0);
         match LoadAwareScheduler::new(1).schedule(&pending(&spec), &view(&nodes)) {
             Placement::Unschedulable { reason } => assert_eq!(
                 reason,

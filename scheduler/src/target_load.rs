@@ -129,25 +129,27 @@ pub fn target_load_packing_score(node: &NodeState, pod: &PodSpec) -> i64 {
 mod tests {
     use super::*;
     use crate::api::Scheduler;
-    use crate::testing::{cluster, node, pending, pod, taint, view};
+    use crate::testing::{cluster, node, pending, taint, view};
     use schedlab_core::Placement;
     use schedlab_core::node::{NodeId, TaintEffect};
+    use schedlab_core::resources::Resources;
+    use schedlab_core::testing::{GI, PodSpecChanges, pod};
 
     #[test]
     fn predicted_pod_cpu() {
-        assert_eq!(predicted_cpu_milli(&pod().cpu("400m").build()), 600);
-        assert_eq!(predicted_cpu_milli(&pod().cpu("333m").build()), 500); // 499.5 rounds up
-        assert_eq!(predicted_cpu_milli(&pod().cpu("400m").limits("2", "0").build()), 2000);
+        assert_eq!(predicted_cpu_milli(&pod(400, 0)), 600);
+        assert_eq!(predicted_cpu_milli(&pod(333, 0)), 500); // 499.5 rounds up
+        assert_eq!(predicted_cpu_milli(&pod(400, 0).limits(Resources::new(2000, 0))), 2000);
         // a memory-only limit leaves cpu to the request
-        assert_eq!(predicted_cpu_milli(&pod().cpu("400m").limits("0", "1Gi").build()), 600);
-        assert_eq!(predicted_cpu_milli(&pod().memory("1Gi").build()), 1000);
-        assert_eq!(predicted_cpu_milli(&pod().build()), 1000);
+        assert_eq!(predicted_cpu_milli(&pod(400, 0).limits(Resources::new(0, GI))), 600);
+        assert_eq!(predicted_cpu_milli(&pod(0, GI)), 1000);
+        assert_eq!(predicted_cpu_milli(&pod(0, 0)), 1000);
     }
 
     #[test]
     fn score_rises_to_the_target_then_falls() {
         // 10 cores, pod predicted 1000m (best-effort): U = used% + 10
-        let spec = pod().build();
+        let spec = pod(0, 0);
         let at = |used: &str| target_load_packing_score(&node("n").cpu("10").used(used, "0").build(0), &spec);
         // U 10: 60 * 10 / 40 + 40 = 55
         assert_eq!(at("0"), 55);
@@ -177,7 +179,7 @@ mod tests {
             node("hot").used("1200m", "0"), // U 45 -> 40 * 55 / 60 = 36.7 -> 37
             node("busy").used("3", "0"),    // U 90 -> 6.7 -> 7
         ]);
-        let spec = pod().cpu("400m").build();
+        let spec = pod(400, 0);
         let scores: Vec<i64> = nodes.iter().map(|n| target_load_packing_score(n, &spec)).collect();
         assert_eq!(scores, [63, 93, 96, 37, 7]);
         let mut s = TargetLoadScheduler::new(5);
@@ -208,7 +210,7 @@ mod tests {
             node("idle"),
         ]);
         // at-target: U 40 -> 100 + 3 * 0; idle: U 15 -> 63 + 3 * 100
-        let spec = pod().cpu("400m").build();
+        let spec = pod(400, 0);
         let mut s = TargetLoadScheduler::new(6);
         assert_eq!(s.schedule(&pending(&spec), &view(&nodes)), Placement::Bind(NodeId(1)));
     }

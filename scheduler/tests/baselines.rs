@@ -1,10 +1,11 @@
 //! Behaviour of the baselines through the `Scheduler` interface.
 
 use schedlab_core::node::{NodeId, TaintEffect};
+use schedlab_core::testing::{GI, MI, PodSpecChanges, pod};
 use schedlab_core::{NodeState, Placement};
 use scheduler::filters::{TAINT_NODE_UNREACHABLE, is_feasible};
 use scheduler::profile::NodeScores;
-use scheduler::testing::{cluster, node, pending, pod, taint, toleration, toleration_exists, view};
+use scheduler::testing::{cluster, node, pending, taint, toleration, toleration_exists, view};
 use scheduler::{BASELINE_NAMES, BinPackScheduler, DefaultScheduler, RandomScheduler, Scheduler, baseline};
 use scheduler::{binpack, default};
 
@@ -31,7 +32,7 @@ fn default_scores_match_hand_computation() {
             .memory("16Gi")
             .tainted(taint("maintenance", "", TaintEffect::PreferNoSchedule)),
     ]);
-    let spec = pod().cpu("1").memory("2Gi").build();
+    let spec = pod(1000, 2 * GI);
     let scores = default::PROFILE_V1_33.node_scores(&spec, &nodes, &[0, 1, 2]);
     let want = [
         // a: fit cpu (4000-1000)*100/4000 = 75, mem (16-2)*100/16 = 87.5 -> 87; (75+87)/2 = 81
@@ -64,11 +65,7 @@ fn default_scores_match_hand_computation() {
 
     // tolerating the PreferNoSchedule taint: every raw count 0 -> all 100;
     // c totals 87 + 100 + 300 = 487 > 474
-    let tolerant = pod()
-        .cpu("1")
-        .memory("2Gi")
-        .tolerates(toleration("maintenance", "", None))
-        .build();
+    let tolerant = pod(1000, 2 * GI).tolerate(toleration("maintenance", "", None));
     let scores = default::PROFILE_V1_33.node_scores(&tolerant, &nodes, &[0, 1, 2]);
     assert_eq!(scores.iter().map(|s| s.total).collect::<Vec<_>>(), [474, 424, 487]);
     assert_eq!(decisions(&mut default, &nodes, &tolerant, 20), vec![2; 20]);
@@ -80,7 +77,7 @@ fn binpack_prefers_the_fuller_node_default_the_emptier() {
         node("empty").cpu("4").memory("16Gi"),
         node("half").cpu("4").memory("16Gi").requested("2", "8Gi"),
     ]);
-    let spec = pod().cpu("500m").memory("1Gi").build();
+    let spec = pod(500, GI);
     // both arms score as `default`'s release, v1.20
     let totals = |profile: scheduler::profile::Profile| {
         let scores = profile.node_scores(&spec, &nodes, &[0, 1]);
@@ -123,7 +120,7 @@ fn each_baseline_follows_its_own_order_on_one_cluster() {
         // empty and idle
         node("idle").cpu("8").memory("32Gi").price(0.8),
     ]);
-    let spec = pod().cpu("500m").memory("1Gi").build();
+    let spec = pod(500, GI);
     let want = [
         ("default", 2),      // LeastAllocated: the emptiest by requests
         ("binpack", 1),      // MostAllocated: the fullest by requests
@@ -142,7 +139,7 @@ fn each_baseline_follows_its_own_order_on_one_cluster() {
 #[test]
 fn top_score_ties_are_uniform_and_reproducible() {
     let nodes = cluster((0..4).map(|i| node(&format!("n{i}"))));
-    let spec = pod().cpu("100m").memory("100Mi").build();
+    let spec = pod(100, 100 * MI);
     let trials = 8_000;
     for name in BASELINE_NAMES {
         let run = |seed| decisions(baseline(name, seed).unwrap().as_mut(), &nodes, &spec, trials);
@@ -168,7 +165,7 @@ fn start_index_rotates_across_decisions() {
         let n = node(&format!("n{i}"));
         if i < 50 { n.cordoned() } else { n }
     }));
-    let spec = pod().cpu("100m").build();
+    let spec = pod(100, 0);
     let mut s = DefaultScheduler::new(3);
     // from 0: 50 cordoned + 100 feasible examined -> next start 150; only
     // nodes 50..150 were candidates
@@ -204,7 +201,7 @@ fn unschedulable_reports_every_reason() {
         node("full").memory("2Gi").pods(10).pod_count(10),
         node("small-too").cpu("1500m"),
     ]);
-    let spec = pod().cpu("2").memory("4Gi").build();
+    let spec = pod(2000, 4 * GI);
     let want = "0/6 nodes are available: 1 Insufficient memory, 1 Too many pods, \
                 1 node(s) had untolerated taint {node.kubernetes.io/unreachable: }, \
                 1 node(s) had untolerated taint {spot: true}, 1 node(s) were unschedulable, 2 Insufficient cpu.";
@@ -241,18 +238,14 @@ fn not_ready_nodes_take_only_pods_that_tolerate_unreachable() {
         node("up-and-busy").requested("2", "8Gi"),
         node("degraded").requested("3", "12Gi").degraded(),
     ]);
-    let spec = pod().cpu("500m").memory("1Gi").build();
+    let spec = pod(500, GI);
     for name in BASELINE_NAMES {
         let mut s = baseline(name, 9).unwrap();
         let chosen = decisions(s.as_mut(), &nodes, &spec, 50);
         assert!(chosen.iter().all(|&i| i != 0), "{name}: {chosen:?}");
     }
     // the big empty node wins the default's LeastAllocated once tolerated
-    let tolerant = pod()
-        .cpu("500m")
-        .memory("1Gi")
-        .tolerates(toleration_exists(TAINT_NODE_UNREACHABLE, None))
-        .build();
+    let tolerant = pod(500, GI).tolerate(toleration_exists(TAINT_NODE_UNREACHABLE, None));
     assert_eq!(
         decisions(&mut DefaultScheduler::new(9), &nodes, &tolerant, 10),
         vec![0; 10]
@@ -271,7 +264,7 @@ fn random_picks_only_feasible_nodes_uniformly() {
             _ => n,
         }
     }));
-    let spec = pod().cpu("1").build();
+    let spec = pod(1000, 0);
     let feasible: Vec<usize> = (0..30).filter(|&i| is_feasible(&spec, &nodes[i])).collect();
     assert_eq!(feasible.len(), 20);
     let trials = 20_000;
@@ -295,7 +288,7 @@ fn random_picks_only_feasible_nodes_uniformly() {
 #[test]
 fn a_single_feasible_node_is_bound_directly() {
     let nodes = cluster([node("a").cordoned(), node("b"), node("c").not_ready()]);
-    let spec = pod().build();
+    let spec = pod(0, 0);
     for name in BASELINE_NAMES {
         let mut s = baseline(name, 0).unwrap();
         assert_eq!(decisions(s.as_mut(), &nodes, &spec, 5), vec![1; 5], "{name}");

@@ -226,8 +226,9 @@ mod tests {
     use super::*;
     use crate::default::{PROFILE as DEFAULT, profile as default_profile};
     use crate::release::Release;
-    use crate::testing::{cluster, node, pending, pod, taint, view};
+    use crate::testing::{cluster, node, pending, taint, view};
     use schedlab_core::node::{NodeId, NodeState, TaintEffect};
+    use schedlab_core::testing::{GI, MI, pod};
 
     #[test]
     fn evaluate_sees_what_schedule_picks_from_and_changes_nothing() {
@@ -238,7 +239,7 @@ mod tests {
             node("c").cpu("4").memory("16Gi").requested("2", "8Gi"),
             node("d").cpu("4").memory("16Gi"),
         ]);
-        let spec = pod().cpu("500m").memory("1Gi").build();
+        let spec = pod(500, GI);
         let mut profile = Cycle::new(DEFAULT, 4);
         let before = profile.clone();
         let eval = profile.evaluate(&spec, &view(&nodes));
@@ -270,7 +271,7 @@ mod tests {
             node("c").cpu("4").memory("16Gi").requested("2", "8Gi"),
             node("d").cpu("4").memory("16Gi"),
         ]);
-        let spec = pod().cpu("500m").memory("1Gi").build();
+        let spec = pod(500, GI);
         let mut plain = Cycle::new(DEFAULT, 4);
         let mut explained = plain.clone();
         explained.set_explain(true);
@@ -302,7 +303,7 @@ mod tests {
             node("free"),
         ]);
         let profile = Cycle::new(DEFAULT, 1);
-        let eval = profile.evaluate(&pod().cpu("1").build(), &view(&nodes));
+        let eval = profile.evaluate(&pod(1000, 0), &view(&nodes));
         // bound without scoring, as upstream does
         assert_eq!(
             (eval.feasible.as_slice(), eval.scores.as_slice()),
@@ -310,7 +311,7 @@ mod tests {
         );
         assert_eq!(eval.top_score_set(), vec![2]);
 
-        let eval = profile.evaluate(&pod().cpu("64").build(), &view(&nodes));
+        let eval = profile.evaluate(&pod(64_000, 0), &view(&nodes));
         assert!(eval.top_score_set().is_empty());
         assert_eq!(
             eval.unschedulable.as_deref(),
@@ -330,7 +331,7 @@ mod tests {
                 .memory("16Gi")
                 .tainted(taint("maintenance", "", TaintEffect::PreferNoSchedule)),
         ]);
-        let spec = pod().cpu("100m").memory("256Mi").build();
+        let spec = pod(100, 256 * MI);
         let totals = |release| {
             let scores = default_profile(release).node_scores(&spec, &nodes, &[0, 1]);
             scores.iter().map(|s| (s.plugins[2], s.total)).collect::<Vec<_>>()
