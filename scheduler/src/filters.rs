@@ -1,6 +1,6 @@
 //! Feasibility: the Filter plugins of kube-scheduler's default profile that
 //! the cluster model has data for (NodeUnschedulable, TaintToleration,
-//! NodeResourcesFit; enabled in that order by [`DEFAULT_FILTERS`], after
+//! NodeResourcesFit; enabled in that order by [`crate::profile::DEFAULT_FILTERS`], after
 //! `pkg/scheduler/apis/config/v1/default_plugins.go`). As in
 //! `pkg/scheduler/framework/runtime/framework.go` `RunFilterPlugins`, the first
 //! plugin that rejects a node decides the node's failure reasons.
@@ -8,7 +8,6 @@
 //! Not modelled because the model has no such data: NodeName, NodeAffinity,
 //! NodePorts, the volume plugins, PodTopologySpread, InterPodAffinity.
 
-use crate::profile::DEFAULT_FILTERS;
 use schedlab_core::node::{NodeState, Taint, TaintEffect};
 use schedlab_core::pod::{PodSpec, Toleration};
 use std::sync::LazyLock;
@@ -74,12 +73,13 @@ pub enum FilterFailure<'a> {
     Plugin(&'static str),
 }
 
-/// Runs the default profile's filters ([`DEFAULT_FILTERS`]) on `node` in order.
+/// Runs the default profile's filters ([`crate::profile::DEFAULT_FILTERS`]) on `node` in
+/// order, as direct calls: the node scan's hot path (a test checks it
+/// against the list).
 pub fn run_filters<'a>(pod: &PodSpec, node: &'a NodeState) -> Result<(), FilterFailure<'a>> {
-    for plugin in DEFAULT_FILTERS {
-        plugin.filter(pod, node)?;
-    }
-    Ok(())
+    node_unschedulable(pod, node)?;
+    taint_toleration(pod, node)?;
+    node_resources_fit(pod, node)
 }
 
 /// Whether `node` is feasible for `pod`.
@@ -159,12 +159,37 @@ pub fn node_resources_fit<'a>(pod: &PodSpec, node: &'a NodeState) -> Result<(), 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::profile::DEFAULT_FILTERS;
     use crate::testing::{node, taint, toleration, toleration_exists};
     use TaintEffect::{NoExecute, NoSchedule, PreferNoSchedule};
     use schedlab_core::testing::{GI, PodSpecChanges, pod};
 
     fn short(pods: bool, cpu: bool, memory: bool) -> Result<(), FilterFailure<'static>> {
         Err(FilterFailure::Insufficient(Insufficient { pods, cpu, memory }))
+    }
+
+    #[test]
+    fn run_filters_is_the_default_filter_list() {
+        let pods = [
+            pod(0, 0),
+            pod(3000, 8 * GI),
+            pod(0, 0).tolerate(toleration_exists("", None)),
+        ];
+        let nodes = [
+            node("free"),
+            node("full").requested("4", "16Gi"),
+            node("cordoned").cordoned().requested("4", "0"),
+            node("tainted")
+                .tainted(taint("spot", "true", NoSchedule))
+                .pod_count(110),
+            node("down").not_ready().cordoned(),
+        ];
+        for p in &pods {
+            for n in nodes.iter().cloned().map(|n| n.build(0)) {
+                let listed = DEFAULT_FILTERS.iter().try_for_each(|plugin| plugin.filter(p, &n));
+                assert_eq!(run_filters(p, &n), listed, "{}", n.spec.name);
+            }
+        }
     }
 
     #[test]

@@ -27,7 +27,7 @@ pub use evaluation::{Evaluation, NodeScores};
 pub use plugins::{FilterPlugin, FitArgs, Normalize, Preference, ScorePlugin, Scored};
 
 use crate::feasible::num_feasible_nodes_to_find;
-use crate::filters::FilterFailure;
+use crate::filters::{FilterFailure, run_filters};
 use crate::release::Release;
 use crate::scores::FitStrategy;
 use schedlab_core::node::NodeState;
@@ -119,12 +119,8 @@ pub const fn kube_default_scores(release: Release, strategy: FitStrategy) -> [Sc
 
 impl Profile {
     /// Runs the Filter plugins on `node` in order; the first rejection wins.
-    #[inline]
     pub fn filter<'a>(&self, pod: &PodSpec, node: &'a NodeState) -> Result<(), FilterFailure<'a>> {
-        for plugin in self.filters {
-            plugin.filter(pod, node)?;
-        }
-        Ok(())
+        filter_chain(*self)(pod, node)
     }
 
     /// Whether `node` passes the profile's filters for `pod`.
@@ -161,7 +157,7 @@ impl Profile {
     ) {
         for scored in self.scores {
             column.clear();
-            column.extend(ranked.iter().map(|&i| scored.plugin.score(pod, &nodes[i])));
+            scored.plugin.score_into(pod, nodes, ranked, column);
             scored.normalize.apply(column);
             each(scored, column);
         }
@@ -202,6 +198,23 @@ impl Profile {
 /// The Filter plugins of `profile` as the closure the node scan and
 /// preemption take (its signature spelled out so the closure is inferred as
 /// general over the node's lifetime).
+///
+/// A list that starts with the default filters runs them as [`run_filters`]'
+/// direct calls, then the rest plugin by plugin: the node scan runs the
+/// chain on every node it examines, and a loop matching each plugin there
+/// made the default profile's decisions half as slow again.
 pub fn filter_chain(profile: Profile) -> impl for<'x> FnMut(&PodSpec, &'x NodeState) -> Result<(), FilterFailure<'x>> {
-    move |pod, node| profile.filter(pod, node)
+    let (defaults_first, rest) = match profile.filters.strip_prefix(DEFAULT_FILTERS) {
+        Some(rest) => (true, rest),
+        None => (false, profile.filters),
+    };
+    move |pod, node| {
+        if defaults_first {
+            run_filters(pod, node)?;
+        }
+        for plugin in rest {
+            plugin.filter(pod, node)?;
+        }
+        Ok(())
+    }
 }

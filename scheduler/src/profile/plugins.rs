@@ -45,15 +45,21 @@ impl FilterPlugin {
     }
 
     /// The plugin's verdict on `node` for `pod`.
-    #[inline]
     pub fn filter<'a>(self, pod: &PodSpec, node: &'a NodeState) -> Result<(), FilterFailure<'a>> {
         match self {
             FilterPlugin::NodeUnschedulable => node_unschedulable(pod, node),
             FilterPlugin::TaintToleration => taint_toleration(pod, node),
             FilterPlugin::NodeResourcesFit => node_resources_fit(pod, node),
-            FilterPlugin::LoadAwareScheduling => usage_filter(node),
+            // out of line: inlined, its float rounding is hoisted above the
+            // match and paid by every profile on every node
+            FilterPlugin::LoadAwareScheduling => usage_filter_out_of_line(node),
         }
     }
+}
+
+#[inline(never)]
+fn usage_filter_out_of_line(node: &NodeState) -> Result<(), FilterFailure<'static>> {
+    usage_filter(node)
 }
 
 impl fmt::Display for FilterPlugin {
@@ -100,15 +106,24 @@ impl ScorePlugin {
         }
     }
 
-    /// The plugin's raw score of `node` for `pod`, before normalisation.
-    #[inline]
-    pub fn score(self, pod: &PodSpec, node: &NodeState) -> i64 {
+    /// The raw scores of `ranked` (indices into `nodes`) for `pod`, appended
+    /// to `out` in order. The plugin is matched once, outside the loop over
+    /// the nodes: matched per node, the arms merge and the float rounding of
+    /// the usage plugins is computed for every plugin.
+    pub fn score_into(self, pod: &PodSpec, nodes: &[NodeState], ranked: &[usize], out: &mut Vec<i64>) {
+        let each = ranked.iter().map(|&i| &nodes[i]);
         match self {
-            ScorePlugin::NodeResourcesFit(args) => node_resources_fit_as(args.rules, args.strategy, node, pod),
-            ScorePlugin::BalancedAllocation { rules } => balanced_allocation_as(rules, node, pod),
-            ScorePlugin::TaintToleration => intolerable_prefer_no_schedule(&node.spec.taints, &pod.tolerations),
-            ScorePlugin::TargetLoadPacking => target_load_packing_score(node, pod),
-            ScorePlugin::LoadAwareScheduling => load_aware_score(node, pod),
+            ScorePlugin::NodeResourcesFit(args) => {
+                out.extend(each.map(|node| node_resources_fit_as(args.rules, args.strategy, node, pod)));
+            }
+            ScorePlugin::BalancedAllocation { rules } => {
+                out.extend(each.map(|node| balanced_allocation_as(rules, node, pod)));
+            }
+            ScorePlugin::TaintToleration => {
+                out.extend(each.map(|node| intolerable_prefer_no_schedule(&node.spec.taints, &pod.tolerations)));
+            }
+            ScorePlugin::TargetLoadPacking => out.extend(each.map(|node| target_load_packing_score(node, pod))),
+            ScorePlugin::LoadAwareScheduling => out.extend(each.map(|node| load_aware_score(node, pod))),
         }
     }
 }
@@ -141,7 +156,6 @@ pub enum Normalize {
 }
 
 impl Normalize {
-    #[inline]
     pub fn apply(self, scores: &mut [i64]) {
         match self {
             Normalize::None => {}
