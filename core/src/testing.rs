@@ -8,7 +8,8 @@ use crate::rng::stream;
 use crate::sim::{Sim, SimSummary};
 use crate::{
     Action, Behaviour, ClusterView, Dist, Event, EventKind, NodeId, NodePool, NodeSpec, PendingPod, Placement, PodSlot,
-    PodSpec, Provisioning, Record, Resources, RestartPolicy, Span, Time, TimedAction, Timeline, Workload, WorkloadId,
+    PodSpec, Provisioning, Record, Resources, RestartPolicy, Span, Taint, Time, TimedAction, Timeline, Toleration,
+    Workload, WorkloadId,
 };
 use rand::Rng;
 use std::collections::BTreeMap;
@@ -66,6 +67,7 @@ pub fn pod(cpu_milli: u64, memory: u64) -> PodSpec {
 pub trait PodSpecChanges: Sized {
     fn scheduler(self, name: &str) -> Self;
     fn priority(self, priority: i32) -> Self;
+    fn tolerate(self, toleration: Toleration) -> Self;
     fn limits(self, limits: Resources) -> Self;
     fn restart(self, policy: RestartPolicy) -> Self;
     /// what a container uses, drawn at each start
@@ -84,6 +86,11 @@ impl PodSpecChanges for PodSpec {
 
     fn priority(mut self, priority: i32) -> PodSpec {
         self.priority = priority;
+        self
+    }
+
+    fn tolerate(mut self, toleration: Toleration) -> PodSpec {
+        self.tolerations.push(toleration);
         self
     }
 
@@ -129,6 +136,9 @@ pub trait NodeSpecChanges: Sized {
     fn pool(self, name: &str, machine_type: &str) -> Self;
     fn allocatable(self, allocatable: Resources) -> Self;
     fn label(self, key: &str, value: &str) -> Self;
+    fn max_pods(self, max_pods: u32) -> Self;
+    fn taint(self, taint: Taint) -> Self;
+    fn spot(self) -> Self;
 }
 
 impl NodeSpecChanges for NodeSpec {
@@ -145,6 +155,21 @@ impl NodeSpecChanges for NodeSpec {
 
     fn label(mut self, key: &str, value: &str) -> NodeSpec {
         self.labels.insert(key.into(), value.into());
+        self
+    }
+
+    fn max_pods(mut self, max_pods: u32) -> NodeSpec {
+        self.max_pods = max_pods;
+        self
+    }
+
+    fn taint(mut self, taint: Taint) -> NodeSpec {
+        self.taints.push(taint);
+        self
+    }
+
+    fn spot(mut self) -> NodeSpec {
+        self.pool.provisioning = Provisioning::Spot;
         self
     }
 }

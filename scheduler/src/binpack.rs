@@ -21,22 +21,40 @@
 //! variant (MostAllocated caps a request beyond capacity instead, and
 //! TaintToleration weighs 3).
 
-use crate::api::Scheduler;
 use crate::default::DefaultScheduler;
-use crate::explain::Explanation;
-use crate::profile::{KubeProfile, Scoring};
+use crate::profile::{Cycle, DEFAULT_FILTERS, Profile, Sampling, Scored, kube_default_scores, profile_arm};
 use crate::release::Release;
 use crate::scores::FitStrategy;
-use schedlab_core::{ClusterView, PendingPod, Placement};
+
+/// The bin-packing configuration by `default`'s release (v1.20): the `binpack` arm.
+pub const PROFILE: Profile = profile(DefaultScheduler::RELEASE);
+/// The bin-packing configuration by v1.33's rules.
+pub const PROFILE_V1_33: Profile = profile(Release::V1_33);
+
+/// The default profile as `release` enables it, with MostAllocated.
+pub const fn profile(release: Release) -> Profile {
+    Profile {
+        name: "binpack",
+        release,
+        sampling: Sampling::Adaptive,
+        filters: DEFAULT_FILTERS,
+        preferences: &[],
+        scores: match release {
+            Release::V1_20 => &V1_20_SCORES,
+            Release::V1_33 => &V1_33_SCORES,
+        },
+    }
+}
+
+const V1_20_SCORES: [Scored; 3] = kube_default_scores(Release::V1_20, FitStrategy::MostAllocated);
+const V1_33_SCORES: [Scored; 3] = kube_default_scores(Release::V1_33, FitStrategy::MostAllocated);
 
 /// kube-scheduler with the MostAllocated fit score.
 #[derive(Debug, Clone)]
-pub struct BinPackScheduler {
-    profile: KubeProfile,
-}
+pub struct BinPackScheduler(Cycle);
 
 impl BinPackScheduler {
-    pub const NAME: &'static str = "binpack";
+    pub const NAME: &'static str = PROFILE.name;
 
     /// `default`'s release with MostAllocated; tie-breaks draw from the
     /// run's `seed` (scheduler stream).
@@ -46,40 +64,24 @@ impl BinPackScheduler {
 
     /// The bin-packing configuration as `release` scores it.
     pub fn with_release(release: Release, seed: u64) -> BinPackScheduler {
-        BinPackScheduler {
-            profile: KubeProfile::with_scoring(Scoring::new(release, FitStrategy::MostAllocated), seed),
-        }
+        BinPackScheduler(Cycle::new(profile(release), seed))
     }
 
     pub fn release(&self) -> Release {
-        self.profile.scoring().release
+        self.0.profile().release
     }
 }
 
-impl Scheduler for BinPackScheduler {
-    fn name(&self) -> &str {
-        Self::NAME
-    }
-
-    fn schedule(&mut self, pod: &PendingPod<'_>, cluster: &ClusterView<'_>) -> Placement {
-        self.profile.schedule(pod, cluster)
-    }
-
-    fn set_explain(&mut self, on: bool) {
-        self.profile.set_explain(on);
-    }
-
-    fn explanation(&self) -> Option<Explanation> {
-        self.profile.explanation()
-    }
-}
+profile_arm!(BinPackScheduler);
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::profile::NodeScores;
-    use crate::testing::{cluster, node, pending, pod, view};
+    use crate::api::Scheduler;
+    use crate::testing::{cluster, node, pending, view};
+    use schedlab_core::Placement;
     use schedlab_core::node::NodeId;
+    use schedlab_core::testing::{GI, pod};
 
     #[test]
     fn follows_the_default_release_where_v1_20_and_v1_33_disagree() {
@@ -88,13 +90,12 @@ mod tests {
             node("full-cpu").cpu("2").memory("8Gi").requested("2", "2Gi"),
             node("roomy").cpu("4").memory("8Gi").requested("1", "2Gi"),
         ]);
-        let spec = pod().memory("2Gi").build();
+        let spec = pod(0, 2 * GI);
         let totals = |release| {
-            let mut scores: Vec<NodeScores> = Vec::new();
-            Scoring::new(release, FitStrategy::MostAllocated).prioritize(&spec, &nodes, &[0, 1], &mut scores);
-            scores
+            profile(release)
+                .node_scores(&spec, &nodes, &[0, 1])
                 .iter()
-                .map(|s| (s.node_resources_fit, s.balanced_allocation, s.total))
+                .map(|s| (s.plugins[0], s.plugins[1], s.total))
                 .collect::<Vec<_>>()
         };
         // v1.20, full-cpu: cpu 2100 > 2000 scores 0, memory 4Gi/8Gi 50 -> 25;

@@ -29,39 +29,58 @@
 //! A lone feasible node is bound without scoring, as kube-scheduler does,
 //! Degraded or not. With no feasible node the pod is unschedulable with
 //! kube-scheduler's "0/N nodes are available" message in v1.20's words.
+//!
+//! As a [`Profile`]: the default filters, every node examined, the
+//! preferences [`Preference::Healthy`] then [`Preference::CheapestPerCore`]
+//! (steps 2 and 3), and NodeResourcesFit MostAllocated by v1.20's rules as
+//! the only score (step 4).
 
-use crate::api::Scheduler;
 use crate::default::DefaultScheduler;
-use crate::explain::Explanation;
-use crate::filters::run_filters;
-use crate::profile::{Cycle, Sampling};
+use crate::profile::{
+    Cycle, DEFAULT_FILTERS, FitArgs, Normalize, Preference, Profile, Sampling, ScorePlugin, Scored, profile_arm,
+};
 use crate::release::Release;
-use crate::scores::{FitStrategy, node_resources_fit_as};
-use schedlab_core::node::{NodeCondition, NodeState};
-use schedlab_core::{ClusterView, PendingPod, Placement};
+use crate::scores::FitStrategy;
+use schedlab_core::node::NodeState;
 
 /// Prices per core this close (relative) to the lowest count as the lowest.
 const PRICE_TOLERANCE: f64 = 1e-9;
 
+/// The `cost-binpack` arm.
+pub const PROFILE: Profile = Profile {
+    name: "cost-binpack",
+    // `default`'s, so the two arms differ only in their order
+    release: DefaultScheduler::RELEASE,
+    sampling: Sampling::Every,
+    filters: DEFAULT_FILTERS,
+    preferences: &[Preference::Healthy, Preference::CheapestPerCore],
+    scores: &[Scored {
+        plugin: ScorePlugin::NodeResourcesFit(FitArgs {
+            strategy: FitStrategy::MostAllocated,
+            rules: DefaultScheduler::RELEASE,
+        }),
+        weight: 1,
+        normalize: Normalize::None,
+    }],
+};
+
 /// Cheapest per core first, then the fullest, then a seeded tie-break.
 #[derive(Debug, Clone)]
-pub struct CostBinPackScheduler {
-    cycle: Cycle,
-}
+pub struct CostBinPackScheduler(Cycle);
 
 impl CostBinPackScheduler {
-    pub const NAME: &'static str = "cost-binpack";
+    pub const NAME: &'static str = PROFILE.name;
     /// The release whose MostAllocated arithmetic and failure wording it
     /// follows: `default`'s, so the two arms differ only in their order.
-    pub const RELEASE: Release = DefaultScheduler::RELEASE;
+    pub const RELEASE: Release = PROFILE.release;
 
     /// Tie-breaks draw from the run's `seed` (scheduler stream).
     pub fn new(seed: u64) -> CostBinPackScheduler {
-        CostBinPackScheduler {
-            cycle: Cycle::new(Self::RELEASE, Sampling::Every, seed),
-        }
+        CostBinPackScheduler(Cycle::new(PROFILE, seed))
     }
 }
+
+profile_arm!(CostBinPackScheduler);
 
 /// The node's hourly price per allocatable core; infinite for a node without
 /// allocatable cpu.
@@ -74,48 +93,29 @@ pub fn price_per_core(node: &NodeState) -> f64 {
     }
 }
 
-impl Scheduler for CostBinPackScheduler {
-    fn name(&self) -> &str {
-        Self::NAME
-    }
-
-    fn set_explain(&mut self, on: bool) {
-        self.cycle.set_explain(on);
-    }
-
-    fn explanation(&self) -> Option<Explanation> {
-        self.cycle.explanation()
-    }
-
-    fn schedule(&mut self, pod: &PendingPod<'_>, cluster: &ClusterView<'_>) -> Placement {
-        self.cycle
-            .schedule(pod, cluster, run_filters, |pod, nodes, feasible, totals| {
-                let healthy = |i: &&usize| nodes[**i].condition != NodeCondition::Degraded;
-                let only_degraded = !feasible.iter().any(|i| healthy(&i));
-                let candidates = || feasible.iter().filter(move |i| only_degraded || healthy(i));
-                let cheapest = candidates()
-                    .map(|&i| price_per_core(&nodes[i]))
-                    .min_by(f64::total_cmp)
-                    .unwrap_or(f64::INFINITY);
-                let is_cheapest =
-                    |price: f64| price == cheapest || price - cheapest <= PRICE_TOLERANCE * cheapest.abs();
-                totals.extend(
-                    candidates()
-                        .filter(|&&i| is_cheapest(price_per_core(&nodes[i])))
-                        .map(|&i| {
-                            let fit = node_resources_fit_as(Self::RELEASE, FitStrategy::MostAllocated, &nodes[i], pod);
-                            (i, fit)
-                        }),
-                );
-            })
-    }
+/// Keeps, in order, the nodes of `kept` (indices into `nodes`) whose price
+/// per core is within [`PRICE_TOLERANCE`] of the lowest among them.
+pub fn cheapest_per_core(nodes: &[NodeState], kept: &mut Vec<usize>) {
+    let cheapest = kept
+        .iter()
+        .map(|&i| price_per_core(&nodes[i]))
+        .min_by(f64::total_cmp)
+        .unwrap_or(f64::INFINITY);
+    kept.retain(|&i| {
+        let price = price_per_core(&nodes[i]);
+        price == cheapest || price - cheapest <= PRICE_TOLERANCE * cheapest.abs()
+    });
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{cluster, node, pending, pod, view};
+    use crate::api::Scheduler;
+    use crate::scores::node_resources_fit_as;
+    use crate::testing::{cluster, node, pending, view};
+    use schedlab_core::Placement;
     use schedlab_core::node::NodeId;
+    use schedlab_core::testing::{GI, MI, pod};
     use std::collections::BTreeSet;
 
     fn choices(nodes: &[NodeState], spec: &schedlab_core::PodSpec, seed: u64, n: usize) -> BTreeSet<u32> {
@@ -138,7 +138,7 @@ mod tests {
             // $0.20 / 4 = 0.05
             node("dear").cpu("4").memory("16Gi").price(0.20).requested("3", "12Gi"),
         ]);
-        let spec = pod().cpu("500m").memory("1Gi").build();
+        let spec = pod(500, GI);
         assert_eq!(choices(&nodes, &spec, 1, 20), BTreeSet::from([1]));
         assert!(price_per_core(&nodes[1]) < price_per_core(&nodes[0]));
     }
@@ -155,7 +155,7 @@ mod tests {
                 .price(0.3)
                 .requested("3", "14Gi"),
         ]);
-        let spec = pod().cpu("500m").memory("1Gi").build();
+        let spec = pod(500, GI);
         // empty: cpu 500 * 100 / 4000 = 12, memory 1 * 100 / 16 = 6 -> 9
         // half: cpu 2500 * 100 / 4000 = 62, memory 9 * 100 / 16 = 56 -> 59
         let fit = |i: usize| node_resources_fit_as(Release::V1_20, FitStrategy::MostAllocated, &nodes[i], &spec);
@@ -165,7 +165,7 @@ mod tests {
 
     #[test]
     fn degraded_nodes_only_when_nothing_else_fits() {
-        let spec = pod().cpu("1").memory("2Gi").build();
+        let spec = pod(1000, 2 * GI);
         let nodes = cluster([
             node("cheap-but-degraded").cpu("8").price(0.1).degraded(),
             node("healthy").cpu("4").price(0.4),
@@ -196,7 +196,7 @@ mod tests {
         // equal within the tolerance, so MostAllocated decides:
         // three: cpu 100 * 100 / 3000 = 3, memory 256Mi / 16Gi = 1 -> 2
         // one: cpu 600 * 100 / 1000 = 60, memory 1 -> 30
-        let spec = pod().cpu("100m").memory("256Mi").build();
+        let spec = pod(100, 256 * MI);
         assert_eq!(choices(&nodes, &spec, 4, 20), BTreeSet::from([1]));
     }
 }

@@ -14,9 +14,10 @@
 //!   `findNodesThatFitPod`/`findNodesThatPassFilters` with the rotating
 //!   `nextStartNodeIndex` (`core/generic_scheduler.go` in v1.20,
 //!   `schedule_one.go` later).
-//! - scores ([`crate::scores`]): NodeResourcesLeastAllocated (weight 1) over
-//!   the node's `NonZeroRequested`, NodeResourcesBalancedAllocation (weight
-//!   1), TaintToleration's PreferNoSchedule score with reversed
+//! - scores ([`crate::scores`], enabled as [`kube_default_scores`] says):
+//!   NodeResourcesLeastAllocated (weight 1) over the node's
+//!   `NonZeroRequested`, NodeResourcesBalancedAllocation (weight 1),
+//!   TaintToleration's PreferNoSchedule score with reversed
 //!   `DefaultNormalizeScore` (weight 1 in v1.20, 3 in v1.33).
 //! - host selection ([`crate::select`]): `selectHost`.
 //! - the failure message ([`crate::diagnosis`]): `FitError.Error`.
@@ -25,9 +26,9 @@
 //!
 //! The twin test (`tests/twin_local.rs`) plays one pod sequence against the
 //! real v1.20 kube-scheduler and checks that its choice is in this
-//! re-implementation's top-score set ([`DefaultScheduler::evaluate`]); a
+//! re-implementation's top-score set ([`Cycle::evaluate`]); a
 //! second sequence of pods that must preempt checks the nominated node and
-//! the victims ([`DefaultScheduler::evaluate_preemption`]).
+//! the victims ([`Cycle::evaluate_preemption`]).
 //!
 //! Not modelled: the plugins whose inputs the model lacks
 //! (node affinity, ports, volumes, inter-pod affinity, image locality, and
@@ -39,26 +40,43 @@
 //! decision there; real nodes with cached images may differ through
 //! ImageLocality.
 
-use crate::api::Scheduler;
-use crate::explain::Explanation;
-use crate::preemption::Candidate;
-use crate::profile::{Evaluation, KubeProfile, Scoring};
+use crate::profile::{Cycle, DEFAULT_FILTERS, Profile, Sampling, Scored, kube_default_scores, profile_arm};
 use crate::release::Release;
 use crate::scores::FitStrategy;
-use schedlab_core::pod::PodSpec;
-use schedlab_core::{ClusterView, PendingPod, Placement};
 
-/// kube-scheduler's default profile.
-#[derive(Debug, Clone)]
-pub struct DefaultScheduler {
-    profile: KubeProfile,
+/// kube-scheduler's default profile by v1.20's rules: the `default` arm.
+pub const PROFILE: Profile = profile(Release::V1_20);
+/// kube-scheduler's default profile by v1.33's rules.
+pub const PROFILE_V1_33: Profile = profile(Release::V1_33);
+
+/// The default profile as `release` enables it.
+pub const fn profile(release: Release) -> Profile {
+    Profile {
+        name: "default",
+        release,
+        sampling: Sampling::Adaptive,
+        filters: DEFAULT_FILTERS,
+        preferences: &[],
+        scores: match release {
+            Release::V1_20 => &V1_20_SCORES,
+            Release::V1_33 => &V1_33_SCORES,
+        },
+    }
 }
 
+const V1_20_SCORES: [Scored; 3] = kube_default_scores(Release::V1_20, FitStrategy::LeastAllocated);
+const V1_33_SCORES: [Scored; 3] = kube_default_scores(Release::V1_33, FitStrategy::LeastAllocated);
+
+/// kube-scheduler's default profile, run by a [`Cycle`] (whose `evaluate`
+/// and `evaluate_preemption` it answers through `Deref`).
+#[derive(Debug, Clone)]
+pub struct DefaultScheduler(Cycle);
+
 impl DefaultScheduler {
-    pub const NAME: &'static str = "default";
+    pub const NAME: &'static str = PROFILE.name;
     /// The release whose rules [`DefaultScheduler::new`] follows: that of
     /// the real kube-scheduler this arm stands for on the `local` backend.
-    pub const RELEASE: Release = Release::V1_20;
+    pub const RELEASE: Release = PROFILE.release;
 
     /// Tie-breaks draw from the run's `seed` (scheduler stream).
     pub fn new(seed: u64) -> DefaultScheduler {
@@ -67,47 +85,12 @@ impl DefaultScheduler {
 
     /// The default profile as `release` scores.
     pub fn with_release(release: Release, seed: u64) -> DefaultScheduler {
-        DefaultScheduler {
-            profile: KubeProfile::with_scoring(Scoring::new(release, FitStrategy::LeastAllocated), seed),
-        }
+        DefaultScheduler(Cycle::new(profile(release), seed))
     }
 
     pub fn release(&self) -> Release {
-        self.profile.scoring().release
-    }
-
-    /// The start index of the next attempt's node scan.
-    pub fn next_start_node_index(&self) -> usize {
-        self.profile.next_start_node_index()
-    }
-
-    /// What the next attempt for `pod` would find (feasible nodes, their
-    /// scores, the top-score set), without making it.
-    pub fn evaluate(&self, pod: &PodSpec, cluster: &ClusterView<'_>) -> Evaluation {
-        self.profile.evaluate(pod, cluster)
-    }
-
-    /// What DefaultPreemption would find for `pod` (see
-    /// [`KubeProfile::evaluate_preemption`]).
-    pub fn evaluate_preemption(&self, pod: &PendingPod<'_>, cluster: &ClusterView<'_>) -> (Vec<Candidate>, Vec<usize>) {
-        self.profile.evaluate_preemption(pod, cluster)
+        self.0.profile().release
     }
 }
 
-impl Scheduler for DefaultScheduler {
-    fn name(&self) -> &str {
-        Self::NAME
-    }
-
-    fn schedule(&mut self, pod: &PendingPod<'_>, cluster: &ClusterView<'_>) -> Placement {
-        self.profile.schedule(pod, cluster)
-    }
-
-    fn set_explain(&mut self, on: bool) {
-        self.profile.set_explain(on);
-    }
-
-    fn explanation(&self) -> Option<Explanation> {
-        self.profile.explanation()
-    }
-}
+profile_arm!(DefaultScheduler);

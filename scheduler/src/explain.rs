@@ -334,12 +334,13 @@ mod tests {
     fn the_observer_is_the_agmarl_monitor_fed_once_per_decision() {
         use crate::agmarl::stress::StressSignals;
         use crate::random::RandomScheduler;
-        use crate::testing::{pending, pod, view};
+        use crate::testing::{pending, view};
+        use schedlab_core::testing::pod;
         // one of four nodes down, then all well: the level rises at once and
         // falls only after the monitor's exit dwell, counted in decisions
         let troubled = cluster([node("a").not_ready(), node("b"), node("c"), node("d")]);
         let healthy = cluster([node("a"), node("b"), node("c"), node("d")]);
-        let spec = pod().cpu("100m").build();
+        let spec = pod(100, 0);
         let mut explaining = Explaining::new(Box::new(RandomScheduler::new(1)));
         let mut reference = StressMonitor::new(StressConfig::default());
         let mut plain = RandomScheduler::new(1);
@@ -378,7 +379,7 @@ mod tests {
             }
         }
         let nodes = cluster([node("a")]);
-        let spec = crate::testing::pod().build();
+        let spec = schedlab_core::testing::pod(0, 0);
         let mut explaining = Explaining::new(Box::new(Silent));
         assert!(explaining.last().is_none());
         explaining.schedule(&crate::testing::pending(&spec), &crate::testing::view(&nodes));

@@ -104,7 +104,8 @@ impl NodeScan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{cluster, node, pod};
+    use crate::testing::{cluster, node};
+    use schedlab_core::testing::pod;
 
     #[test]
     fn num_feasible_nodes_to_find_table() {
@@ -138,7 +139,7 @@ mod tests {
             let n = node(&format!("n{i}"));
             if i % 2 == 0 { n.cordoned() } else { n }
         }));
-        let p = pod().cpu("100m").build();
+        let p = pod(100, 0);
         let mut scan = NodeScan::new();
         let mut feasible = Vec::new();
 
@@ -176,7 +177,7 @@ mod tests {
 
     #[test]
     fn start_index_survives_a_shrinking_cluster() {
-        let p = pod().build();
+        let p = pod(0, 0);
         let mut scan = NodeScan::new();
         let mut feasible = Vec::new();
         let big = cluster((0..10).map(|i| node(&format!("n{i}"))));

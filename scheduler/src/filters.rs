@@ -1,7 +1,7 @@
 //! Feasibility: the Filter plugins of kube-scheduler's default profile that
-//! the cluster model has data for, in the order the default profile runs them
-//! (`pkg/scheduler/apis/config/v1/default_plugins.go`: NodeUnschedulable,
-//! TaintToleration, NodeResourcesFit). As in
+//! the cluster model has data for (NodeUnschedulable, TaintToleration,
+//! NodeResourcesFit; enabled in that order by [`crate::profile::DEFAULT_FILTERS`], after
+//! `pkg/scheduler/apis/config/v1/default_plugins.go`). As in
 //! `pkg/scheduler/framework/runtime/framework.go` `RunFilterPlugins`, the first
 //! plugin that rejects a node decides the node's failure reasons.
 //!
@@ -73,7 +73,9 @@ pub enum FilterFailure<'a> {
     Plugin(&'static str),
 }
 
-/// Runs every filter on `node` in the default profile's order.
+/// Runs the default profile's filters ([`crate::profile::DEFAULT_FILTERS`]) on `node` in
+/// order, as direct calls: the node scan's hot path (a test checks it
+/// against the list).
 pub fn run_filters<'a>(pod: &PodSpec, node: &'a NodeState) -> Result<(), FilterFailure<'a>> {
     node_unschedulable(pod, node)?;
     taint_toleration(pod, node)?;
@@ -157,11 +159,37 @@ pub fn node_resources_fit<'a>(pod: &PodSpec, node: &'a NodeState) -> Result<(), 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{node, pod, taint, toleration, toleration_exists};
+    use crate::profile::DEFAULT_FILTERS;
+    use crate::testing::{node, taint, toleration, toleration_exists};
     use TaintEffect::{NoExecute, NoSchedule, PreferNoSchedule};
+    use schedlab_core::testing::{GI, PodSpecChanges, pod};
 
     fn short(pods: bool, cpu: bool, memory: bool) -> Result<(), FilterFailure<'static>> {
         Err(FilterFailure::Insufficient(Insufficient { pods, cpu, memory }))
+    }
+
+    #[test]
+    fn run_filters_is_the_default_filter_list() {
+        let pods = [
+            pod(0, 0),
+            pod(3000, 8 * GI),
+            pod(0, 0).tolerate(toleration_exists("", None)),
+        ];
+        let nodes = [
+            node("free"),
+            node("full").requested("4", "16Gi"),
+            node("cordoned").cordoned().requested("4", "0"),
+            node("tainted")
+                .tainted(taint("spot", "true", NoSchedule))
+                .pod_count(110),
+            node("down").not_ready().cordoned(),
+        ];
+        for p in &pods {
+            for n in nodes.iter().cloned().map(|n| n.build(0)) {
+                let listed = DEFAULT_FILTERS.iter().try_for_each(|plugin| plugin.filter(p, &n));
+                assert_eq!(run_filters(p, &n), listed, "{}", n.spec.name);
+            }
+        }
     }
 
     #[test]
@@ -169,70 +197,70 @@ mod tests {
         // node: 4 cpu, 16Gi, room for 10 pods
         let base = || node("n").cpu("4").memory("16Gi").pods(10);
         let cases = [
-            ("empty node fits", base(), pod().cpu("1").memory("1Gi"), Ok(())),
+            ("empty node fits", base(), pod(1000, GI), Ok(())),
             (
                 "exact fit: 3 + 1 = 4 cpu, 12Gi + 4Gi = 16Gi",
                 base().requested("3", "12Gi"),
-                pod().cpu("1").memory("4Gi"),
+                pod(1000, 4 * GI),
                 Ok(()),
             ),
             (
                 "one millicore over",
                 base().requested("3", "1Gi"),
-                pod().cpu("1001m").memory("1Gi"),
+                pod(1001, GI),
                 short(false, true, false),
             ),
             (
                 "one byte over",
                 base().requested("1", "15Gi"),
-                pod().cpu("1").memory("1073741825"),
+                pod(1000, GI + 1),
                 short(false, false, true),
             ),
             (
                 "both short",
                 base().requested("4", "16Gi"),
-                pod().cpu("1").memory("1Gi"),
+                pod(1000, GI),
                 short(false, true, true),
             ),
             (
                 "pod limit: 9 running + 1 = 10 fits",
                 base().pod_count(9),
-                pod().cpu("1"),
+                pod(1000, 0),
                 Ok(()),
             ),
             (
                 "pod limit: 10 running + 1 > 10",
                 base().pod_count(10),
-                pod().cpu("1"),
+                pod(1000, 0),
                 short(true, false, false),
             ),
             (
                 "all three reasons at once",
                 base().pod_count(10).requested("4", "16Gi"),
-                pod().cpu("1").memory("1Gi"),
+                pod(1000, GI),
                 short(true, true, true),
             ),
             (
                 "zero cpu request fits a full cpu dimension",
                 base().requested("4", "1Gi"),
-                pod().memory("1Gi"),
+                pod(0, GI),
                 Ok(()),
             ),
             (
                 "best-effort pod fits an overcommitted node",
                 base().requested("5", "20Gi"),
-                pod(),
+                pod(0, 0),
                 Ok(()),
             ),
             (
                 "best-effort pod still needs a pod slot",
                 base().pod_count(10),
-                pod(),
+                pod(0, 0),
                 short(true, false, false),
             ),
         ];
         for (name, n, p, want) in cases {
-            let (n, p) = (n.build(0), p.build());
+            let n = n.build(0);
             assert_eq!(node_resources_fit(&p, &n), want, "{name}");
         }
     }
@@ -240,29 +268,29 @@ mod tests {
     #[test]
     fn node_unschedulable_table() {
         let cases = [
-            ("schedulable node", node("n"), pod(), true),
-            ("cordoned node", node("n").cordoned(), pod(), false),
+            ("schedulable node", node("n"), pod(0, 0), true),
+            ("cordoned node", node("n").cordoned(), pod(0, 0), false),
             (
                 "cordoned, pod tolerates the unschedulable taint",
                 node("n").cordoned(),
-                pod().tolerates(toleration_exists(TAINT_NODE_UNSCHEDULABLE, Some(NoSchedule))),
+                pod(0, 0).tolerate(toleration_exists(TAINT_NODE_UNSCHEDULABLE, Some(NoSchedule))),
                 true,
             ),
             (
                 "cordoned, toleration for another effect",
                 node("n").cordoned(),
-                pod().tolerates(toleration_exists(TAINT_NODE_UNSCHEDULABLE, Some(NoExecute))),
+                pod(0, 0).tolerate(toleration_exists(TAINT_NODE_UNSCHEDULABLE, Some(NoExecute))),
                 false,
             ),
             (
                 "cordoned, pod tolerates everything",
                 node("n").cordoned(),
-                pod().tolerates(toleration_exists("", None)),
+                pod(0, 0).tolerate(toleration_exists("", None)),
                 true,
             ),
         ];
         for (name, n, p, feasible) in cases {
-            let (n, p) = (n.build(0), p.build());
+            let n = n.build(0);
             assert_eq!(node_unschedulable(&p, &n).is_ok(), feasible, "{name}");
             assert_eq!(is_feasible(&p, &n), feasible, "{name} (all filters)");
         }
@@ -272,69 +300,69 @@ mod tests {
     fn taint_toleration_table() {
         let spot = || taint("spot", "true", NoSchedule);
         let cases = [
-            ("untainted", node("n"), pod(), None),
-            ("NoSchedule taint", node("n").tainted(spot()), pod(), Some("spot")),
+            ("untainted", node("n"), pod(0, 0), None),
+            ("NoSchedule taint", node("n").tainted(spot()), pod(0, 0), Some("spot")),
             (
                 "NoExecute taint",
                 node("n").tainted(taint("gpu", "", NoExecute)),
-                pod(),
+                pod(0, 0),
                 Some("gpu"),
             ),
             (
                 "PreferNoSchedule does not filter",
                 node("n").tainted(taint("soft", "", PreferNoSchedule)),
-                pod(),
+                pod(0, 0),
                 None,
             ),
             (
                 "tolerated by key and value",
                 node("n").tainted(spot()),
-                pod().tolerates(toleration("spot", "true", Some(NoSchedule))),
+                pod(0, 0).tolerate(toleration("spot", "true", Some(NoSchedule))),
                 None,
             ),
             (
                 "wrong value",
                 node("n").tainted(spot()),
-                pod().tolerates(toleration("spot", "false", None)),
+                pod(0, 0).tolerate(toleration("spot", "false", None)),
                 Some("spot"),
             ),
             (
                 "first untolerated of two is reported",
                 node("n").tainted(spot()).tainted(taint("gpu", "", NoSchedule)),
-                pod().tolerates(toleration("spot", "true", None)),
+                pod(0, 0).tolerate(toleration("spot", "true", None)),
                 Some("gpu"),
             ),
             (
                 "NotReady node",
                 node("n").not_ready(),
-                pod(),
+                pod(0, 0),
                 Some(TAINT_NODE_UNREACHABLE),
             ),
             (
                 "NotReady: tolerating only NoSchedule leaves the NoExecute taint",
                 node("n").not_ready(),
-                pod().tolerates(toleration_exists(TAINT_NODE_UNREACHABLE, Some(NoSchedule))),
+                pod(0, 0).tolerate(toleration_exists(TAINT_NODE_UNREACHABLE, Some(NoSchedule))),
                 Some(TAINT_NODE_UNREACHABLE),
             ),
             (
                 "NotReady tolerated for all effects",
                 node("n").not_ready(),
-                pod().tolerates(toleration_exists(TAINT_NODE_UNREACHABLE, None)),
+                pod(0, 0).tolerate(toleration_exists(TAINT_NODE_UNREACHABLE, None)),
                 None,
             ),
             (
                 "NotReady: the default 300s NoExecute toleration alone is not enough",
                 node("n").not_ready(),
-                pod().tolerates(Toleration {
+                pod(0, 0).tolerate(Toleration {
                     toleration_seconds: Some(300),
                     ..toleration_exists(TAINT_NODE_UNREACHABLE, Some(NoExecute))
                 }),
                 Some(TAINT_NODE_UNREACHABLE),
             ),
-            ("Degraded nodes are Ready", node("n").degraded(), pod(), None),
+            ("Degraded nodes are Ready", node("n").degraded(), pod(0, 0), None),
         ];
         for (name, n, p, want) in cases {
-            let (n, p) = (n.build(0), p.build());
+            let n = n.build(0);
             let got = match taint_toleration(&p, &n) {
                 Ok(()) => None,
                 Err(FilterFailure::UntoleratedTaint(t)) => Some(t.key.as_str()),
@@ -346,7 +374,7 @@ mod tests {
 
     #[test]
     fn first_rejecting_filter_decides_the_reason() {
-        let p = pod().cpu("8").build();
+        let p = pod(8000, 0);
         let n = node("n")
             .cpu("4")
             .cordoned()

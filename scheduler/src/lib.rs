@@ -18,11 +18,13 @@
 //!   nodes are examined: `numFeasibleNodesToFind` and the rotating start
 //!   index), [`scores`] (score plugins), [`select`] (`selectHost`),
 //!   [`diagnosis`] (the "0/N nodes are available" message), [`profile`]
-//!   (one scheduling cycle: [`profile::Cycle`] for any filter and score
-//!   functions, [`profile::KubeProfile`] for the default plugins, and
-//!   [`profile::Evaluation`], what an attempt sees, for diagnostics) and
-//!   [`release`] (the kube-scheduler release whose rules a profile follows).
-//! - The baselines: [`default`] (kube-scheduler's default profile),
+//!   (a profile as data: its filter and score plugins with their weights,
+//!   normalisation and configuration; [`profile::Cycle`], the one
+//!   scheduling cycle that runs any profile; [`profile::Evaluation`], what
+//!   an attempt sees plugin by plugin, for diagnostics) and [`release`] (the
+//!   kube-scheduler release whose rules a plugin follows).
+//! - The baselines, each a [`profile::Profile`] constant but `random` (all
+//!   listed in [`registry::PROFILES`]): [`default`] (kube-scheduler's default profile),
 //!   [`binpack`] (its bin-packing configuration, same release as `default`),
 //!   [`random`], [`cost_binpack`] (cheapest per core, then fullest),
 //!   [`target_load`] (Trimaran's TargetLoadPacking) and [`load_aware`]

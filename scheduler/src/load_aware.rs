@@ -47,16 +47,15 @@
 //! always current), prod-usage thresholds and aggregated usage (off by
 //! default), and the DaemonSet exemption (the model's pods have no owners).
 
-use crate::api::Scheduler;
-use crate::explain::Explanation;
-use crate::filters::{FilterFailure, run_filters};
-use crate::profile::{Cycle, NodeScores, Sampling, Scoring};
+use crate::filters::FilterFailure;
+use crate::profile::{
+    Cycle, FilterPlugin, Normalize, Profile, Sampling, ScorePlugin, Scored, kube_default_scores, profile_arm,
+};
 use crate::release::Release;
 use crate::scores::{FitStrategy, least_requested_score};
 use schedlab_core::node::NodeState;
 use schedlab_core::pod::PodSpec;
 use schedlab_core::resources::Resources;
-use schedlab_core::{ClusterView, PendingPod, Placement};
 
 /// `usageThresholds` for cpu, percent of allocatable.
 pub const CPU_USAGE_THRESHOLD_PERCENT: u64 = 65;
@@ -82,31 +81,51 @@ pub mod reason {
     pub const MEMORY_USAGE_EXCEEDS_THRESHOLD: &str = "node(s) memory usage exceed threshold";
 }
 
+/// The default profile's scores by v1.33's rules, the closest modelled
+/// release to koord-scheduler v1.5.0's v1.28.7.
+const DEFAULT_SCORES: [Scored; 3] = kube_default_scores(Release::V1_33, FitStrategy::LeastAllocated);
+
+/// The `load-aware` arm: the default filters then LoadAwareScheduling's; the
+/// default scores and LoadAwareScheduling's.
+pub const PROFILE: Profile = Profile {
+    name: "load-aware",
+    release: Release::V1_33,
+    sampling: Sampling::Adaptive,
+    filters: &[
+        FilterPlugin::NodeUnschedulable,
+        FilterPlugin::TaintToleration,
+        FilterPlugin::NodeResourcesFit,
+        FilterPlugin::LoadAwareScheduling,
+    ],
+    preferences: &[],
+    scores: &[
+        DEFAULT_SCORES[0],
+        DEFAULT_SCORES[1],
+        DEFAULT_SCORES[2],
+        Scored {
+            plugin: ScorePlugin::LoadAwareScheduling,
+            weight: WEIGHT,
+            normalize: Normalize::None,
+        },
+    ],
+};
+
 /// koord-scheduler's profile with LoadAwareScheduling.
 #[derive(Debug, Clone)]
-pub struct LoadAwareScheduler {
-    cycle: Cycle,
-    scores: Vec<NodeScores>,
-}
+pub struct LoadAwareScheduler(Cycle);
 
 impl LoadAwareScheduler {
-    pub const NAME: &'static str = "load-aware";
+    pub const NAME: &'static str = PROFILE.name;
     /// The release whose default-profile rules and wording it follows.
-    pub const RELEASE: Release = Release::V1_33;
+    pub const RELEASE: Release = PROFILE.release;
 
     /// Tie-breaks draw from the run's `seed` (scheduler stream).
     pub fn new(seed: u64) -> LoadAwareScheduler {
-        LoadAwareScheduler {
-            cycle: Cycle::new(Self::RELEASE, Sampling::Adaptive, seed),
-            scores: Vec::new(),
-        }
-    }
-
-    /// `nextStartNodeIndex` of the next attempt.
-    pub fn next_start_node_index(&self) -> usize {
-        self.cycle.next_start_node_index()
+        LoadAwareScheduler(Cycle::new(PROFILE, seed))
     }
 }
+
+profile_arm!(LoadAwareScheduler);
 
 /// The observed usage of `used` out of `total` in whole percent, rounded
 /// half away from zero as Go's `math.Round`.
@@ -138,15 +157,9 @@ pub fn usage_filter(node: &NodeState) -> Result<(), FilterFailure<'static>> {
     Ok(())
 }
 
-/// The profile's whole filter chain: the default filters, then the usage filter.
-pub fn filters<'a>(pod: &PodSpec, node: &'a NodeState) -> Result<(), FilterFailure<'a>> {
-    run_filters(pod, node)?;
-    usage_filter(node)
-}
-
 /// Whether `node` passes the profile's filters for `pod`.
 pub fn is_feasible(pod: &PodSpec, node: &NodeState) -> bool {
-    filters(pod, node).is_ok()
+    PROFILE.is_feasible(pod, node)
 }
 
 /// `estimatedUsedByResource` for one resource.
@@ -192,58 +205,31 @@ pub fn load_aware_score(node: &NodeState, pod: &PodSpec) -> i64 {
     (CPU_WEIGHT * cpu + MEMORY_WEIGHT * memory) / (CPU_WEIGHT + MEMORY_WEIGHT)
 }
 
-impl Scheduler for LoadAwareScheduler {
-    fn name(&self) -> &str {
-        Self::NAME
-    }
-
-    fn set_explain(&mut self, on: bool) {
-        self.cycle.set_explain(on);
-    }
-
-    fn explanation(&self) -> Option<Explanation> {
-        self.cycle.explanation()
-    }
-
-    fn schedule(&mut self, pod: &PendingPod<'_>, cluster: &ClusterView<'_>) -> Placement {
-        let scores = &mut self.scores;
-        self.cycle
-            .schedule(pod, cluster, filters, |pod, nodes, feasible, totals| {
-                Scoring::new(Self::RELEASE, FitStrategy::LeastAllocated).prioritize(pod, nodes, feasible, scores);
-                totals.extend(
-                    scores
-                        .iter()
-                        .map(|s| (s.node, s.total + WEIGHT * load_aware_score(&nodes[s.node], pod))),
-                );
-            })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{cluster, node, pending, pod, view};
+    use crate::api::Scheduler;
+    use crate::testing::{cluster, node, pending, view};
+    use schedlab_core::Placement;
     use schedlab_core::node::NodeId;
+    use schedlab_core::testing::{GI, PodSpecChanges, pod};
 
     #[test]
     fn estimates_the_pod_from_requests_and_limits() {
         // 500m * 0.85 = 425; 1Gi * 0.7 = 751619276.8 -> 751619277
-        assert_eq!(
-            estimated_pod_usage(&pod().cpu("500m").memory("1Gi").build()),
-            Resources::new(425, 751_619_277)
-        );
+        assert_eq!(estimated_pod_usage(&pod(500, GI)), Resources::new(425, 751_619_277));
         // a limit above the request is taken whole
         assert_eq!(
-            estimated_pod_usage(&pod().cpu("500m").memory("1Gi").limits("2", "1Gi").build()),
+            estimated_pod_usage(&pod(500, GI).limits(Resources::new(2000, GI))),
             Resources::new(2000, 751_619_277)
         );
         // best-effort: the defaults, unscaled
         assert_eq!(
-            estimated_pod_usage(&pod().build()),
+            estimated_pod_usage(&pod(0, 0)),
             Resources::new(DEFAULT_MILLI_CPU_REQUEST, 200 << 20)
         );
         // 333m * 0.85 = 283.05 -> 283
-        assert_eq!(estimated_pod_usage(&pod().cpu("333m").build()).cpu_milli, 283);
+        assert_eq!(estimated_pod_usage(&pod(333, 0)).cpu_milli, 283);
     }
 
     #[test]
@@ -260,7 +246,7 @@ mod tests {
         assert_eq!(at("4", "100Gi"), cpu_over); // over both: cpu is reported
         // the pod itself does not count (v1.5.0)
         let n = node("n").cpu("4").used("2400m", "0").build(0);
-        assert!(is_feasible(&pod().cpu("2").build(), &n));
+        assert!(is_feasible(&pod(2000, 0), &n));
     }
 
     #[test]
@@ -271,7 +257,7 @@ mod tests {
             node("warm").used("1600m", "4Gi"), // cpu 2025 -> 49, memory 4.7Gi -> 70: 59
             node("cool").used("400m", "2Gi"),  // cpu 825 -> 79, memory 2.7Gi -> 83: 81
         ]);
-        let spec = pod().cpu("500m").memory("1Gi").build();
+        let spec = pod(500, GI);
         assert_eq!(load_aware_score(&nodes[1], &spec), 59);
         assert_eq!(load_aware_score(&nodes[2], &spec), 81);
         let mut s = LoadAwareScheduler::new(7);
@@ -287,9 +273,8 @@ mod tests {
             node("requested").requested("0", "0").used("2400m", "8Gi"),
             node("busy-on-paper").requested("400m", "1Gi").used("200m", "1Gi"),
         ]);
-        let spec = pod().cpu("500m").memory("1Gi").build();
-        let mut scores = Vec::new();
-        Scoring::new(Release::V1_33, FitStrategy::LeastAllocated).prioritize(&spec, &nodes, &[0, 1], &mut scores);
+        let spec = pod(500, GI);
+        let scores = crate::default::PROFILE_V1_33.node_scores(&spec, &nodes, &[0, 1]);
         let default_totals: Vec<i64> = scores.iter().map(|s| s.total).collect();
         assert!(default_totals[0] > default_totals[1], "{default_totals:?}");
         let mut s = LoadAwareScheduler::new(8);
@@ -307,7 +292,7 @@ mod tests {
             node("full").memory("10Gi").used("0", "10Gi"),
             node("cordoned").cordoned().used("4", "0"),
         ]);
-        let spec = pod().cpu("100m").build();
+        let spec = pod(100, 0);
         match LoadAwareScheduler::new(1).schedule(&pending(&spec), &view(&nodes)) {
             Placement::Unschedulable { reason } => assert_eq!(
                 reason,

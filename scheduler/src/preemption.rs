@@ -319,11 +319,12 @@ where
 mod tests {
     use super::*;
     use crate::filters::run_filters;
-    use crate::testing::{cluster, node, pending, pod};
+    use crate::testing::{cluster, node, pending};
     use schedlab_core::Nomination;
     use schedlab_core::node::TaintEffect;
     use schedlab_core::pod::PodId;
     use schedlab_core::rng::{purpose, stream};
+    use schedlab_core::testing::{PodSpecChanges, pod};
 
     fn bound(id: u64, priority: i32, cpu_milli: u64, started_s: u64) -> BoundPod {
         BoundPod {
@@ -371,7 +372,7 @@ mod tests {
             bound(4, 10, 1000, 0),
         ]];
         let view = with_pods(&mut nodes, &pods, &[]);
-        let spec = pod().cpu("2").priority(10).build();
+        let spec = pod(2000, 0).priority(10);
         let p = pending(&spec);
         let c = find_candidates(
             &p,
@@ -405,7 +406,7 @@ mod tests {
             vec![bound(4, 0, 4000, 0)],
         ];
         let view = with_pods(&mut nodes, &pods, &[]);
-        let spec = pod().cpu("2").priority(1).build();
+        let spec = pod(2000, 0).priority(1);
         let p = pending(&spec);
         let c = find_candidates(
             &p,
@@ -416,7 +417,7 @@ mod tests {
         );
         assert_eq!(c.iter().map(|c| c.node).collect::<Vec<_>>(), vec![3]);
         // nothing of lower priority: nothing to preempt
-        let spec = pod().cpu("2").build();
+        let spec = pod(2000, 0);
         let p = pending(&spec);
         assert!(
             find_candidates(
@@ -474,11 +475,11 @@ mod tests {
                 .is_ok()
         };
         // lower priority: the nominated pod's 2 cpu are taken
-        assert!(!filter(&pod().cpu("1").priority(4).build(), &view, 1));
+        assert!(!filter(&pod(1000, 0).priority(4), &view, 1));
         // equal priority too; higher priority passes; the nominee itself passes
-        assert!(!filter(&pod().cpu("1").priority(5).build(), &view, 1));
-        assert!(filter(&pod().cpu("1").priority(6).build(), &view, 1));
-        assert!(filter(&pod().cpu("2").priority(5).build(), &view, 9));
+        assert!(!filter(&pod(1000, 0).priority(5), &view, 1));
+        assert!(filter(&pod(1000, 0).priority(6), &view, 1));
+        assert!(filter(&pod(2000, 0).priority(5), &view, 9));
     }
 
     #[test]
@@ -489,7 +490,7 @@ mod tests {
         let mut nodes = cluster((0..150).map(|i| node(&format!("n{i}")).cpu("1").memory("4Gi")));
         let pods: Vec<Vec<BoundPod>> = (0..150).map(|i| vec![bound(i, 0, 1000, 0)]).collect();
         let view = with_pods(&mut nodes, &pods, &[]);
-        let spec = pod().cpu("1").priority(1).build();
+        let spec = pod(1000, 0).priority(1);
         let p = pending(&spec);
         let mut rng = stream(3, &[purpose::SCHEDULER]);
         let c = find_candidates(&p, &view, &Nominated::default(), &mut run_filters, Some(&mut rng));

@@ -10,8 +10,21 @@ use crate::binpack::BinPackScheduler;
 use crate::cost_binpack::CostBinPackScheduler;
 use crate::default::DefaultScheduler;
 use crate::load_aware::LoadAwareScheduler;
+use crate::profile::Profile;
 use crate::random::RandomScheduler;
 use crate::target_load::TargetLoadScheduler;
+use crate::{binpack, cost_binpack, default, load_aware, target_load};
+
+/// The baselines that are kube-scheduler-like profiles of plugins, in
+/// [`BASELINE_NAMES`]' order (`random` is not one): the data the README's
+/// profile table is checked against.
+pub const PROFILES: &[Profile] = &[
+    default::PROFILE,
+    binpack::PROFILE,
+    cost_binpack::PROFILE,
+    target_load::PROFILE,
+    load_aware::PROFILE,
+];
 
 /// The arm names [`baseline`] knows.
 pub const BASELINE_NAMES: &[&str] = &[

@@ -1,6 +1,10 @@
 //! Which kube-scheduler release a profile follows. The filters, the node
 //! sampling with its rotating start index and `selectHost` are the same in
 //! every release the project meets; the default profile's scores are not.
+//! A difference is data: the weight is the profile's
+//! ([`crate::profile::kube_default_scores`]), a scorer's rules are a field
+//! of that plugin's configuration ([`crate::profile::ScorePlugin`]), the
+//! failure message's wording the profile's [`crate::profile::Profile::release`].
 //!
 //! What changed between the two releases modelled, for the plugins the
 //! cluster model has data for:
@@ -36,14 +40,6 @@ impl Release {
         match self {
             Release::V1_20 => "v1.20",
             Release::V1_33 => "v1.33",
-        }
-    }
-
-    /// The TaintToleration score weight of the default profile.
-    pub fn taint_toleration_weight(self) -> i64 {
-        match self {
-            Release::V1_20 => 1,
-            Release::V1_33 => 3,
         }
     }
 }

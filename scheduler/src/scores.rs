@@ -34,15 +34,6 @@ use schedlab_core::resources::Resources;
 pub const MAX_NODE_SCORE: i64 = 100;
 pub use schedlab_core::resources::{DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST};
 
-/// Plugin weights of the default profile as of v1.33
-/// (`pkg/scheduler/apis/config/v1/default_plugins.go`); v1.20 weighs
-/// TaintToleration 1 ([`Release::taint_toleration_weight`]).
-pub mod weight {
-    pub const NODE_RESOURCES_FIT: i64 = 1;
-    pub const BALANCED_ALLOCATION: i64 = 1;
-    pub const TAINT_TOLERATION: i64 = 3;
-}
-
 /// The pod's requests with a zero cpu or memory request replaced by the
 /// scoring default (`schedutil.GetNonzeroRequests`). Upstream replaces only
 /// a *missing* request; the model cannot tell a missing request from an
@@ -271,7 +262,8 @@ pub fn default_normalize_score_by<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{node, pod, taint, toleration};
+    use crate::testing::{node, taint, toleration};
+    use schedlab_core::testing::pod;
 
     const GI: u64 = 1 << 30;
     const MI: u64 = 1 << 20;
@@ -283,14 +275,14 @@ mod tests {
             (
                 "empty 4 cpu / 16Gi node, pod 1 cpu / 4Gi",
                 node("n").cpu("4").memory("16Gi"),
-                pod().cpu("1").memory("4Gi"),
+                pod(1000, 4 * GI),
                 // cpu: (4000 - 1000) * 100 / 4000 = 75; mem: (16 - 4) * 100 / 16 = 75; (75 + 75) / 2 = 75
                 75,
             ),
             (
                 "half-full node",
                 node("n").cpu("4").memory("16Gi").requested("2", "6Gi"),
-                pod().cpu("500m").memory("1Gi"),
+                pod(500, GI),
                 // cpu: (4000 - 2500) * 100 / 4000 = 37.5 -> 37; mem: (16 - 7) * 100 / 16 = 56.25 -> 56
                 // (37 + 56) / 2 = 46.5 -> 46
                 46,
@@ -298,27 +290,27 @@ mod tests {
             (
                 "best-effort pod counts as 100m / 200Mi",
                 node("n").cpu("1").memory("1000Mi"),
-                pod(),
+                pod(0, 0),
                 // cpu: (1000 - 100) * 100 / 1000 = 90; mem: (1000 - 200) * 100 / 1000 = 80; (90 + 80) / 2 = 85
                 85,
             ),
             (
                 "over capacity scores 0 on that resource",
                 node("n").cpu("2").memory("8Gi").requested("2", "2Gi"),
-                pod().memory("2Gi"),
+                pod(0, 2 * GI),
                 // cpu: 2000 + 100 > 2000 -> 0; mem: (8 - 4) * 100 / 8 = 50; (0 + 50) / 2 = 25
                 25,
             ),
             (
                 "uneven thirds",
                 node("n").cpu("3").memory("3Gi"),
-                pod().cpu("1").memory("1Gi"),
+                pod(1000, GI),
                 // cpu: 2000 * 100 / 3000 = 66.7 -> 66; mem: 2Gi * 100 / 3Gi -> 66; (66 + 66) / 2 = 66
                 66,
             ),
         ];
         for (name, n, p, want) in cases {
-            let (n, p) = (n.build(0), p.build());
+            let n = n.build(0);
             assert_eq!(node_resources_fit(FitStrategy::LeastAllocated, &n, &p), want, "{name}");
         }
     }
@@ -329,27 +321,27 @@ mod tests {
             (
                 "empty node",
                 node("n").cpu("4").memory("16Gi"),
-                pod().cpu("1").memory("4Gi"),
+                pod(1000, 4 * GI),
                 // cpu: 1000 * 100 / 4000 = 25; mem: 4 * 100 / 16 = 25; 25
                 25,
             ),
             (
                 "half-full node",
                 node("n").cpu("4").memory("16Gi").requested("2", "6Gi"),
-                pod().cpu("500m").memory("1Gi"),
+                pod(500, GI),
                 // cpu: 2500 * 100 / 4000 = 62.5 -> 62; mem: 7 * 100 / 16 = 43.75 -> 43; (62 + 43) / 2 = 52.5 -> 52
                 52,
             ),
             (
                 "requested capped at capacity",
                 node("n").cpu("2").memory("8Gi").requested("2", "2Gi"),
-                pod().memory("2Gi"),
+                pod(0, 2 * GI),
                 // cpu: min(2100, 2000) * 100 / 2000 = 100; mem: 4 * 100 / 8 = 50; 75
                 75,
             ),
         ];
         for (name, n, p, want) in cases {
-            let (n, p) = (n.build(0), p.build());
+            let n = n.build(0);
             assert_eq!(node_resources_fit(FitStrategy::MostAllocated, &n, &p), want, "{name}");
         }
     }
@@ -376,47 +368,47 @@ mod tests {
             (
                 "equal fractions",
                 node("n").cpu("4").memory("16Gi"),
-                pod().cpu("1").memory("4Gi"),
+                pod(1000, 4 * GI),
                 // cpu 1/4 = 0.25, mem 4/16 = 0.25; std 0; (1 - 0) * 100 = 100
                 100,
             ),
             (
                 "uses the real requests of node and pod",
                 node("n").cpu("4").memory("16Gi").requested("1", "2Gi"),
-                pod().cpu("1").memory("2Gi"),
+                pod(1000, 2 * GI),
                 // cpu 2000/4000 = 0.5, mem 4Gi/16Gi = 0.25; std = 0.125; (1 - 0.125) * 100 = 87.5 -> 87
                 87,
             ),
             (
                 "zero cpu request is not replaced by the default",
                 node("n").cpu("4").memory("16Gi"),
-                pod().memory("8Gi"),
+                pod(0, 8 * GI),
                 // cpu 0, mem 0.5; std 0.25; 75
                 75,
             ),
             (
                 "fractions capped at 1",
                 node("n").cpu("2").memory("16Gi").requested("3", "0"),
-                pod().cpu("1").memory("4Gi"),
+                pod(1000, 4 * GI),
                 // cpu 4000/2000 -> 1, mem 0.25; std 0.375; 62.5 -> 62
                 62,
             ),
             (
                 "truncation, not rounding",
                 node("n").cpu("3").memory("3Gi"),
-                pod().cpu("1").memory("2Gi"),
+                pod(1000, 2 * GI),
                 // cpu 1/3, mem 2/3; std = 1/6; (1 - 1/6) * 100 = 83.33 -> 83
                 83,
             ),
             (
                 "best-effort pod: plugin skipped",
                 node("n").cpu("4").memory("16Gi").requested("3", "1Gi"),
-                pod(),
+                pod(0, 0),
                 0,
             ),
         ];
         for (name, n, p, want) in cases {
-            let (n, p) = (n.build(0), p.build());
+            let n = n.build(0);
             assert_eq!(balanced_allocation(&n, &p), want, "{name}");
         }
     }
@@ -427,42 +419,42 @@ mod tests {
             (
                 "equal fractions",
                 node("n").cpu("4").memory("16Gi"),
-                pod().cpu("1").memory("4Gi"),
+                pod(1000, 4 * GI),
                 100,
             ),
             (
                 "twice as steep as v1.33",
                 node("n").cpu("4").memory("16Gi").requested("1", "2Gi"),
-                pod().cpu("1").memory("2Gi"),
+                pod(1000, 2 * GI),
                 // cpu 0.5, mem 0.25; (1 - 0.25) * 100 = 75 (v1.33: 87)
                 75,
             ),
             (
                 "best-effort pod scored with its defaults",
                 node("n").cpu("4").memory("16Gi"),
-                pod(),
+                pod(0, 0),
                 // cpu 100/4000 = 0.025, mem 200Mi/16Gi = 0.0122; (1 - 0.0128) * 100 -> 98
                 98,
             ),
             (
                 "memory-only pod: cpu counts as 100m",
                 node("n").cpu("1").memory("1Gi"),
-                pod().memory("512Mi"),
+                pod(0, 512 * MI),
                 // cpu 0.1, mem 0.5; (1 - 0.4) * 100 = 60
                 60,
             ),
             (
                 "a fraction reaching 1 scores 0",
                 node("n").cpu("2").memory("16Gi").requested("1", "0"),
-                pod().cpu("1").memory("4Gi"),
+                pod(1000, 4 * GI),
                 0,
             ),
         ];
         for (name, n, p, want) in cases {
-            let (n, p) = (n.build(0), p.build());
+            let n = n.build(0);
             assert_eq!(balanced_allocation_as(Release::V1_20, &n, &p), want, "{name}");
         }
-        let (n, p) = (node("n").cpu("4").memory("16Gi").build(0), pod().build());
+        let (n, p) = (node("n").cpu("4").memory("16Gi").build(0), pod(0, 0));
         assert_eq!(
             balanced_allocation_as(Release::V1_33, &n, &p),
             balanced_allocation(&n, &p)
@@ -473,7 +465,7 @@ mod tests {
     fn non_zero_requested_of_bound_pods_counts_in_v1_20_scores() {
         // two best-effort pods bound: requested 0, NonZeroRequested 200m / 400Mi
         let mut n = node("n").cpu("1").memory("1000Mi").pod_count(2).build(0);
-        let p = pod().cpu("100m").memory("100Mi").build();
+        let p = pod(100, 100 * MI);
         // fit: cpu (1000 - 100) * 100 / 1000 = 90, mem (1000 - 100) * 100 / 1000 = 90
         assert_eq!(node_resources_fit(FitStrategy::LeastAllocated, &n, &p), 90);
         n.non_zero_requested = Resources::new(200, 400 * MI);

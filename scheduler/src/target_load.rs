@@ -34,15 +34,13 @@
 //! metric does not show yet (the view has no per-pod bind times; a pod bound
 //! moments ago counts once its containers run).
 
-use crate::api::Scheduler;
-use crate::explain::Explanation;
-use crate::filters::run_filters;
-use crate::profile::{Cycle, Sampling};
+use crate::profile::{
+    Cycle, DEFAULT_FILTERS, Normalize, Profile, Sampling, ScorePlugin, Scored, kube_default_scores, profile_arm,
+};
 use crate::release::Release;
-use crate::scores::taint_toleration_scores;
+use crate::scores::FitStrategy;
 use schedlab_core::node::NodeState;
 use schedlab_core::pod::PodSpec;
-use schedlab_core::{ClusterView, PendingPod, Placement};
 
 /// `DefaultTargetUtilizationPercent`.
 pub const TARGET_UTILIZATION_PERCENT: f64 = 40.0;
@@ -55,31 +53,41 @@ pub const DEFAULT_REQUESTS_MULTIPLIER: f64 = 1.5;
 /// TargetLoadPacking's score weight in the README's profile.
 pub const WEIGHT: i64 = 1;
 
+/// The `target-load` arm: the default filters; TargetLoadPacking and, of
+/// v1.33's default scores, TaintToleration.
+pub const PROFILE: Profile = Profile {
+    name: "target-load",
+    // v0.33.5 is built on kube-scheduler v1.33.5
+    release: Release::V1_33,
+    sampling: Sampling::Adaptive,
+    filters: DEFAULT_FILTERS,
+    preferences: &[],
+    scores: &[
+        Scored {
+            plugin: ScorePlugin::TargetLoadPacking,
+            weight: WEIGHT,
+            normalize: Normalize::None,
+        },
+        kube_default_scores(Release::V1_33, FitStrategy::LeastAllocated)[2],
+    ],
+};
+
 /// Trimaran's TargetLoadPacking profile.
 #[derive(Debug, Clone)]
-pub struct TargetLoadScheduler {
-    cycle: Cycle,
-    taint_scores: Vec<i64>,
-}
+pub struct TargetLoadScheduler(Cycle);
 
 impl TargetLoadScheduler {
-    pub const NAME: &'static str = "target-load";
+    pub const NAME: &'static str = PROFILE.name;
     /// The kube-scheduler release the followed plugin version is built on.
-    pub const RELEASE: Release = Release::V1_33;
+    pub const RELEASE: Release = PROFILE.release;
 
     /// Tie-breaks draw from the run's `seed` (scheduler stream).
     pub fn new(seed: u64) -> TargetLoadScheduler {
-        TargetLoadScheduler {
-            cycle: Cycle::new(Self::RELEASE, Sampling::Adaptive, seed),
-            taint_scores: Vec::new(),
-        }
-    }
-
-    /// `nextStartNodeIndex` of the next attempt.
-    pub fn next_start_node_index(&self) -> usize {
-        self.cycle.next_start_node_index()
+        TargetLoadScheduler(Cycle::new(PROFILE, seed))
     }
 }
+
+profile_arm!(TargetLoadScheduler);
 
 /// `PredictUtilisation` for the model's single-container pod: the cpu limit,
 /// else the cpu request times 1.5, else 1000m.
@@ -117,56 +125,31 @@ pub fn target_load_packing_score(node: &NodeState, pod: &PodSpec) -> i64 {
     score.round() as i64
 }
 
-impl Scheduler for TargetLoadScheduler {
-    fn name(&self) -> &str {
-        Self::NAME
-    }
-
-    fn set_explain(&mut self, on: bool) {
-        self.cycle.set_explain(on);
-    }
-
-    fn explanation(&self) -> Option<Explanation> {
-        self.cycle.explanation()
-    }
-
-    fn schedule(&mut self, pod: &PendingPod<'_>, cluster: &ClusterView<'_>) -> Placement {
-        let taint_scores = &mut self.taint_scores;
-        self.cycle
-            .schedule(pod, cluster, run_filters, |pod, nodes, feasible, totals| {
-                taint_toleration_scores(pod, nodes, feasible, taint_scores);
-                let taint_weight = Self::RELEASE.taint_toleration_weight();
-                totals.extend(feasible.iter().zip(taint_scores.iter()).map(|(&i, &taint)| {
-                    (
-                        i,
-                        WEIGHT * target_load_packing_score(&nodes[i], pod) + taint_weight * taint,
-                    )
-                }));
-            })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{cluster, node, pending, pod, taint, view};
+    use crate::api::Scheduler;
+    use crate::testing::{cluster, node, pending, taint, view};
+    use schedlab_core::Placement;
     use schedlab_core::node::{NodeId, TaintEffect};
+    use schedlab_core::resources::Resources;
+    use schedlab_core::testing::{GI, PodSpecChanges, pod};
 
     #[test]
     fn predicted_pod_cpu() {
-        assert_eq!(predicted_cpu_milli(&pod().cpu("400m").build()), 600);
-        assert_eq!(predicted_cpu_milli(&pod().cpu("333m").build()), 500); // 499.5 rounds up
-        assert_eq!(predicted_cpu_milli(&pod().cpu("400m").limits("2", "0").build()), 2000);
+        assert_eq!(predicted_cpu_milli(&pod(400, 0)), 600);
+        assert_eq!(predicted_cpu_milli(&pod(333, 0)), 500); // 499.5 rounds up
+        assert_eq!(predicted_cpu_milli(&pod(400, 0).limits(Resources::new(2000, 0))), 2000);
         // a memory-only limit leaves cpu to the request
-        assert_eq!(predicted_cpu_milli(&pod().cpu("400m").limits("0", "1Gi").build()), 600);
-        assert_eq!(predicted_cpu_milli(&pod().memory("1Gi").build()), 1000);
-        assert_eq!(predicted_cpu_milli(&pod().build()), 1000);
+        assert_eq!(predicted_cpu_milli(&pod(400, 0).limits(Resources::new(0, GI))), 600);
+        assert_eq!(predicted_cpu_milli(&pod(0, GI)), 1000);
+        assert_eq!(predicted_cpu_milli(&pod(0, 0)), 1000);
     }
 
     #[test]
     fn score_rises_to_the_target_then_falls() {
         // 10 cores, pod predicted 1000m (best-effort): U = used% + 10
-        let spec = pod().build();
+        let spec = pod(0, 0);
         let at = |used: &str| target_load_packing_score(&node("n").cpu("10").used(used, "0").build(0), &spec);
         // U 10: 60 * 10 / 40 + 40 = 55
         assert_eq!(at("0"), 55);
@@ -196,7 +179,7 @@ mod tests {
             node("hot").used("1200m", "0"), // U 45 -> 40 * 55 / 60 = 36.7 -> 37
             node("busy").used("3", "0"),    // U 90 -> 6.7 -> 7
         ]);
-        let spec = pod().cpu("400m").build();
+        let spec = pod(400, 0);
         let scores: Vec<i64> = nodes.iter().map(|n| target_load_packing_score(n, &spec)).collect();
         assert_eq!(scores, [63, 93, 96, 37, 7]);
         let mut s = TargetLoadScheduler::new(5);
@@ -227,7 +210,7 @@ mod tests {
             node("idle"),
         ]);
         // at-target: U 40 -> 100 + 3 * 0; idle: U 15 -> 63 + 3 * 100
-        let spec = pod().cpu("400m").build();
+        let spec = pod(400, 0);
         let mut s = TargetLoadScheduler::new(6);
         assert_eq!(s.schedule(&pending(&spec), &view(&nodes)), Placement::Bind(NodeId(1)));
     }

@@ -1,12 +1,16 @@
-//! Fluent builders of nodes, pods and cluster views for tests:
+//! Cluster-view fixtures for tests: node states with what is bound and used
+//! on them, clusters of them, views and pending pods. Node and pod *specs*
+//! come from the core's builders (`schedlab_core::testing`: `node`, `pod`,
+//! `NodeSpecChanges`, `PodSpecChanges`), which this module builds on.
 //!
 //! ```
 //! use scheduler::testing::*;
+//! use schedlab_core::testing::{GI, pod};
 //! let nodes = cluster([
 //!     node("n1").cpu("4").memory("16Gi").pods(110).requested("1", "2Gi"),
 //!     node("n2").not_ready(),
 //! ]);
-//! let spec = pod().cpu("500m").memory("1Gi").build();
+//! let spec = pod(500, GI);
 //! let (pending, view) = (pending(&spec), view(&nodes));
 //! # let _ = (pending, view);
 //! ```
@@ -14,15 +18,12 @@
 //! Quantities are Kubernetes quantity strings; an invalid one is a bug in the
 //! test and panics with the parse error.
 
-use schedlab_core::dist::Dist;
-use schedlab_core::node::{NodeCondition, NodeId, NodePool, NodeSpec, NodeState, Provisioning, Taint, TaintEffect};
-use schedlab_core::pod::{
-    Behaviour, PodId, PodSlot, PodSpec, RestartPolicy, Toleration, TolerationOperator, WorkloadId,
-};
+use schedlab_core::node::{NodeCondition, NodeId, NodeSpec, NodeState, Taint, TaintEffect};
+use schedlab_core::pod::{PodId, PodSlot, PodSpec, Toleration, TolerationOperator, WorkloadId};
 use schedlab_core::resources::{Resources, parse_cpu_milli, parse_memory_bytes};
+use schedlab_core::testing::{GI, MI, NodeSpecChanges};
 use schedlab_core::time::Time;
 use schedlab_core::view::{ClusterView, PendingPod, WorkloadHistory};
-use std::collections::BTreeMap;
 
 #[track_caller]
 fn cpu(q: &str) -> u64 {
@@ -34,56 +35,54 @@ fn memory(q: &str) -> u64 {
     parse_memory_bytes(q).unwrap_or_else(|e| panic!("test memory quantity: {e}"))
 }
 
-/// A node under construction; by default Ready, 4 cpu, 16Gi, 110 pods, empty,
-/// idle, $0.10 an hour.
+/// A node state under construction: a core node spec (by default 4 cpu,
+/// 16Gi, 110 pods, $0.10 an hour) and what the view shows of it (by default
+/// Ready, empty, idle).
 #[derive(Debug, Clone)]
 pub struct NodeBuilder {
-    name: String,
-    allocatable: Resources,
-    max_pods: u32,
+    spec: NodeSpec,
     requested: Resources,
     used: Resources,
-    hourly_price: f64,
     pod_count: u32,
-    taints: Vec<Taint>,
     condition: NodeCondition,
     unschedulable: bool,
-    provisioning: Provisioning,
 }
 
 /// Starts a node called `name`.
 pub fn node(name: &str) -> NodeBuilder {
-    NodeBuilder {
-        name: name.to_string(),
-        allocatable: Resources::new(4000, 16 << 30),
-        max_pods: 110,
-        requested: Resources::ZERO,
-        used: Resources::ZERO,
-        hourly_price: 0.1,
-        pod_count: 0,
-        taints: Vec::new(),
-        condition: NodeCondition::Ready,
-        unschedulable: false,
-        provisioning: Provisioning::OnDemand,
-    }
+    NodeBuilder::of(schedlab_core::testing::node(name, 4000, 16 * GI, 0.1))
 }
 
 impl NodeBuilder {
+    /// A node state of `spec`, Ready, empty and idle.
+    pub fn of(spec: NodeSpec) -> NodeBuilder {
+        NodeBuilder {
+            spec,
+            requested: Resources::ZERO,
+            used: Resources::ZERO,
+            pod_count: 0,
+            condition: NodeCondition::Ready,
+            unschedulable: false,
+        }
+    }
+
     /// Allocatable (and capacity) cpu.
     #[track_caller]
     pub fn cpu(mut self, q: &str) -> Self {
-        self.allocatable.cpu_milli = cpu(q);
+        self.spec.capacity.cpu_milli = cpu(q);
+        self.spec.allocatable.cpu_milli = cpu(q);
         self
     }
     /// Allocatable (and capacity) memory.
     #[track_caller]
     pub fn memory(mut self, q: &str) -> Self {
-        self.allocatable.memory_bytes = memory(q);
+        self.spec.capacity.memory_bytes = memory(q);
+        self.spec.allocatable.memory_bytes = memory(q);
         self
     }
     /// The pod limit (maxPods).
     pub fn pods(mut self, max_pods: u32) -> Self {
-        self.max_pods = max_pods;
+        self.spec = self.spec.max_pods(max_pods);
         self
     }
     /// The summed requests of the pods already bound.
@@ -100,7 +99,7 @@ impl NodeBuilder {
     }
     /// The node pool's price, US dollars an hour.
     pub fn price(mut self, hourly_price: f64) -> Self {
-        self.hourly_price = hourly_price;
+        self.spec.pool.hourly_price = hourly_price;
         self
     }
     /// How many pods are already bound.
@@ -109,7 +108,7 @@ impl NodeBuilder {
         self
     }
     pub fn tainted(mut self, taint: Taint) -> Self {
-        self.taints.push(taint);
+        self.spec = self.spec.taint(taint);
         self
     }
     pub fn cordoned(mut self) -> Self {
@@ -125,27 +124,13 @@ impl NodeBuilder {
         self
     }
     pub fn spot(mut self) -> Self {
-        self.provisioning = Provisioning::Spot;
+        self.spec = self.spec.spot();
         self
     }
 
     /// The node with id `id`.
     pub fn build(self, id: u32) -> NodeState {
-        let spec = NodeSpec {
-            name: self.name,
-            pool: NodePool {
-                name: "test".into(),
-                machine_type: "test".into(),
-                hourly_price: self.hourly_price,
-                provisioning: self.provisioning,
-            },
-            capacity: self.allocatable,
-            allocatable: self.allocatable,
-            max_pods: self.max_pods,
-            labels: BTreeMap::new(),
-            taints: self.taints,
-        };
-        let mut state = NodeState::new(NodeId(id), spec, Time::ZERO);
+        let mut state = NodeState::new(NodeId(id), self.spec, Time::ZERO);
         state.condition = self.condition;
         state.unschedulable = self.unschedulable;
         state.requested = self.requested;
@@ -165,63 +150,30 @@ pub fn view(nodes: &[NodeState]) -> ClusterView<'_> {
     ClusterView::of_nodes(Time::ZERO, nodes, 1, nodes.iter().map(|n| n.pod_count).sum())
 }
 
-/// A pod under construction; by default best-effort (no requests).
-#[derive(Debug, Clone, Default)]
-pub struct PodBuilder {
-    requests: Resources,
-    limits: Option<Resources>,
-    tolerations: Vec<Toleration>,
-    priority: i32,
+/// A best-effort pod whose requests are given as quantity strings, kept for
+/// the crates above that still build pods this way (the harness's and the
+/// in-cluster scheduler's tests); new tests use `schedlab_core::testing::pod`.
+pub fn pod() -> PodBuilder {
+    PodBuilder(schedlab_core::testing::pod(0, 0))
 }
 
-/// Starts a pod.
-pub fn pod() -> PodBuilder {
-    PodBuilder::default()
-}
+/// See [`pod`].
+#[derive(Debug, Clone)]
+pub struct PodBuilder(PodSpec);
 
 impl PodBuilder {
     #[track_caller]
     pub fn cpu(mut self, q: &str) -> Self {
-        self.requests.cpu_milli = cpu(q);
+        self.0.requests.cpu_milli = cpu(q);
         self
     }
     #[track_caller]
     pub fn memory(mut self, q: &str) -> Self {
-        self.requests.memory_bytes = memory(q);
-        self
-    }
-    /// Limits; "0" leaves that resource unlimited.
-    #[track_caller]
-    pub fn limits(mut self, cpu_q: &str, memory_q: &str) -> Self {
-        self.limits = Some(Resources::new(cpu(cpu_q), memory(memory_q)));
-        self
-    }
-    pub fn tolerates(mut self, toleration: Toleration) -> Self {
-        self.tolerations.push(toleration);
-        self
-    }
-    pub fn priority(mut self, priority: i32) -> Self {
-        self.priority = priority;
+        self.0.requests.memory_bytes = memory(q);
         self
     }
     pub fn build(self) -> PodSpec {
-        PodSpec {
-            requests: self.requests,
-            limits: self.limits,
-            priority: self.priority,
-            scheduler_name: "default-scheduler".into(),
-            restart_policy: RestartPolicy::Always,
-            tolerations: self.tolerations,
-            behaviour: Behaviour {
-                cpu_usage: Dist::Const { value: 0.0 },
-                memory_usage: Dist::Const { value: 0.0 },
-                run_seconds: None,
-                crash_rate_per_hour: 0.0,
-                crash_rate_growth_per_hour: 0.0,
-                unstable: false,
-                memory_growth_per_hour: None,
-            },
-        }
+        self.0
     }
 }
 
@@ -333,17 +285,14 @@ pub fn synthetic_cluster(n: usize, seed: u64) -> Vec<NodeState> {
 
 /// A mix of pod shapes for benchmarks, one of them tolerating spot nodes.
 pub fn synthetic_pods() -> Vec<PodSpec> {
+    use schedlab_core::testing::{PodSpecChanges, pod};
     vec![
-        pod().cpu("100m").memory("128Mi").build(),
-        pod().cpu("250m").memory("512Mi").build(),
-        pod().cpu("500m").memory("1Gi").build(),
-        pod().cpu("1").memory("2Gi").build(),
-        pod().cpu("2").memory("4Gi").build(),
-        pod().build(),
-        pod()
-            .cpu("500m")
-            .memory("1Gi")
-            .tolerates(toleration("cloud.google.com/gke-spot", "true", None))
-            .build(),
+        pod(100, 128 * MI),
+        pod(250, 512 * MI),
+        pod(500, GI),
+        pod(1000, 2 * GI),
+        pod(2000, 4 * GI),
+        pod(0, 0),
+        pod(500, GI).tolerate(toleration("cloud.google.com/gke-spot", "true", None)),
     ]
 }

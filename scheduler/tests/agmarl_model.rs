@@ -6,6 +6,7 @@ use rand::Rng;
 use rand::seq::SliceRandom;
 use schedlab_core::node::{NodeId, TaintEffect};
 use schedlab_core::rng::{purpose, stream};
+use schedlab_core::testing::{GI, MI, PodSpecChanges, pod};
 use schedlab_core::{NodeState, Placement, WorkloadHistory};
 use scheduler::agmarl::checkpoint::{
     CheckpointError, CheckpointMeta, FORMAT_VERSION, load, load_bytes, save, sidecar_path, to_bytes, weights_digest,
@@ -17,7 +18,7 @@ use scheduler::agmarl::policy::{AgmarlConfig, AgmarlScheduler, Variant};
 use scheduler::agmarl::restraint::RESTRAINT_REASON;
 use scheduler::agmarl::stress::{StressLevel, objective_order};
 use scheduler::filters::is_feasible;
-use scheduler::testing::{cluster, node, pending, pod, taint, toleration, view};
+use scheduler::testing::{cluster, node, pending, taint, toleration, view};
 use scheduler::{RandomScheduler, Scheduler};
 
 fn net(seed: u64) -> AgmarlNet {
@@ -404,14 +405,11 @@ fn binds_only_feasible_nodes_and_reports_like_the_baselines() {
         let v = view(&nodes);
         let mut s = AgmarlScheduler::new(net(seed), AgmarlConfig::default(), seed);
         let specs = [
-            pod().cpu("500m").memory("1Gi").build(),
-            pod().cpu("3").memory("12Gi").build(),
-            pod()
-                .cpu("1")
-                .tolerates(toleration("spot", "true", Some(TaintEffect::NoSchedule)))
-                .build(),
-            pod().build(),
-            pod().cpu("16").build(),
+            pod(500, GI),
+            pod(3000, 12 * GI),
+            pod(1000, 0).tolerate(toleration("spot", "true", Some(TaintEffect::NoSchedule))),
+            pod(0, 0),
+            pod(16_000, 0),
         ];
         for spec in &specs {
             let any_feasible = nodes.iter().any(|n| is_feasible(spec, n));
@@ -444,7 +442,7 @@ fn binds_only_feasible_nodes_and_reports_like_the_baselines() {
 #[test]
 fn unschedulable_decision_carries_the_reason_and_no_choice() {
     let nodes = cluster([node("a").cpu("1"), node("b").cordoned()]);
-    let spec = pod().cpu("2").build();
+    let spec = pod(2000, 0);
     let mut s = AgmarlScheduler::new(net(0), AgmarlConfig::default(), 0);
     let d = s.decide(&pending(&spec), &view(&nodes), None);
     assert_eq!(
@@ -467,7 +465,7 @@ fn unschedulable_decision_carries_the_reason_and_no_choice() {
 #[test]
 fn decision_is_consistent_with_its_parts() {
     let nodes = random_cluster(3, 10);
-    let spec = pod().cpu("500m").memory("1Gi").build();
+    let spec = pod(500, GI);
     let mut s = AgmarlScheduler::new(net(1), AgmarlConfig::default(), 1);
     let d = s.decide(&pending(&spec), &view(&nodes), None);
     let feasible: Vec<usize> = (0..nodes.len()).filter(|&i| is_feasible(&spec, &nodes[i])).collect();
@@ -490,7 +488,7 @@ fn decision_is_consistent_with_its_parts() {
 
 #[test]
 fn nognn_scores_ignore_the_other_nodes() {
-    let spec = pod().cpu("500m").build();
+    let spec = pod(500, 0);
     let base = random_cluster(8, 6);
     let mut changed = base.clone();
     // node 5 fills up and turns degraded; node 0 is untouched
@@ -530,7 +528,7 @@ fn fixed(scores: Vec<[f32; 3]>) -> impl FnMut(&mut [[f32; 3]]) {
 #[test]
 fn stress_orders_the_objectives_and_nostress_stays_calm() {
     let nodes = stressed_cluster();
-    let spec = pod().cpu("100m").build();
+    let spec = pod(100, 0);
     // feasible: the four ready nodes 0, 2, 4, 6
     let scores = vec![
         [0.2, 0.1, 0.9], // cheapest, fragile
@@ -555,7 +553,7 @@ fn stress_orders_the_objectives_and_nostress_stays_calm() {
 #[test]
 fn linear_uses_the_weighted_sum() {
     let nodes = cluster([node("a"), node("b"), node("c")]);
-    let spec = pod().cpu("100m").build();
+    let spec = pod(100, 0);
     let scores = vec![[0.9, 0.9, 0.0], [0.0, 0.0, 0.5], [0.5, 0.5, 0.45]];
     let mut lex = AgmarlScheduler::new(net(0), AgmarlConfig::default(), 0);
     let d = lex.decide(&pending(&spec), &view(&nodes), Some(&mut fixed(scores.clone())));
@@ -586,7 +584,7 @@ fn linear_uses_the_weighted_sum() {
 #[test]
 fn restraint_declines_unstable_pods_under_stress_only() {
     let nodes = stressed_cluster();
-    let spec = pod().cpu("100m").build();
+    let spec = pod(100, 0);
     let mut unstable = pending(&spec);
     unstable.history = WorkloadHistory {
         pods: 10,
@@ -631,11 +629,7 @@ fn restraint_declines_unstable_pods_under_stress_only() {
 
 #[test]
 fn decisions_are_reproducible_for_a_seed() {
-    let specs = [
-        pod().cpu("250m").memory("512Mi").build(),
-        pod().cpu("1").memory("2Gi").build(),
-        pod().build(),
-    ];
+    let specs = [pod(250, 512 * MI), pod(1000, 2 * GI), pod(0, 0)];
     let run = |seed: u64, variant: Variant| -> Vec<Placement> {
         let mut s = AgmarlScheduler::new(net(seed), AgmarlConfig::for_variant(variant), seed);
         (0..30)

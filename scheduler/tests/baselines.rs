@@ -1,12 +1,13 @@
 //! Behaviour of the baselines through the `Scheduler` interface.
 
 use schedlab_core::node::{NodeId, TaintEffect};
+use schedlab_core::testing::{GI, MI, PodSpecChanges, pod};
 use schedlab_core::{NodeState, Placement};
 use scheduler::filters::{TAINT_NODE_UNREACHABLE, is_feasible};
-use scheduler::profile::{NodeScores, Scoring, prioritize_nodes};
-use scheduler::scores::FitStrategy;
-use scheduler::testing::{cluster, node, pending, pod, taint, toleration, toleration_exists, view};
+use scheduler::profile::NodeScores;
+use scheduler::testing::{cluster, node, pending, taint, toleration, toleration_exists, view};
 use scheduler::{BASELINE_NAMES, BinPackScheduler, DefaultScheduler, RandomScheduler, Scheduler, baseline};
+use scheduler::{binpack, default};
 
 fn bound(p: Placement) -> usize {
     match p {
@@ -31,27 +32,22 @@ fn default_scores_match_hand_computation() {
             .memory("16Gi")
             .tainted(taint("maintenance", "", TaintEffect::PreferNoSchedule)),
     ]);
-    let spec = pod().cpu("1").memory("2Gi").build();
-    let mut scores = Vec::new();
-    prioritize_nodes(FitStrategy::LeastAllocated, &spec, &nodes, &[0, 1, 2], &mut scores);
+    let spec = pod(1000, 2 * GI);
+    let scores = default::PROFILE_V1_33.node_scores(&spec, &nodes, &[0, 1, 2]);
     let want = [
         // a: fit cpu (4000-1000)*100/4000 = 75, mem (16-2)*100/16 = 87.5 -> 87; (75+87)/2 = 81
         //    balanced: cpu 0.25, mem 0.125, std 0.0625 -> 93.75 -> 93
         //    taints: raw 0 of max 1 -> 100 - 0 = 100; total 81 + 93 + 3*100 = 474
         NodeScores {
             node: 0,
-            node_resources_fit: 81,
-            balanced_allocation: 93,
-            taint_toleration: 100,
+            plugins: vec![81, 93, 100],
             total: 474,
         },
         // b: fit cpu (4000-3000)*100/4000 = 25, mem (16-6)*100/16 = 62.5 -> 62; 87/2 -> 43
         //    balanced: cpu 0.75, mem 0.375, std 0.1875 -> 81.25 -> 81; total 43 + 81 + 300 = 424
         NodeScores {
             node: 1,
-            node_resources_fit: 43,
-            balanced_allocation: 81,
-            taint_toleration: 100,
+            plugins: vec![43, 81, 100],
             total: 424,
         },
         // c: fit cpu 7000*100/8000 = 87.5 -> 87, mem 87; 87
@@ -59,9 +55,7 @@ fn default_scores_match_hand_computation() {
         //    taints: raw 1 of max 1 -> 100 - 100 = 0; total 87 + 100 + 0 = 187
         NodeScores {
             node: 2,
-            node_resources_fit: 87,
-            balanced_allocation: 100,
-            taint_toleration: 0,
+            plugins: vec![87, 100, 0],
             total: 187,
         },
     ];
@@ -71,12 +65,8 @@ fn default_scores_match_hand_computation() {
 
     // tolerating the PreferNoSchedule taint: every raw count 0 -> all 100;
     // c totals 87 + 100 + 300 = 487 > 474
-    let tolerant = pod()
-        .cpu("1")
-        .memory("2Gi")
-        .tolerates(toleration("maintenance", "", None))
-        .build();
-    prioritize_nodes(FitStrategy::LeastAllocated, &tolerant, &nodes, &[0, 1, 2], &mut scores);
+    let tolerant = pod(1000, 2 * GI).tolerate(toleration("maintenance", "", None));
+    let scores = default::PROFILE_V1_33.node_scores(&tolerant, &nodes, &[0, 1, 2]);
     assert_eq!(scores.iter().map(|s| s.total).collect::<Vec<_>>(), [474, 424, 487]);
     assert_eq!(decisions(&mut default, &nodes, &tolerant, 20), vec![2; 20]);
 }
@@ -87,21 +77,20 @@ fn binpack_prefers_the_fuller_node_default_the_emptier() {
         node("empty").cpu("4").memory("16Gi"),
         node("half").cpu("4").memory("16Gi").requested("2", "8Gi"),
     ]);
-    let spec = pod().cpu("500m").memory("1Gi").build();
+    let spec = pod(500, GI);
     // both arms score as `default`'s release, v1.20
-    let totals = |strategy| {
-        let mut scores = Vec::new();
-        Scoring::new(DefaultScheduler::RELEASE, strategy).prioritize(&spec, &nodes, &[0, 1], &mut scores);
+    let totals = |profile: scheduler::profile::Profile| {
+        let scores = profile.node_scores(&spec, &nodes, &[0, 1]);
         scores.iter().map(|s| s.total).collect::<Vec<_>>()
     };
     // empty: most cpu 500*100/4000 = 12.5 -> 12, mem 1*100/16 = 6.25 -> 6; 18/2 = 9
     //        balanced 1 - |0.125 - 0.0625| = 0.9375 -> 93; 9 + 93 + 100 = 202
     // half:  most cpu 2500*100/4000 = 62.5 -> 62, mem 9*100/16 = 56.25 -> 56; 118/2 = 59
     //        balanced 1 - |0.625 - 0.5625| -> 93; 59 + 93 + 100 = 252
-    assert_eq!(totals(FitStrategy::MostAllocated), [202, 252]);
+    assert_eq!(totals(binpack::PROFILE), [202, 252]);
     // empty: least cpu 87.5 -> 87, mem 93.75 -> 93; 90 + 93 + 100 = 283
     // half:  least cpu 37.5 -> 37, mem 43.75 -> 43; 40 + 93 + 100 = 233
-    assert_eq!(totals(FitStrategy::LeastAllocated), [283, 233]);
+    assert_eq!(totals(default::PROFILE), [283, 233]);
 
     for seed in 0..5 {
         let mut binpack = BinPackScheduler::new(seed);
@@ -131,7 +120,7 @@ fn each_baseline_follows_its_own_order_on_one_cluster() {
         // empty and idle
         node("idle").cpu("8").memory("32Gi").price(0.8),
     ]);
-    let spec = pod().cpu("500m").memory("1Gi").build();
+    let spec = pod(500, GI);
     let want = [
         ("default", 2),      // LeastAllocated: the emptiest by requests
         ("binpack", 1),      // MostAllocated: the fullest by requests
@@ -150,7 +139,7 @@ fn each_baseline_follows_its_own_order_on_one_cluster() {
 #[test]
 fn top_score_ties_are_uniform_and_reproducible() {
     let nodes = cluster((0..4).map(|i| node(&format!("n{i}"))));
-    let spec = pod().cpu("100m").memory("100Mi").build();
+    let spec = pod(100, 100 * MI);
     let trials = 8_000;
     for name in BASELINE_NAMES {
         let run = |seed| decisions(baseline(name, seed).unwrap().as_mut(), &nodes, &spec, trials);
@@ -176,7 +165,7 @@ fn start_index_rotates_across_decisions() {
         let n = node(&format!("n{i}"));
         if i < 50 { n.cordoned() } else { n }
     }));
-    let spec = pod().cpu("100m").build();
+    let spec = pod(100, 0);
     let mut s = DefaultScheduler::new(3);
     // from 0: 50 cordoned + 100 feasible examined -> next start 150; only
     // nodes 50..150 were candidates
@@ -212,7 +201,7 @@ fn unschedulable_reports_every_reason() {
         node("full").memory("2Gi").pods(10).pod_count(10),
         node("small-too").cpu("1500m"),
     ]);
-    let spec = pod().cpu("2").memory("4Gi").build();
+    let spec = pod(2000, 4 * GI);
     let want = "0/6 nodes are available: 1 Insufficient memory, 1 Too many pods, \
                 1 node(s) had untolerated taint {node.kubernetes.io/unreachable: }, \
                 1 node(s) had untolerated taint {spot: true}, 1 node(s) were unschedulable, 2 Insufficient cpu.";
@@ -249,18 +238,14 @@ fn not_ready_nodes_take_only_pods_that_tolerate_unreachable() {
         node("up-and-busy").requested("2", "8Gi"),
         node("degraded").requested("3", "12Gi").degraded(),
     ]);
-    let spec = pod().cpu("500m").memory("1Gi").build();
+    let spec = pod(500, GI);
     for name in BASELINE_NAMES {
         let mut s = baseline(name, 9).unwrap();
         let chosen = decisions(s.as_mut(), &nodes, &spec, 50);
         assert!(chosen.iter().all(|&i| i != 0), "{name}: {chosen:?}");
     }
     // the big empty node wins the default's LeastAllocated once tolerated
-    let tolerant = pod()
-        .cpu("500m")
-        .memory("1Gi")
-        .tolerates(toleration_exists(TAINT_NODE_UNREACHABLE, None))
-        .build();
+    let tolerant = pod(500, GI).tolerate(toleration_exists(TAINT_NODE_UNREACHABLE, None));
     assert_eq!(
         decisions(&mut DefaultScheduler::new(9), &nodes, &tolerant, 10),
         vec![0; 10]
@@ -279,7 +264,7 @@ fn random_picks_only_feasible_nodes_uniformly() {
             _ => n,
         }
     }));
-    let spec = pod().cpu("1").build();
+    let spec = pod(1000, 0);
     let feasible: Vec<usize> = (0..30).filter(|&i| is_feasible(&spec, &nodes[i])).collect();
     assert_eq!(feasible.len(), 20);
     let trials = 20_000;
@@ -303,7 +288,7 @@ fn random_picks_only_feasible_nodes_uniformly() {
 #[test]
 fn a_single_feasible_node_is_bound_directly() {
     let nodes = cluster([node("a").cordoned(), node("b"), node("c").not_ready()]);
-    let spec = pod().build();
+    let spec = pod(0, 0);
     for name in BASELINE_NAMES {
         let mut s = baseline(name, 0).unwrap();
         assert_eq!(decisions(s.as_mut(), &nodes, &spec, 5), vec![1; 5], "{name}");

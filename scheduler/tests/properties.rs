@@ -5,9 +5,10 @@
 
 use proptest::prelude::*;
 use schedlab_core::node::{NodeCondition, NodeId, TaintEffect};
+use schedlab_core::testing::{MI, PodSpecChanges, pod};
 use schedlab_core::{NodeState, Placement};
 use scheduler::filters::is_feasible;
-use scheduler::testing::{NodeBuilder, cluster, node, pending, pod, taint, toleration, view};
+use scheduler::testing::{NodeBuilder, cluster, node, pending, taint, toleration, view};
 use scheduler::{BASELINE_NAMES, CostBinPackScheduler, LoadAwareScheduler, baseline, load_aware};
 
 fn arb_node() -> impl Strategy<Value = NodeBuilder> {
@@ -66,11 +67,10 @@ proptest! {
         tolerates_spot in any::<bool>(),
         seed in any::<u64>(),
     ) {
-        let mut p = pod().cpu(&format!("{cpu_m}m")).memory(&format!("{mem_mi}Mi"));
+        let mut spec = pod(cpu_m, mem_mi * MI);
         if tolerates_spot {
-            p = p.tolerates(toleration("spot", "true", None));
+            spec = spec.tolerate(toleration("spot", "true", None));
         }
-        let spec = p.build();
         let healthy_fits = nodes
             .iter()
             .any(|n| is_feasible(&spec, n) && n.condition != NodeCondition::Degraded);

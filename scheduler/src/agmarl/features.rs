@@ -313,7 +313,8 @@ fn priority(p: i32) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{cluster, node, pending, pod, view};
+    use crate::testing::{cluster, node, pending, view};
+    use schedlab_core::testing::{GI, PodSpecChanges, pod};
     use schedlab_core::time::Time;
 
     fn approx(a: f32, b: f32) -> bool {
@@ -337,7 +338,7 @@ mod tests {
         nodes[0].recent.oom_kills = 2;
         nodes[1].spec.pool.hourly_price = 0.4;
         nodes[2].since = Time(3_600_000);
-        let spec = pod().cpu("1").memory("4Gi").build();
+        let spec = pod(1000, 4 * GI);
         let mut v = view(&nodes);
         v.now = Time(7_200_000);
         let obs = observe(&pending(&spec), &v);
@@ -380,7 +381,7 @@ mod tests {
     #[test]
     fn age_counts_whole_minutes_and_the_queue_is_summarised() {
         let nodes = cluster([node("a"), node("b")]);
-        let spec = pod().cpu("1").build();
+        let spec = pod(1000, 0);
         let mut v = view(&nodes);
         let age_at = |v: &ClusterView<'_>| observe(&pending(&spec), v).node(0).unwrap()[node::AGE];
         v.now = Time(60_000);
@@ -423,7 +424,7 @@ mod tests {
         nodes[0].recent.failures = 1000;
         nodes[0].spec.pool.hourly_price = 0.0;
         nodes[1].spec.pool.hourly_price = 0.0;
-        let spec = pod().cpu("64").memory("1Ti").priority(i32::MAX).build();
+        let spec = pod(64_000, 1024 * GI).priority(i32::MAX);
         let mut p = pending(&spec);
         p.history = schedlab_core::WorkloadHistory {
             pods: 1,
@@ -443,7 +444,7 @@ mod tests {
     #[test]
     fn pod_features() {
         let nodes = cluster([node("a").cpu("4").memory("16Gi")]);
-        let spec = pod().cpu("1").memory("4Gi").build();
+        let spec = pod(1000, 4 * GI);
         let mut p = pending(&spec);
         p.history = schedlab_core::WorkloadHistory {
             pods: 10,
@@ -464,7 +465,7 @@ mod tests {
         assert!(approx(f[pod::FAILURE_RATE], 1.0 - (-0.5f32).exp()));
         assert!(approx(f[pod::HISTORY_DEPTH], 1.0 - (-1.0f32).exp()));
         assert!(approx(f[pod::ATTEMPTS], 1.0 - (-1.0f32).exp()));
-        let best_effort = pod().build();
+        let best_effort = pod(0, 0);
         let f = observe(&pending(&best_effort), &view(&nodes)).pod_features;
         assert_eq!(f[pod::BEST_EFFORT], 1.0);
         assert_eq!(f[pod::HISTORY_DEPTH], 0.0);
@@ -483,7 +484,7 @@ mod tests {
     #[test]
     fn observe_into_reuses_and_overwrites() {
         let nodes = cluster([node("a"), node("b")]);
-        let spec = pod().cpu("1").build();
+        let spec = pod(1000, 0);
         let mut obs = observe(&pending(&spec), &view(&nodes));
         let one = cluster([node("a").cpu("2")]);
         observe_into(&pending(&spec), &view(&one), &mut obs);

@@ -521,7 +521,8 @@ impl Scheduler for AgmarlScheduler {
 mod tests {
     use super::*;
     use crate::agmarl::network::Hyper;
-    use crate::testing::{cluster, node, pending, pod, view};
+    use crate::testing::{cluster, node, pending, view};
+    use schedlab_core::testing::pod;
 
     #[test]
     fn variants_round_trip_their_arm_names() {
@@ -596,7 +597,7 @@ mod tests {
     #[test]
     fn explains_the_lexicographic_steps_the_choice_and_the_runner_up() {
         let nodes = cluster([node("safe"), node("packed"), node("cheap")]);
-        let spec = pod().cpu("1").build();
+        let spec = pod(1000, 0);
         let net = AgmarlNet::new(&Hyper::default(), 0).unwrap();
         let mut s = AgmarlScheduler::new(net, AgmarlConfig::default(), 0);
         assert_eq!(s.explanation(), None, "off by default");
@@ -636,7 +637,7 @@ mod tests {
     #[test]
     fn explains_a_decline_and_an_unschedulable_pod() {
         let nodes = cluster([node("a"), node("b")]);
-        let spec = pod().cpu("1").build();
+        let spec = pod(1000, 0);
         let mut p = pending(&spec);
         p.history = schedlab_core::view::WorkloadHistory {
             pods: 10,
@@ -701,7 +702,7 @@ mod tests {
         );
         assert_eq!(d.placement, Placement::Bind(schedlab_core::NodeId(1)));
 
-        let big = pod().cpu("64").build();
+        let big = pod(64_000, 0);
         s.decide(&pending(&big), &view(&nodes), None);
         let e = s.explanation().unwrap();
         assert_eq!((e.candidates, e.chosen), (0, None));
@@ -711,7 +712,7 @@ mod tests {
     #[test]
     fn nostress_reports_its_stress_as_observed_and_linear_its_weights() {
         let nodes = cluster([node("a"), node("b")]);
-        let spec = pod().cpu("1").build();
+        let spec = pod(1000, 0);
         for (variant, basis) in [
             (Variant::NoStress, StressBasis::Observed),
             (Variant::Linear, StressBasis::InForce),
@@ -737,7 +738,7 @@ mod tests {
     #[test]
     fn noise_is_applied_then_clamped() {
         let nodes = cluster([node("a"), node("b")]);
-        let spec = pod().cpu("1").build();
+        let spec = pod(1000, 0);
         let net = AgmarlNet::new(&Hyper::default(), 0).unwrap();
         let mut s = AgmarlScheduler::new(net, AgmarlConfig::default(), 0);
         let mut noise = |scores: &mut [[f32; 3]]| {

@@ -226,8 +226,9 @@ pub fn should_decline(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{pending, pod};
+    use crate::testing::pending;
     use StressLevel::{Calm, Elevated, Stressed};
+    use schedlab_core::testing::{PodSpecChanges, pod};
 
     fn unstable_history() -> WorkloadHistory {
         WorkloadHistory {
@@ -265,7 +266,7 @@ mod tests {
 
     #[test]
     fn declines_an_unstable_pod_whose_node_is_far_below_its_workloads_usual() {
-        let spec = pod().cpu("100m").build();
+        let spec = pod(100, 0);
         let mut p = pending(&spec);
         p.history = unstable_history();
         let cfg = RestraintConfig::default();
@@ -279,7 +280,7 @@ mod tests {
 
     #[test]
     fn each_condition_is_needed() {
-        let spec = pod().cpu("100m").build();
+        let spec = pod(100, 0);
         let mut p = pending(&spec);
         p.history = unstable_history();
         let cfg = RestraintConfig::default();
@@ -326,12 +327,12 @@ mod tests {
 
     #[test]
     fn critical_pods_are_never_declined() {
-        let critical = pod().priority(1_000_000).build();
+        let critical = pod(0, 0).priority(1_000_000);
         let mut p = pending(&critical);
         p.history = unstable_history();
         let cfg = RestraintConfig::default();
         assert!(should_decline(Stressed, &p, 0.0, Some(&usual()), &cfg).is_none());
-        let high = pod().priority(999_999).build();
+        let high = pod(0, 0).priority(999_999);
         let mut p = pending(&high);
         p.history = unstable_history();
         assert!(should_decline(Stressed, &p, 0.0, Some(&usual()), &cfg).is_some());
@@ -367,7 +368,7 @@ mod tests {
         assert!(!is_unstable(&h(2, 50, 50), &cfg));
         assert!(is_unstable(&h(3, 50, 50), &cfg));
         // the scenario's ground-truth flag is not consulted
-        let mut spec = pod().build();
+        let mut spec = pod(0, 0);
         spec.behaviour.unstable = true;
         let mut p = pending(&spec);
         p.history = h(10, 0, 0);
