@@ -1,9 +1,10 @@
 //! Exit codes: 2 for bad input (a scenario, a flag, an arm), 1 for anything else.
 
+use schedlab_core::error::UserInput;
 use std::process::ExitCode;
 
-/// Bad input from the user that is not a scenario error (those come typed
-/// from `workloads`): an unknown arm, an unusable `--out`, ...
+/// Bad input from the user that the binary itself finds (the libraries'
+/// come as their crate's `Error`): a flag that does not fit the backend, ...
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct InputError(pub String);
@@ -18,10 +19,22 @@ pub fn message(err: &anyhow::Error) -> String {
     schedlab_core::error_text::one_line(err.as_ref())
 }
 
+/// Whether `cause` is a library crate's error that says the user's input
+/// caused it. Every library crate returns its one `Error` from its public
+/// API, and each is asked here: a crate missing from this list would make
+/// its input errors exit 1.
+fn is_library_input_error(cause: &(dyn std::error::Error + 'static)) -> bool {
+    fn says<E: UserInput + std::error::Error + 'static>(cause: &(dyn std::error::Error + 'static)) -> bool {
+        cause.downcast_ref::<E>().is_some_and(UserInput::is_input_error)
+    }
+    says::<schedlab_core::Error>(cause)
+}
+
 /// The exit code for an error: 2 when any cause is the user's input.
 pub fn code_for(err: &anyhow::Error) -> ExitCode {
     let is_input = err.chain().any(|cause| {
         cause.is::<InputError>()
+            || is_library_input_error(cause)
             || cause.is::<workloads::ScenarioError>()
             || cause.is::<scheduler::UnknownScheduler>()
             || cause.is::<scheduler::ArmError>()
