@@ -27,7 +27,7 @@ fn is_library_input_error(cause: &(dyn std::error::Error + 'static)) -> bool {
     fn says<E: UserInput + std::error::Error + 'static>(cause: &(dyn std::error::Error + 'static)) -> bool {
         cause.downcast_ref::<E>().is_some_and(UserInput::is_input_error)
     }
-    says::<schedlab_core::Error>(cause)
+    says::<schedlab_core::Error>(cause) || says::<workloads::Error>(cause)
 }
 
 /// The exit code for an error: 2 when any cause is the user's input.
@@ -35,7 +35,6 @@ pub fn code_for(err: &anyhow::Error) -> ExitCode {
     let is_input = err.chain().any(|cause| {
         cause.is::<InputError>()
             || is_library_input_error(cause)
-            || cause.is::<workloads::ScenarioError>()
             || cause.is::<scheduler::UnknownScheduler>()
             || cause.is::<scheduler::ArmError>()
             || cause
