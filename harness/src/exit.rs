@@ -27,7 +27,7 @@ fn is_library_input_error(cause: &(dyn std::error::Error + 'static)) -> bool {
     fn says<E: UserInput + std::error::Error + 'static>(cause: &(dyn std::error::Error + 'static)) -> bool {
         cause.downcast_ref::<E>().is_some_and(UserInput::is_input_error)
     }
-    says::<schedlab_core::Error>(cause) || says::<workloads::Error>(cause)
+    says::<schedlab_core::Error>(cause) || says::<workloads::Error>(cause) || says::<scheduler::Error>(cause)
 }
 
 /// The exit code for an error: 2 when any cause is the user's input.
@@ -35,8 +35,6 @@ pub fn code_for(err: &anyhow::Error) -> ExitCode {
     let is_input = err.chain().any(|cause| {
         cause.is::<InputError>()
             || is_library_input_error(cause)
-            || cause.is::<scheduler::UnknownScheduler>()
-            || cause.is::<scheduler::ArmError>()
             || cause
                 .downcast_ref::<kube_backend::KubeError>()
                 .is_some_and(|e| e.is_input_error())

@@ -239,7 +239,7 @@ pub fn to_bytes(net: &AgmarlNet) -> Result<Vec<u8>, CheckpointError> {
 
 /// Writes `net` to `path` (safetensors) and `meta` to its sidecar
 /// ([`sidecar_path`]).
-pub fn save(net: &AgmarlNet, meta: &CheckpointMeta, path: &Path) -> Result<(), CheckpointError> {
+pub fn save(net: &AgmarlNet, meta: &CheckpointMeta, path: &Path) -> crate::Result<()> {
     let bytes = to_bytes(net)?;
     let sidecar = sidecar_path(path);
     let meta = CheckpointMeta {
