@@ -27,7 +27,10 @@ fn is_library_input_error(cause: &(dyn std::error::Error + 'static)) -> bool {
     fn says<E: UserInput + std::error::Error + 'static>(cause: &(dyn std::error::Error + 'static)) -> bool {
         cause.downcast_ref::<E>().is_some_and(UserInput::is_input_error)
     }
-    says::<schedlab_core::Error>(cause) || says::<workloads::Error>(cause) || says::<scheduler::Error>(cause)
+    says::<schedlab_core::Error>(cause)
+        || says::<workloads::Error>(cause)
+        || says::<scheduler::Error>(cause)
+        || says::<results::Error>(cause)
 }
 
 /// The exit code for an error: 2 when any cause is the user's input.
@@ -46,12 +49,6 @@ pub fn code_for(err: &anyhow::Error) -> ExitCode {
                 .downcast_ref::<provisioning::gke::GkeError>()
                 .is_some_and(|e| e.is_input_error())
             || cause.is::<provisioning::gke::PoolsMissing>()
-            || cause
-                .downcast_ref::<results::report::ReportError>()
-                .is_some_and(|e| e.is_input_error())
-            || cause
-                .downcast_ref::<results::run_folder::FolderError>()
-                .is_some_and(|e| e.is_input_error())
     });
     if is_input {
         ExitCode::from(INPUT_ERROR)
