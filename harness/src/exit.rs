@@ -31,6 +31,7 @@ fn is_library_input_error(cause: &(dyn std::error::Error + 'static)) -> bool {
         || says::<workloads::Error>(cause)
         || says::<scheduler::Error>(cause)
         || says::<results::Error>(cause)
+        || says::<kube_backend::Error>(cause)
 }
 
 /// The exit code for an error: 2 when any cause is the user's input.
@@ -38,10 +39,6 @@ pub fn code_for(err: &anyhow::Error) -> ExitCode {
     let is_input = err.chain().any(|cause| {
         cause.is::<InputError>()
             || is_library_input_error(cause)
-            || cause
-                .downcast_ref::<kube_backend::KubeError>()
-                .is_some_and(|e| e.is_input_error())
-            || cause.is::<kube_backend::clock::BadTimeScale>()
             || cause
                 .downcast_ref::<provisioning::kind::KindError>()
                 .is_some_and(|e| e.is_input_error())
