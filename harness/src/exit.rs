@@ -32,21 +32,14 @@ fn is_library_input_error(cause: &(dyn std::error::Error + 'static)) -> bool {
         || says::<scheduler::Error>(cause)
         || says::<results::Error>(cause)
         || says::<kube_backend::Error>(cause)
+        || says::<provisioning::Error>(cause)
 }
 
 /// The exit code for an error: 2 when any cause is the user's input.
 pub fn code_for(err: &anyhow::Error) -> ExitCode {
-    let is_input = err.chain().any(|cause| {
-        cause.is::<InputError>()
-            || is_library_input_error(cause)
-            || cause
-                .downcast_ref::<provisioning::kind::KindError>()
-                .is_some_and(|e| e.is_input_error())
-            || cause
-                .downcast_ref::<provisioning::gke::GkeError>()
-                .is_some_and(|e| e.is_input_error())
-            || cause.is::<provisioning::gke::PoolsMissing>()
-    });
+    let is_input = err
+        .chain()
+        .any(|cause| cause.is::<InputError>() || is_library_input_error(cause));
     if is_input {
         ExitCode::from(INPUT_ERROR)
     } else {

@@ -565,7 +565,7 @@ pub fn connect(args: &ScenarioArgs, scenario: &workloads::Scenario, seeds: &[u64
             };
             let admin = connect_admin(&runtime, &opts)?;
             let found = runtime.block_on(gke::nodes::list_nodes(&admin))?;
-            let matches = gke::check_pools(&plan.needs, &found).map_err(gke::GkeError::from)?;
+            let matches = gke::check_pools(&plan.needs, &found)?;
             let intended = gke::pools::intended_nodes(&timeline.nodes, &matches);
             let marks: Vec<NodeMark> = matches
                 .iter()

@@ -15,6 +15,7 @@
 //! - [`faults`]: node faults on real nodes, fed by the run player.
 //! - [`scheduler_deploy`]: the in-cluster scheduler on kind and GKE.
 
+mod error;
 pub mod external;
 pub mod faults;
 pub mod gke;
@@ -22,3 +23,5 @@ pub mod kind;
 pub mod local;
 pub mod manifests;
 pub mod scheduler_deploy;
+
+pub use error::{Error, Result};
