@@ -70,4 +70,54 @@ mod tests {
         let err = anyhow::anyhow!("inner").context("middle").context("outer");
         assert_eq!(message(&err), "outer: middle: inner");
     }
+
+    /// Each library crate's error as it reaches the binary: under a context,
+    /// as the commands hand them on.
+    fn code(err: impl std::error::Error + Send + Sync + 'static) -> ExitCode {
+        code_for(&anyhow::Error::new(err).context("running the command"))
+    }
+
+    fn input() -> ExitCode {
+        ExitCode::from(INPUT_ERROR)
+    }
+
+    #[test]
+    fn every_library_crates_input_errors_exit_2() {
+        let json = schedlab_core::json_input::parse_object::<serde_json::Value>("[]").unwrap_err();
+        assert_eq!(code(schedlab_core::Error::from(json)), input());
+        assert_eq!(code(workloads::load("no-such-scenario", &[]).unwrap_err()), input());
+        let Err(arm) = scheduler::arm("no-such-arm", 0) else {
+            panic!("an unknown arm was built");
+        };
+        assert_eq!(code(arm), input());
+        let folder = results::run_folder::RunFolderData::load(std::path::Path::new("/no/such/run-folder")).unwrap_err();
+        assert_eq!(code(folder), input());
+        assert_eq!(code(kube_backend::clock::check_scale(0.0).unwrap_err()), input());
+        assert_eq!(code(provisioning::gke::check_zone("us-central1").unwrap_err()), input());
+        assert_eq!(code(InputError("--out: a file".into())), input());
+    }
+
+    #[test]
+    fn every_library_crates_other_errors_exit_1() {
+        let failure = ExitCode::FAILURE;
+        let sim = schedlab_core::sim::SimError::ZeroSampleInterval;
+        assert_eq!(code(schedlab_core::Error::from(sim)), failure);
+        // every scenario error is the user's: there is no other kind to test
+        let agmarl = scheduler::agmarl::AgmarlError::Poisoned;
+        assert_eq!(code(scheduler::Error::from(agmarl)), failure);
+        assert_eq!(code(results::Error::from(results::plots::PlotError::Font)), failure);
+        assert_eq!(code(kube_backend::Error::Interrupted), failure);
+        let interrupted = provisioning::local::ProvisionError::Interrupted;
+        assert_eq!(code(provisioning::Error::from(interrupted)), failure);
+        assert_eq!(code_for(&anyhow::anyhow!("a bug")), failure);
+    }
+
+    #[test]
+    fn a_library_error_under_another_error_is_still_found() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("loading")]
+        struct Loading(#[source] workloads::Error);
+        let scenario = workloads::load("no-such-scenario", &[]).unwrap_err();
+        assert_eq!(code(Loading(scenario)), input());
+    }
 }
