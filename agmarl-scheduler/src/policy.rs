@@ -16,12 +16,13 @@ pub type SharedPolicy = Arc<Mutex<AgmarlScheduler>>;
 
 /// AGMARL-DKS (the full method) with the checkpoint at `path`, or the one
 /// built into the binary. Errors name the file at fault.
-pub fn load(path: Option<&Path>, seed: u64) -> Result<SharedPolicy, CheckpointError> {
+pub fn load(path: Option<&Path>, seed: u64) -> scheduler::Result<SharedPolicy> {
     let (net, meta) = match path {
         Some(p) if !p.exists() => {
             return Err(CheckpointError::Missing {
                 file: p.display().to_string(),
-            });
+            }
+            .into());
         }
         Some(p) => checkpoint::load(p)?,
         None => checkpoint::bundled()?,

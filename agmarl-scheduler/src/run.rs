@@ -12,7 +12,6 @@ use crate::watch::{self, Scope};
 use kube_backend::bind::{self, BindOptions, BindStats};
 use kube_backend::{ApiClient, ClientOptions, KubeError, ScenarioClock};
 use schedlab_core::behaviour::ModelConfig;
-use scheduler::agmarl::CheckpointError;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -25,7 +24,7 @@ pub enum RunError {
     #[error(transparent)]
     LeaseTiming(#[from] LeaseTimingError),
     #[error(transparent)]
-    Checkpoint(#[from] CheckpointError),
+    Checkpoint(#[from] scheduler::Error),
     #[error("cannot listen on {addr}: {source}")]
     Listen {
         addr: SocketAddr,

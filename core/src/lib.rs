@@ -19,6 +19,8 @@
 //! - [`queue`]: the scheduling queue's order and back-off, for every backend.
 //! - [`backend`]: the one interface every backend implements: play a run.
 //! - [`sim`]: the in-process discrete-event backend.
+//! - [`error`]: the crate's one error type, and [`error::UserInput`], which
+//!   every crate's error implements for the command line's exit code.
 //! - [`budget`], [`input`], [`json_input`], [`digest`]: reading what a user
 //!   hands us, bounded, and checking it.
 //! - `testing` (feature `testing`): builders and placers for the tests of
@@ -29,6 +31,7 @@ pub mod behaviour;
 pub mod budget;
 pub mod digest;
 pub mod dist;
+pub mod error;
 pub mod error_text;
 pub mod input;
 pub mod json_input;
@@ -50,6 +53,7 @@ pub mod verdict;
 pub mod view;
 
 pub use dist::Dist;
+pub use error::{Error, Result};
 pub use node::{NodeCondition, NodeId, NodePool, NodeSpec, NodeState, Provisioning, Taint, TaintEffect};
 pub use pod::{
     Behaviour, PodId, PodSlot, PodSpec, QosClass, RestartPolicy, Toleration, TolerationOperator, WorkloadId,

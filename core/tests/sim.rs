@@ -1,5 +1,6 @@
 //! The simulator against small hand-built timelines.
 
+use schedlab_core::Error;
 use schedlab_core::behaviour::ModelConfig;
 use schedlab_core::record::{DeleteCause, ExitReason, OomCause};
 use schedlab_core::sim::{Sim, SimError};
@@ -654,29 +655,29 @@ fn bad_timelines_are_refused() {
     let unknown_node = base().at(1.0, Action::FailNode { node: NodeId(3) }).build();
     assert!(matches!(
         Sim::new(unknown_node, 1, ModelConfig::default()),
-        Err(SimError::UnknownNode { node: NodeId(3), .. })
+        Err(Error::Sim(SimError::UnknownNode { node: NodeId(3), .. }))
     ));
     let unknown_workload = base().create(1.0, 7, 0, 1).build();
     let err = Sim::new(unknown_workload, 1, ModelConfig::default()).unwrap_err();
     assert!(matches!(
         err,
-        SimError::UnknownWorkload {
+        Error::Sim(SimError::UnknownWorkload {
             workload: WorkloadId(7),
             ..
-        }
+        })
     ));
     assert!(err.to_string().contains("actions[0]"), "{err}");
     let mut no_samples = base().build();
     no_samples.sample_interval = schedlab_core::Span::ZERO;
-    assert_eq!(
-        Sim::new(no_samples, 1, ModelConfig::default()).unwrap_err(),
-        SimError::ZeroSampleInterval
-    );
+    assert!(matches!(
+        Sim::new(no_samples, 1, ModelConfig::default()),
+        Err(Error::Sim(SimError::ZeroSampleInterval))
+    ));
     let mut bad_dist = base().build();
     bad_dist.workloads[0].spec.behaviour.cpu_usage = schedlab_core::Dist::Exponential { mean: 0.0 };
     assert!(matches!(
         Sim::new(bad_dist, 1, ModelConfig::default()),
-        Err(SimError::InvalidDistribution { field: "cpu_usage", .. })
+        Err(Error::Sim(SimError::InvalidDistribution { field: "cpu_usage", .. }))
     ));
     let bad_model = ModelConfig {
         degraded_crash_factor: f64::NAN,
@@ -684,7 +685,7 @@ fn bad_timelines_are_refused() {
     };
     assert!(matches!(
         Sim::new(base().build(), 1, bad_model),
-        Err(SimError::Model(_))
+        Err(Error::Sim(SimError::Model(_)))
     ));
 }
 

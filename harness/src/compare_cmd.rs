@@ -48,7 +48,7 @@ fn parse_margin(text: &str) -> Result<f64, String> {
     Ok(value)
 }
 
-fn load(dir: &Path) -> Result<RunFolderData, ReportError> {
+fn load(dir: &Path) -> results::Result<RunFolderData> {
     RunFolderData::load_with(dir, LoadOptions::default())
 }
 
@@ -71,12 +71,12 @@ pub fn run(args: CompareArgs) -> Result<()> {
     let base = load(&args.base)?;
     let new = load(&args.new)?;
     if base.scenario != new.scenario || base.resolved_scenario != new.resolved_scenario {
-        bail!(ReportError::DifferentScenarios {
+        bail!(results::Error::from(ReportError::DifferentScenarios {
             a: args.base.clone(),
             b: args.new.clone(),
             a_name: base.scenario,
             b_name: new.scenario,
-        });
+        }));
     }
     let gated_refs: Vec<&str> = gated.iter().map(String::as_str).collect();
     let outcome = compare(&base.summary(), &new.summary(), args.margin, &gated_refs);

@@ -18,23 +18,23 @@ pub struct ScenarioClock {
 pub struct BadTimeScale(pub f64);
 
 /// Checks a time scale before anything starts.
-pub fn check_scale(scale: f64) -> Result<(), BadTimeScale> {
+pub fn check_scale(scale: f64) -> crate::Result<()> {
     if scale.is_finite() && scale > 0.0 {
         Ok(())
     } else {
-        Err(BadTimeScale(scale))
+        Err(BadTimeScale(scale).into())
     }
 }
 
 impl ScenarioClock {
     /// A clock whose scenario time zero is `start`.
-    pub fn new(start: Instant, scale: f64) -> Result<ScenarioClock, BadTimeScale> {
+    pub fn new(start: Instant, scale: f64) -> crate::Result<ScenarioClock> {
         check_scale(scale)?;
         Ok(ScenarioClock { start, scale })
     }
 
     /// A clock starting now.
-    pub fn starting_now(scale: f64) -> Result<ScenarioClock, BadTimeScale> {
+    pub fn starting_now(scale: f64) -> crate::Result<ScenarioClock> {
         ScenarioClock::new(Instant::now(), scale)
     }
 

@@ -9,9 +9,10 @@ use super::redact::redact;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// An error of the kube backend, the node emulator or the bind loop.
+/// An error of the kube backend, the node emulator or the bind loop: every
+/// error of the crate's public API.
 #[derive(Debug, thiserror::Error)]
-pub enum KubeError {
+pub enum Error {
     /// The kubeconfig could not be read or does not name a usable context
     /// (made by [`KubeError::kubeconfig`], which keeps its content out).
     #[error("kubeconfig {}: {message}", origin(.path))]
@@ -67,6 +68,17 @@ pub enum KubeError {
     Task { what: &'static str, message: String },
     #[error("{}", redacted_line(.0))]
     Other(String),
+}
+
+/// The name the crate's modules (and its users) know [`Error`] by.
+pub type KubeError = Error;
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl schedlab_core::error::UserInput for Error {
+    fn is_input_error(&self) -> bool {
+        Error::is_input_error(self)
+    }
 }
 
 fn origin(path: &Option<PathBuf>) -> String {
@@ -171,15 +183,20 @@ impl KubeError {
     /// Whether the user gave something unusable (a kubeconfig, a context, a
     /// server that does not answer): the command line exits 2 for these.
     pub fn is_input_error(&self) -> bool {
-        matches!(
-            self,
+        match self {
             KubeError::Kubeconfig { .. }
-                | KubeError::Config { .. }
-                | KubeError::Unreachable { .. }
-                | KubeError::Timeout { .. }
-                | KubeError::CredentialTimeout { .. }
-                | KubeError::TimeScale(_)
-        )
+            | KubeError::Config { .. }
+            | KubeError::Unreachable { .. }
+            | KubeError::Timeout { .. }
+            | KubeError::CredentialTimeout { .. }
+            | KubeError::TimeScale(_) => true,
+            KubeError::Api { .. }
+            | KubeError::Object { .. }
+            | KubeError::Interrupted
+            | KubeError::Teardown { .. }
+            | KubeError::Task { .. }
+            | KubeError::Other(_) => false,
+        }
     }
 }
 

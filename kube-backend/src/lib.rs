@@ -41,4 +41,4 @@ pub mod run;
 
 pub use client::{ApiClient, ClientOptions};
 pub use clock::ScenarioClock;
-pub use error::KubeError;
+pub use error::{Error, KubeError, Result};

@@ -17,6 +17,7 @@
 //! - [`real_cluster`]: a kind or GKE cluster made ready for a scenario's
 //!   runs, as the kube backend uses it (real nodes, faults on them).
 
+mod error;
 pub mod external;
 pub mod faults;
 pub mod gke;
@@ -25,3 +26,5 @@ pub mod local;
 pub mod manifests;
 pub mod real_cluster;
 pub mod scheduler_deploy;
+
+pub use error::{Error, Result};

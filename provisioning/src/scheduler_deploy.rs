@@ -127,7 +127,7 @@ pub fn plan(overlay: &Path, images: &Images) -> CommandPlan {
 }
 
 /// Renders `overlay`, sets the images, applies; returns how many objects it applied.
-pub async fn deploy(api: &ApiClient, overlay: &Path, images: &Images) -> Result<usize, DeployError> {
+pub async fn deploy(api: &ApiClient, overlay: &Path, images: &Images) -> crate::Result<usize> {
     let render_error = |source| DeployError::Render {
         dir: overlay.to_path_buf(),
         source,
@@ -137,7 +137,8 @@ pub async fn deploy(api: &ApiClient, overlay: &Path, images: &Images) -> Result<
     if set_images(&mut objects, images) == 0 {
         return Err(DeployError::NoSchedulerImage {
             dir: overlay.to_path_buf(),
-        });
+        }
+        .into());
     }
     manifests::apply(api, &objects).await.map_err(DeployError::Apply)?;
     tracing::info!(objects = objects.len(), image = %images.scheduler, "scheduler deployed");
@@ -145,7 +146,7 @@ pub async fn deploy(api: &ApiClient, overlay: &Path, images: &Images) -> Result<
 }
 
 /// Waits until the scheduler's Deployment has a ready replica.
-pub async fn wait_ready(api: &ApiClient, timeout: Duration) -> Result<(), DeployError> {
+pub async fn wait_ready(api: &ApiClient, timeout: Duration) -> crate::Result<()> {
     let deployments: Api<Deployment> = Api::namespaced(api.client(), NAMESPACE);
     let started = Instant::now();
     loop {
@@ -170,7 +171,8 @@ pub async fn wait_ready(api: &ApiClient, timeout: Duration) -> Result<(), Deploy
             return Err(DeployError::NotReady {
                 waited: started.elapsed(),
                 detail,
-            });
+            }
+            .into());
         }
         tokio::time::sleep(Duration::from_secs(2)).await;
     }

@@ -129,7 +129,10 @@ async fn scenario(plane: &ScopedCluster) {
     assert_eq!(matches[1].node_pool, "spot");
     let mut too_big = scenario_nodes.clone();
     too_big.push(spec("h0", "highmem", "n2-highmem-16", 1.0));
-    let missing = check_pools(&pool_needs(&too_big), &found).unwrap_err();
+    let missing = match check_pools(&pool_needs(&too_big), &found) {
+        Err(provisioning::Error::PoolsMissing(e)) => e,
+        other => panic!("expected missing pools, got {other:?}"),
+    };
     assert_eq!(missing.missing.len(), 1, "{missing}");
     assert!(missing.missing[0].contains("n2-highmem-16"), "{missing}");
     assert!(missing.found.iter().any(|f| f == "small (1 × e2-medium)"), "{missing}");
@@ -282,7 +285,10 @@ async fn scenario(plane: &ScopedCluster) {
     let err = scheduler_deploy::wait_ready(&admin, Duration::from_secs(3))
         .await
         .unwrap_err();
-    assert!(matches!(err, DeployError::NotReady { .. }), "{err}");
+    assert!(
+        matches!(&err, provisioning::Error::Deploy(e) if matches!(**e, DeployError::NotReady { .. })),
+        "{err}"
+    );
 }
 
 #[test]

@@ -123,7 +123,7 @@ impl DecisionTimes {
 
     /// Writes the file to a temporary name beside `path`, then renames it, so
     /// that a reader never sees half a file.
-    pub fn write(&self, path: &Path) -> Result<(), DecisionTimesError> {
+    pub fn write(&self, path: &Path) -> crate::Result<()> {
         let invalid = |reason: String| DecisionTimesError::Invalid {
             path: path.to_path_buf(),
             reason,
@@ -147,7 +147,8 @@ impl DecisionTimes {
         crate::atomic::write(path, (json + "\n").as_bytes()).map_err(|source| DecisionTimesError::Io {
             path: path.to_path_buf(),
             source,
-        })
+        })?;
+        Ok(())
     }
 
     /// Reads a file [`DecisionTimes::write`] wrote; refuses another format or

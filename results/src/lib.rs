@@ -34,6 +34,7 @@ pub mod compare;
 pub mod decision_time;
 pub mod decisions;
 pub mod definitions;
+mod error;
 pub mod hdr;
 pub mod jsonl;
 pub mod metrics;
@@ -51,6 +52,7 @@ pub mod summary;
 #[path = "../tests/common/mod.rs"]
 mod test_records;
 
+pub use error::{Error, Result};
 pub use metrics::{MetricsError, RunMetrics, RunMetricsBuilder};
 pub use records::{JsonlSink, RecordsError};
 pub use summary::{RunResult, Summary};

@@ -93,7 +93,9 @@ fn unreadable_paths_are_named() {
     assert!(msg.contains("nope.jsonl"), "{msg}");
     let bad_dir = dir.path().join("no-such-dir").join("run.jsonl");
     let err = JsonlSink::create(&bad_dir).unwrap_err();
-    assert!(matches!(err, RecordsError::Create { .. }) && err.to_string().contains("no-such-dir"));
+    assert!(
+        matches!(err, results::Error::Records(RecordsError::Create { .. })) && err.to_string().contains("no-such-dir")
+    );
 }
 
 #[test]
@@ -115,7 +117,7 @@ fn sink_keeps_the_first_write_error() {
     );
     let err = sink.finish().unwrap_err();
     assert!(
-        matches!(err, RecordsError::Write { .. }) && err.to_string().contains("/dev/full"),
+        matches!(err, results::Error::Records(RecordsError::Write { .. })) && err.to_string().contains("/dev/full"),
         "{err}"
     );
 }

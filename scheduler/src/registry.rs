@@ -65,7 +65,7 @@ pub enum ArmError {
 
 /// The arm called `name`: a baseline, or an AGMARL arm with the bundled
 /// checkpoint trained as its variant. Random choices (the baselines' tie-breaks) come from `seed`.
-pub fn arm(name: &str, seed: u64) -> Result<Box<dyn Scheduler>, ArmError> {
+pub fn arm(name: &str, seed: u64) -> crate::Result<Box<dyn Scheduler>> {
     if let Ok(s) = baseline(name, seed) {
         return Ok(s);
     }
@@ -73,14 +73,13 @@ pub fn arm(name: &str, seed: u64) -> Result<Box<dyn Scheduler>, ArmError> {
 }
 
 /// The bundled network of the AGMARL arm `name`, trained as its variant.
-pub fn bundled_net(name: &str) -> Result<AgmarlNet, ArmError> {
+pub fn bundled_net(name: &str) -> crate::Result<AgmarlNet> {
     let variant = Variant::from_arm_name(name).ok_or_else(|| ArmError::Unknown { name: name.to_string() })?;
-    bundled_for(variant)
-        .map(|(net, _)| net)
-        .map_err(|error| ArmError::Checkpoint {
-            name: name.to_string(),
-            error: Box::new(error),
-        })
+    let (net, _) = bundled_for(variant).map_err(|error| ArmError::Checkpoint {
+        name: name.to_string(),
+        error: Box::new(error),
+    })?;
+    Ok(net)
 }
 
 /// An arm name that is not a baseline.
@@ -91,7 +90,7 @@ pub struct UnknownScheduler {
 }
 
 /// The baseline called `name`, drawing its random choices from `seed`.
-pub fn baseline(name: &str, seed: u64) -> Result<Box<dyn Scheduler>, UnknownScheduler> {
+pub fn baseline(name: &str, seed: u64) -> crate::Result<Box<dyn Scheduler>> {
     match name {
         // the default profile with explanations (see explain::default_arm)
         DefaultScheduler::NAME => Ok(Box::new(DefaultScheduler::new(seed))),
@@ -100,7 +99,7 @@ pub fn baseline(name: &str, seed: u64) -> Result<Box<dyn Scheduler>, UnknownSche
         CostBinPackScheduler::NAME => Ok(Box::new(CostBinPackScheduler::new(seed))),
         TargetLoadScheduler::NAME => Ok(Box::new(TargetLoadScheduler::new(seed))),
         LoadAwareScheduler::NAME => Ok(Box::new(LoadAwareScheduler::new(seed))),
-        _ => Err(UnknownScheduler { name: name.to_string() }),
+        _ => Err(UnknownScheduler { name: name.to_string() }.into()),
     }
 }
 
@@ -153,7 +152,10 @@ mod tests {
             Err(e) => e,
             Ok(s) => panic!("built {}", s.name()),
         };
-        assert_eq!(err.name, "agmarl-typo");
+        assert!(
+            matches!(&err, crate::Error::UnknownScheduler(e) if e.name == "agmarl-typo"),
+            "{err:?}"
+        );
         assert_eq!(
             err.to_string(),
             "unknown scheduler \"agmarl-typo\": the baselines are default, binpack, random, cost-binpack, \

@@ -352,7 +352,10 @@ fn missing_files_name_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("nothing.safetensors");
     let err = load(&path).err().unwrap();
-    assert!(matches!(err, CheckpointError::Missing { .. }), "{err:?}");
+    assert!(
+        matches!(err, scheduler::Error::Checkpoint(CheckpointError::Missing { .. })),
+        "{err:?}"
+    );
     assert!(err.to_string().contains("nothing.safetensors"));
     // weights present, sidecar missing
     let n = net(0);
@@ -365,7 +368,10 @@ fn missing_files_name_the_file() {
     let bytes = std::fs::read(&path).unwrap();
     std::fs::write(&path, &bytes[..bytes.len() - 10]).unwrap();
     let err = load(&path).err().unwrap();
-    assert!(matches!(err, CheckpointError::Damaged { .. }), "{err:?}");
+    assert!(
+        matches!(err, scheduler::Error::Checkpoint(CheckpointError::Damaged { .. })),
+        "{err:?}"
+    );
     assert!(err.to_string().contains(&path.display().to_string()));
 }
 

@@ -23,9 +23,9 @@ impl fmt::Display for Loc {
     }
 }
 
-/// Why a scenario could not be loaded.
+/// Why a scenario could not be loaded: every error of the crate's public API.
 #[derive(Debug, thiserror::Error)]
-pub enum ScenarioError {
+pub enum Error {
     /// Neither a built-in name nor an existing file.
     #[error("unknown scenario `{name}`: it is not a built-in (built-ins: {builtins}) and no file has that path")]
     UnknownScenario { name: String, builtins: String },
@@ -82,6 +82,32 @@ pub enum ScenarioError {
         reason: String,
         known: String,
     },
+}
+
+/// The name the crate's modules (and its users) know [`Error`] by.
+pub type ScenarioError = Error;
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    /// Whether the user's input caused it: every scenario error is about the
+    /// scenario the user named, its file, its traces or a `--set`.
+    pub fn is_input_error(&self) -> bool {
+        match self {
+            Error::UnknownScenario { .. }
+            | Error::Read { .. }
+            | Error::Syntax { .. }
+            | Error::Invalid { .. }
+            | Error::Trace { .. }
+            | Error::Override { .. } => true,
+        }
+    }
+}
+
+impl schedlab_core::error::UserInput for Error {
+    fn is_input_error(&self) -> bool {
+        Error::is_input_error(self)
+    }
 }
 
 impl ScenarioError {

@@ -29,7 +29,7 @@ pub mod trace;
 mod value;
 
 pub use builtin::{Builtin, builtin, builtins};
-pub use error::{Loc, ScenarioError};
+pub use error::{Error, Loc, Result, ScenarioError};
 pub use limits::{MAX_ACTIONS, MAX_NODES, MAX_PODS};
 pub use scenario::Scenario;
 
@@ -37,7 +37,7 @@ use std::path::Path;
 
 /// Loads a scenario. `scenario`: a built-in name (or `builtin:NAME`) or the
 /// path of a YAML file. `overrides`: `key=value` strings from `--set`.
-pub fn load(scenario: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+pub fn load(scenario: &str, overrides: &[String]) -> Result<Scenario> {
     if let Some(b) = builtin(scenario) {
         return scenario::build(
             &format!("builtin:{}", b.name),
@@ -52,16 +52,16 @@ pub fn load(scenario: &str, overrides: &[String]) -> Result<Scenario, ScenarioEr
 
 /// Parses a scenario text with its params' defaults; `origin` names it in
 /// errors, and `replay` phases read trace files next to it.
-pub fn parse_str(origin: &str, text: &str) -> Result<Scenario, ScenarioError> {
+pub fn parse_str(origin: &str, text: &str) -> Result<Scenario> {
     scenario::build(origin, &trace::Files::beside(origin), text, &[])
 }
 
 /// Parses a scenario text with `key=value` param overrides.
-pub fn parse_str_with(origin: &str, text: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+pub fn parse_str_with(origin: &str, text: &str, overrides: &[String]) -> Result<Scenario> {
     scenario::build(origin, &trace::Files::beside(origin), text, overrides)
 }
 
-fn read_file(path: &str) -> Result<String, ScenarioError> {
+fn read_file(path: &str) -> Result<String> {
     let read_error = |source| ScenarioError::Read {
         origin: path.to_string(),
         source,

@@ -25,7 +25,7 @@ pub enum SimBackendError {
 }
 
 impl Backend for SimBackend {
-    type Error = SimBackendError;
+    type Error = crate::Error;
     /// The simulator says nothing beyond the run manifest's common fields.
     type RunFacts = ();
 
@@ -46,13 +46,14 @@ impl Backend for SimBackend {
         run: RunRequest<'_>,
         sink: &mut (dyn RecordSink + Send),
         observer: &dyn RunObserver,
-    ) -> Result<Played<()>, SimBackendError> {
+    ) -> crate::Result<Played<()>> {
         let Some(mut policy) = run.policy else {
             return Err(SimBackendError::NoPolicy {
                 arm: run.arm.to_string(),
-            });
+            }
+            .into());
         };
-        let mut sim = Sim::new(run.timeline, run.seed, self.model.clone())?;
+        let mut sim = Sim::checked(run.timeline, run.seed, self.model.clone()).map_err(SimBackendError::from)?;
         sim.charge_decision_time(self.charge_decision_time);
         let end = sim.end();
         // in steps, so the observer is called between decisions

@@ -83,7 +83,12 @@ pub struct Sim {
 
 impl Sim {
     /// Checks `timeline` and `model` and builds the cluster at time zero.
-    pub fn new(mut timeline: Timeline, seed: u64, model: ModelConfig) -> Result<Sim, SimError> {
+    pub fn new(timeline: Timeline, seed: u64, model: ModelConfig) -> crate::Result<Sim> {
+        Ok(Sim::checked(timeline, seed, model)?)
+    }
+
+    /// [`Sim::new`] with the simulator's own error, for the backend to wrap.
+    pub(crate) fn checked(mut timeline: Timeline, seed: u64, model: ModelConfig) -> Result<Sim, SimError> {
         validate::validate(&mut timeline, &model)?;
         let nodes: Vec<NodeState> = timeline
             .nodes

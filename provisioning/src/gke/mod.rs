@@ -44,7 +44,15 @@ pub enum GkeError {
 impl GkeError {
     /// Whether the user's input is at fault (exit code 2).
     pub fn is_input_error(&self) -> bool {
-        !matches!(self, GkeError::Command(_))
+        match self {
+            GkeError::BadZone(_)
+            | GkeError::NoZone(_)
+            | GkeError::BadName(_)
+            | GkeError::BadPool(_)
+            | GkeError::NoNodes
+            | GkeError::PoolsMissing(_) => true,
+            GkeError::Command(_) => false,
+        }
     }
 }
 
@@ -65,11 +73,11 @@ pub struct GkeOptions {
 
 /// Checks a GCP zone's form: `<region>-<letter>`, the region being
 /// `<area>-<direction><digit(s)>` (us-central1-a, europe-west4-b, asia-northeast1-c).
-pub fn check_zone(zone: &str) -> Result<(), GkeError> {
+pub fn check_zone(zone: &str) -> crate::Result<()> {
     let bad = || GkeError::BadZone(zone.to_string());
     let parts: Vec<&str> = zone.split('-').collect();
     let [area, direction, letter] = parts.as_slice() else {
-        return Err(bad());
+        return Err(bad().into());
     };
     let lower = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_lowercase());
     let digits_at = direction.find(|c: char| c.is_ascii_digit()).ok_or_else(bad)?;
@@ -80,7 +88,7 @@ pub fn check_zone(zone: &str) -> Result<(), GkeError> {
         && number.chars().all(|c| c.is_ascii_digit())
         && letter.len() == 1
         && lower(letter);
-    if ok { Ok(()) } else { Err(bad()) }
+    if ok { Ok(()) } else { Err(bad().into()) }
 }
 
 fn check_name(name: &str) -> Result<(), GkeError> {
@@ -111,9 +119,9 @@ pub struct GkePlan {
 }
 
 impl GkePlan {
-    pub fn new(needs: Vec<PoolNeed>, opts: GkeOptions) -> Result<GkePlan, GkeError> {
+    pub fn new(needs: Vec<PoolNeed>, opts: GkeOptions) -> crate::Result<GkePlan> {
         if needs.is_empty() {
-            return Err(GkeError::NoNodes);
+            return Err(GkeError::NoNodes.into());
         }
         if let Some(zone) = &opts.zone {
             check_zone(zone)?;
@@ -121,12 +129,12 @@ impl GkePlan {
         if opts.provision {
             check_name(&opts.cluster_name)?;
             if opts.zone.is_none() {
-                return Err(GkeError::NoZone("--provision"));
+                return Err(GkeError::NoZone("--provision").into());
             }
             for need in &needs {
                 let name = node_pool_name(&need.name);
                 if name.is_empty() || !name.starts_with(|c: char| c.is_ascii_lowercase()) {
-                    return Err(GkeError::BadPool(need.name.clone()));
+                    return Err(GkeError::BadPool(need.name.clone()).into());
                 }
             }
         }
@@ -288,7 +296,7 @@ pub struct GkeCluster {
 impl GkeCluster {
     /// Runs the plan's create commands. On error, what was created is
     /// deleted before this returns (unless kept).
-    pub fn create(plan: GkePlan, runner: Arc<CommandRunner>) -> Result<GkeCluster, GkeError> {
+    pub fn create(plan: GkePlan, runner: Arc<CommandRunner>) -> crate::Result<GkeCluster> {
         let cluster = GkeCluster {
             plan,
             runner,
@@ -305,9 +313,9 @@ impl GkeCluster {
     }
 
     /// Deletes the cluster now (unless kept).
-    pub fn down(mut self) -> Result<(), GkeError> {
+    pub fn down(mut self) -> crate::Result<()> {
         self.armed = false;
-        self.delete()
+        Ok(self.delete()?)
     }
 
     fn delete(&self) -> Result<(), GkeError> {

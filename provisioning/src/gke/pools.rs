@@ -113,7 +113,7 @@ pub struct PoolsMissing {
 /// GKE name or schedlab's pool label), else any unclaimed one, each with the
 /// pool's machine type and at least its node count. A node pool plays one
 /// scenario pool at most.
-pub fn check_pools(needs: &[PoolNeed], nodes: &[NodeInfo]) -> Result<Vec<PoolMatch>, PoolsMissing> {
+pub fn check_pools(needs: &[PoolNeed], nodes: &[NodeInfo]) -> crate::Result<Vec<PoolMatch>> {
     // the cluster's node pools, by name, with their nodes in name order
     let mut groups: BTreeMap<&str, Vec<&NodeInfo>> = BTreeMap::new();
     for node in nodes {
@@ -185,7 +185,7 @@ pub fn check_pools(needs: &[PoolNeed], nodes: &[NodeInfo]) -> Result<Vec<PoolMat
             format!("{pool} ({} × {})", members.len(), types.join("/"))
         })
         .collect();
-    Err(PoolsMissing { missing, found })
+    Err(PoolsMissing { missing, found }.into())
 }
 
 /// The real node meant for each scenario node, in NodeId order: the nodes
@@ -325,7 +325,7 @@ mod tests {
             info("a-2", "default-pool", "e2-medium"),
             info("s-1", "spot", "n2-standard-8"),
         ];
-        let err = check_pools(&pool_needs(&scenario()), &nodes).unwrap_err();
+        let err = pools_missing(check_pools(&pool_needs(&scenario()), &nodes));
         assert_eq!(err.missing.len(), 2, "{err}");
         assert!(
             err.missing[0].starts_with("pool general: needs 2 × n2-standard-8"),
@@ -344,7 +344,14 @@ mod tests {
     fn a_pool_too_small_does_not_fit() {
         let nodes = vec![info("g-1", "general", "n2-standard-8")];
         let needs = pool_needs(&scenario()[..2]);
-        let err = check_pools(&needs, &nodes).unwrap_err();
+        let err = pools_missing(check_pools(&needs, &nodes));
         assert_eq!(err.missing.len(), 1);
+    }
+
+    fn pools_missing(result: crate::Result<Vec<PoolMatch>>) -> PoolsMissing {
+        match result {
+            Err(crate::Error::PoolsMissing(e)) => e,
+            other => panic!("expected missing pools, got {other:?}"),
+        }
     }
 }

@@ -135,7 +135,10 @@ fn zones_are_checked() {
         "a-b1-c-d",
         "us-1-a",
     ] {
-        assert!(matches!(check_zone(bad), Err(GkeError::BadZone(_))), "{bad}");
+        assert!(
+            matches!(check_zone(bad), Err(crate::Error::Gke(GkeError::BadZone(_)))),
+            "{bad}"
+        );
     }
     let mut o = opts(false, false);
     o.zone = Some("us-central1".into());
@@ -149,16 +152,16 @@ fn provision_needs_a_zone_and_a_valid_name() {
     o.zone = None;
     assert!(matches!(
         GkePlan::new(vec![need("general", 1, false)], o),
-        Err(GkeError::NoZone(_))
+        Err(crate::Error::Gke(GkeError::NoZone(_)))
     ));
     let mut o = opts(true, false);
     o.cluster_name = "Schedlab".into();
     assert!(matches!(
         GkePlan::new(vec![need("general", 1, false)], o),
-        Err(GkeError::BadName(_))
+        Err(crate::Error::Gke(GkeError::BadName(_)))
     ));
     assert!(matches!(
         GkePlan::new(Vec::new(), opts(true, false)),
-        Err(GkeError::NoNodes)
+        Err(crate::Error::Gke(GkeError::NoNodes))
     ));
 }

@@ -59,10 +59,10 @@ pub enum KindError {
 impl KindError {
     /// Whether the user's input is at fault (exit code 2).
     pub fn is_input_error(&self) -> bool {
-        matches!(
-            self,
-            KindError::TooManyNodes { .. } | KindError::NoNodes | KindError::BadName(_) | KindError::NoWorkers
-        )
+        match self {
+            KindError::TooManyNodes { .. } | KindError::NoNodes | KindError::BadName(_) | KindError::NoWorkers => true,
+            KindError::Yaml(_) | KindError::Io { .. } | KindError::Command(_) | KindError::Interrupted => false,
+        }
     }
 }
 
@@ -131,19 +131,20 @@ pub struct KindPlan {
 
 impl KindPlan {
     /// Plans a cluster for `nodes` (a timeline's nodes).
-    pub fn new(nodes: &[NodeSpec], opts: KindOptions) -> Result<KindPlan, KindError> {
+    pub fn new(nodes: &[NodeSpec], opts: KindOptions) -> crate::Result<KindPlan> {
         check_name(&opts.name)?;
         if opts.max_workers == 0 {
-            return Err(KindError::NoWorkers);
+            return Err(KindError::NoWorkers.into());
         }
         if nodes.is_empty() {
-            return Err(KindError::NoNodes);
+            return Err(KindError::NoNodes.into());
         }
         if nodes.len() > opts.max_workers && !opts.extra_emulated {
             return Err(KindError::TooManyNodes {
                 nodes: nodes.len(),
                 max: opts.max_workers,
-            });
+            }
+            .into());
         }
         let real = real_nodes(nodes, opts.max_workers);
         let mut placement = Vec::with_capacity(nodes.len());
@@ -358,11 +359,7 @@ impl KindCluster {
     /// Writes the config and runs the plan's up commands; stops between
     /// commands when `cancel` is set. On error the cluster is deleted before
     /// this returns (unless kept).
-    pub fn up(
-        plan: KindPlan,
-        runner: Arc<CommandRunner>,
-        cancel: Option<&AtomicBool>,
-    ) -> Result<KindCluster, KindError> {
+    pub fn up(plan: KindPlan, runner: Arc<CommandRunner>, cancel: Option<&AtomicBool>) -> crate::Result<KindCluster> {
         let mut cluster = KindCluster {
             plan,
             runner,
@@ -386,7 +383,7 @@ impl KindCluster {
         cluster.armed = true;
         for command in cluster.plan.up_commands() {
             if cancel.is_some_and(|c| c.load(Ordering::SeqCst)) {
-                return Err(KindError::Interrupted);
+                return Err(KindError::Interrupted.into());
             }
             cluster.runner.run(&command)?;
         }
@@ -398,9 +395,9 @@ impl KindCluster {
     }
 
     /// Deletes the cluster now (unless kept), reporting a failure.
-    pub fn down(mut self) -> Result<(), KindError> {
+    pub fn down(mut self) -> crate::Result<()> {
         self.armed = false;
-        self.delete()
+        Ok(self.delete()?)
     }
 
     fn delete(&self) -> Result<(), KindError> {

@@ -136,7 +136,10 @@ fn too_many_nodes_is_an_input_error_unless_the_rest_is_emulated() {
         .map(|i| spec(&format!("n{i}"), "general", Provisioning::OnDemand))
         .collect();
     let err = KindPlan::new(&nodes, opts()).unwrap_err();
-    assert!(matches!(err, KindError::TooManyNodes { nodes: 25, max: 20 }), "{err}");
+    assert!(
+        matches!(err, crate::Error::Kind(KindError::TooManyNodes { nodes: 25, max: 20 })),
+        "{err}"
+    );
     assert!(err.is_input_error());
     assert!(err.to_string().contains("--kind-extra-emulated"), "{err}");
 
@@ -174,8 +177,14 @@ fn capped_workers_keep_every_pools_share() {
 fn bad_names_and_no_nodes_are_input_errors() {
     let mut o = opts();
     o.name = "Bad_Name".into();
-    assert!(matches!(KindPlan::new(&small(), o), Err(KindError::BadName(_))));
-    assert!(matches!(KindPlan::new(&[], opts()), Err(KindError::NoNodes)));
+    assert!(matches!(
+        KindPlan::new(&small(), o),
+        Err(crate::Error::Kind(KindError::BadName(_)))
+    ));
+    assert!(matches!(
+        KindPlan::new(&[], opts()),
+        Err(crate::Error::Kind(KindError::NoNodes))
+    ));
     let mut o = opts();
     o.max_workers = 0;
     assert!(KindPlan::new(&small(), o).unwrap_err().is_input_error());
@@ -249,7 +258,7 @@ fn an_interrupted_up_deletes_what_it_started() {
     let runner = Arc::new(CommandRunner::dry_run());
     let cancel = AtomicBool::new(true);
     let err = KindCluster::up(plan, runner.clone(), Some(&cancel)).unwrap_err();
-    assert!(matches!(err, KindError::Interrupted));
+    assert!(matches!(err, crate::Error::Kind(KindError::Interrupted)));
     let done: Vec<String> = runner.commands().iter().map(|c| c.shell()).collect();
     assert_eq!(
         done,

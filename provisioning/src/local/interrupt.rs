@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Installs a process-wide SIGINT/SIGTERM handler that sets the returned
 /// flag (put it in [`super::LocalOptions::cancel`]). A process can install
 /// only one such handler.
-pub fn cancel_on_interrupt() -> Result<Arc<AtomicBool>, ProvisionError> {
+pub fn cancel_on_interrupt() -> crate::Result<Arc<AtomicBool>> {
     let flag = Arc::new(AtomicBool::new(false));
     let set = Arc::clone(&flag);
     ctrlc::set_handler(move || {

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 pub const CACHE_ENV: &str = "SCHEDLAB_CACHE";
 
 /// The cache folder: `$SCHEDLAB_CACHE`, else `~/.cache/schedlab/k8s`.
-pub fn default_cache_dir() -> Result<PathBuf, ProvisionError> {
-    cache_dir_from(std::env::var_os(CACHE_ENV), std::env::var_os("HOME"))
+pub fn default_cache_dir() -> crate::Result<PathBuf> {
+    Ok(cache_dir_from(std::env::var_os(CACHE_ENV), std::env::var_os("HOME"))?)
 }
 
 fn cache_dir_from(
@@ -24,7 +24,7 @@ fn cache_dir_from(
 }
 
 /// The default state folder: `<cache>/local`.
-pub fn default_state_dir() -> Result<PathBuf, ProvisionError> {
+pub fn default_state_dir() -> crate::Result<PathBuf> {
     Ok(default_cache_dir()?.join("local"))
 }
 

@@ -71,7 +71,7 @@ pub struct LocalOptions {
 impl LocalOptions {
     /// The defaults: cache and state from the environment, no controller-manager,
     /// client rate limits [`DEFAULT_CLIENT_QPS`]/[`DEFAULT_CLIENT_BURST`].
-    pub fn from_env() -> Result<Self, ProvisionError> {
+    pub fn from_env() -> crate::Result<Self> {
         let cache_dir = default_cache_dir()?;
         Ok(Self {
             state_dir: cache_dir.join("local"),
@@ -150,7 +150,7 @@ impl LocalCluster {
         self.children.iter().map(|c| (c.name.as_str(), c.id.pid)).collect()
     }
     /// Stops every component (reverse start order) and reaps them.
-    pub fn down(mut self) -> Result<Vec<(String, Stopped)>, ProvisionError> {
+    pub fn down(mut self) -> crate::Result<Vec<(String, Stopped)>> {
         let outcome = down(&self.state_dir);
         for child in &mut self.children {
             let _ = child.child.try_wait();
@@ -186,15 +186,16 @@ impl Drop for StartGuard {
 
 /// Brings a control plane up (see the module docs). On any error, and when
 /// `opts.cancel` is set, every process this call started is stopped before it returns.
-pub fn up(opts: &LocalOptions) -> Result<LocalCluster, ProvisionError> {
+pub fn up(opts: &LocalOptions) -> crate::Result<LocalCluster> {
     // A Ctrl-C also reaches a foreground child (apt-get, go build), which then fails: say why.
-    up_inner(opts).map_err(|err| {
+    let cluster = up_inner(opts).map_err(|err| {
         if opts.cancelled().is_err() {
             ProvisionError::Interrupted
         } else {
             err
         }
-    })
+    })?;
+    Ok(cluster)
 }
 
 fn up_inner(opts: &LocalOptions) -> Result<LocalCluster, ProvisionError> {
@@ -235,7 +236,7 @@ fn up_inner(opts: &LocalOptions) -> Result<LocalCluster, ProvisionError> {
 
     let t = Instant::now();
     // A previous control plane of this state folder is ours to replace.
-    down(&state.root)?;
+    stop_recorded(&state.root)?;
     std::fs::create_dir_all(&state.root).map_err(error::ProvisionError::io("cannot create", &state.root))?;
     let tokens = certs::ensure(&state)?;
     let [
@@ -415,7 +416,7 @@ impl LocalStatus {
 }
 
 /// The state of the control plane recorded in `state_dir`.
-pub fn status(state_dir: &Path) -> Result<LocalStatus, ProvisionError> {
+pub fn status(state_dir: &Path) -> crate::Result<LocalStatus> {
     let state = StateLayout::new(state_dir);
     let mut components = Vec::new();
     for name in COMPONENTS {
@@ -439,7 +440,8 @@ pub fn status(state_dir: &Path) -> Result<LocalStatus, ProvisionError> {
                 what: "cannot read",
                 path: file,
                 source,
-            });
+            }
+            .into());
         }
     };
     let apiserver_ready = match &record {
@@ -469,7 +471,11 @@ pub fn status(state_dir: &Path) -> Result<LocalStatus, ProvisionError> {
 /// Stops exactly the processes recorded in `state_dir` (reverse start order,
 /// SIGTERM then SIGKILL after [`STOP_GRACE`]); returns what happened to each
 /// recorded component. Certificates and cached binaries stay.
-pub fn down(state_dir: &Path) -> Result<Vec<(String, Stopped)>, ProvisionError> {
+pub fn down(state_dir: &Path) -> crate::Result<Vec<(String, Stopped)>> {
+    Ok(stop_recorded(state_dir)?)
+}
+
+fn stop_recorded(state_dir: &Path) -> Result<Vec<(String, Stopped)>, ProvisionError> {
     let state = StateLayout::new(state_dir);
     let mut out = Vec::new();
     for name in COMPONENTS.iter().rev() {

@@ -1,7 +1,7 @@
 //! A control plane that lives as long as a value: brought up for one run or
 //! one test and stopped when dropped, also when the holder fails half-way.
 
-use super::{LocalCluster, LocalOptions, ProvisionError};
+use super::{LocalCluster, LocalOptions};
 use std::path::PathBuf;
 
 /// A [`LocalCluster`] that is taken down when dropped.
@@ -14,7 +14,7 @@ pub struct ScopedCluster {
 
 impl ScopedCluster {
     /// Brings a control plane up (see [`super::up`]).
-    pub fn up(opts: &LocalOptions) -> Result<ScopedCluster, ProvisionError> {
+    pub fn up(opts: &LocalOptions) -> crate::Result<ScopedCluster> {
         let private = opts.state_dir.parent() == Some(std::env::temp_dir().as_path())
             && opts
                 .state_dir
@@ -36,7 +36,7 @@ impl ScopedCluster {
     }
 
     /// Takes the control plane down now, reporting what went wrong.
-    pub fn down(mut self) -> Result<(), ProvisionError> {
+    pub fn down(mut self) -> crate::Result<()> {
         let outcome = match self.cluster.take() {
             Some(c) => c.down().map(|_| ()),
             None => Ok(()),
@@ -87,7 +87,7 @@ impl LocalOptions {
     /// Options for a control plane of its own: the shared binary cache, and a
     /// state folder `<tmp>/schedlab-<name>-<pid>` that no other process uses,
     /// so tests and runs in parallel do not stop each other's components.
-    pub fn private(name: &str) -> Result<LocalOptions, ProvisionError> {
+    pub fn private(name: &str) -> crate::Result<LocalOptions> {
         let mut opts = LocalOptions::from_env()?;
         opts.state_dir = private_state_dir(name);
         Ok(opts)

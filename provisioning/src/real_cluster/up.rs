@@ -5,9 +5,9 @@
 
 use super::{FaultPlan, IN_CLUSTER_ARM, ProvisionFacts, RealCluster, gke_fault_line, kind_fault_line, pool_facts};
 use crate::external::CommandRunner;
-use crate::gke::{self, GkeCluster, GkeError, GkePlan, nodes::NodeMark};
-use crate::kind::{KindCluster, KindError, KindPlan, Placement};
-use crate::scheduler_deploy::{self, DeployError, Images};
+use crate::gke::{self, GkeCluster, GkePlan, nodes::NodeMark};
+use crate::kind::{KindCluster, KindPlan, Placement};
+use crate::scheduler_deploy::{self, Images};
 use kube_backend::backend::ClientRate;
 use kube_backend::{ApiClient, ClientOptions, KubeError};
 use schedlab_core::NodeSpec;
@@ -34,9 +34,9 @@ pub struct Provisioned {
 #[derive(Debug, thiserror::Error)]
 pub enum UpError {
     #[error("kind cluster: {0}")]
-    Kind(#[source] Box<KindError>),
+    Kind(#[source] Box<crate::Error>),
     #[error("GKE cluster: {0}")]
-    Gke(#[source] Box<GkeError>),
+    Gke(#[source] Box<crate::Error>),
     #[error("creating {}: {error}", path.display())]
     CreateDir { path: PathBuf, error: std::io::Error },
     #[error(transparent)]
@@ -44,7 +44,7 @@ pub enum UpError {
     #[error("marking the nodes with their pools and prices: {0}")]
     Mark(#[source] Box<KubeError>),
     #[error(transparent)]
-    Deploy(Box<DeployError>),
+    Deploy(Box<crate::Error>),
 }
 
 impl UpError {
@@ -53,8 +53,9 @@ impl UpError {
         match self {
             UpError::Kind(e) => e.is_input_error(),
             UpError::Gke(e) => e.is_input_error(),
+            UpError::Deploy(e) => e.is_input_error(),
             UpError::Connect(e) => e.is_input_error(),
-            UpError::CreateDir { .. } | UpError::Mark(_) | UpError::Deploy(_) => false,
+            UpError::CreateDir { .. } | UpError::Mark(_) => false,
         }
     }
 }
@@ -70,7 +71,7 @@ pub fn kind(
     interrupt: &AtomicBool,
     runtime: &tokio::runtime::Runtime,
     rate: ClientRate,
-) -> Result<Provisioned, UpError> {
+) -> crate::Result<Provisioned> {
     let cluster = KindCluster::up(plan, runner.clone(), Some(interrupt)).map_err(|e| UpError::Kind(Box::new(e)))?;
     let plan = cluster.plan().clone();
     let client = ClientOptions {
@@ -167,7 +168,7 @@ pub fn gke(
     runner: Arc<CommandRunner>,
     runtime: &tokio::runtime::Runtime,
     rate: ClientRate,
-) -> Result<Provisioned, UpError> {
+) -> crate::Result<Provisioned> {
     let GkeTarget { plan, .. } = &target;
     let provision = plan.opts.provision;
     let gke_cluster = if provision {
@@ -201,7 +202,7 @@ pub fn gke(
     let found = runtime
         .block_on(gke::nodes::list_nodes(&admin))
         .map_err(|e| UpError::Connect(Box::new(e)))?;
-    let matches = gke::check_pools(&plan.needs, &found).map_err(|e| UpError::Gke(Box::new(GkeError::from(e))))?;
+    let matches = gke::check_pools(&plan.needs, &found).map_err(|e| UpError::Gke(Box::new(e)))?;
     let intended = gke::pools::intended_nodes(nodes, &matches);
     let marks: Vec<NodeMark> = matches
         .iter()
@@ -292,16 +293,20 @@ fn deploy_and_mark(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gke::GkeError;
 
     #[test]
     fn the_users_input_is_told_from_the_rest_through_the_boxes() {
-        let input = UpError::Gke(Box::new(GkeError::NoNodes));
-        let not_input = UpError::Gke(Box::new(GkeError::Command(crate::external::ExternalError::Failed {
-            command: "gcloud container clusters create".into(),
-            why: "creating the cluster".into(),
-            code: Some(1),
-            tail: String::new(),
-        })));
+        let input = UpError::Gke(Box::new(GkeError::NoNodes.into()));
+        let not_input = UpError::Gke(Box::new(
+            GkeError::Command(crate::external::ExternalError::Failed {
+                command: "gcloud container clusters create".into(),
+                why: "creating the cluster".into(),
+                code: Some(1),
+                tail: String::new(),
+            })
+            .into(),
+        ));
         assert!(input.is_input_error());
         assert!(!not_input.is_input_error());
         assert!(

@@ -14,7 +14,7 @@ pub struct DecisionsWriter {
 
 impl DecisionsWriter {
     /// Creates (or truncates) the file at `path`.
-    pub fn create(path: &Path) -> Result<Self, DecisionsError> {
+    pub fn create(path: &Path) -> crate::Result<Self> {
         let lines = JsonlWriter::create(path).map_err(|source| DecisionsError::Create {
             path: path.to_path_buf(),
             source,
@@ -38,9 +38,11 @@ impl DecisionsWriter {
 
     /// Flushes the file and reports the first error met while writing;
     /// returns the number of decisions written.
-    pub fn finish(self) -> Result<u64, DecisionsError> {
-        self.lines
+    pub fn finish(self) -> crate::Result<u64> {
+        let written = self
+            .lines
             .finish()
-            .map_err(|(path, source)| DecisionsError::Write { path, source })
+            .map_err(|(path, source)| DecisionsError::Write { path, source })?;
+        Ok(written)
     }
 }

@@ -15,7 +15,7 @@ pub struct JsonlSink {
 
 impl JsonlSink {
     /// Creates (or truncates) the file at `path`.
-    pub fn create(path: &Path) -> Result<Self, RecordsError> {
+    pub fn create(path: &Path) -> crate::Result<Self> {
         let lines = JsonlWriter::create(path).map_err(|source| RecordsError::Create {
             path: path.to_path_buf(),
             source,
@@ -34,11 +34,11 @@ impl JsonlSink {
     }
 
     /// Flushes the file and reports the first error met while writing.
-    pub fn finish(self) -> Result<(), RecordsError> {
+    pub fn finish(self) -> crate::Result<()> {
         self.lines
             .finish()
-            .map(|_| ())
-            .map_err(|(path, source)| RecordsError::Write { path, source })
+            .map_err(|(path, source)| RecordsError::Write { path, source })?;
+        Ok(())
     }
 }
 

@@ -89,11 +89,25 @@ impl ReportError {
     /// Whether the fault lies in the run folders given (damaged, partial,
     /// mismatched), as opposed to schedlab itself (drawing a plot).
     pub fn is_input_error(&self) -> bool {
-        use crate::claims::ClaimsError;
-        !matches!(
-            self,
-            ReportError::Plot(_)
-                | ReportError::Claims(ClaimsError::UnknownMetric { .. } | ClaimsError::DirectionMismatch { .. })
-        )
+        match self {
+            ReportError::NoFolders
+            | ReportError::ManifestRead { .. }
+            | ReportError::ManifestParse { .. }
+            | ReportError::ManifestInvalid { .. }
+            | ReportError::Incomplete { .. }
+            | ReportError::MissingRecords { .. }
+            | ReportError::MissingRunManifest { .. }
+            | ReportError::RunManifest { .. }
+            | ReportError::RecordsDigest { .. }
+            | ReportError::UnlistedRun { .. }
+            | ReportError::Metrics(_)
+            | ReportError::Decisions(_)
+            | ReportError::DifferentScenarios { .. }
+            | ReportError::DifferentBackends { .. }
+            | ReportError::DuplicateRun { .. }
+            | ReportError::NoRuns { .. } => true,
+            ReportError::Plot(_) => false,
+            ReportError::Claims(e) => crate::error::claims_is_input(e),
+        }
     }
 }

@@ -82,7 +82,7 @@ pub struct Report {
 
 /// The report of one scenario's run folders, as [`render_report`] writes it
 /// for them (claims judged on arm `agmarl`).
-pub fn render(data: &RunFolderData) -> Result<Vec<OutputFile>, ReportError> {
+pub fn render(data: &RunFolderData) -> crate::Result<Vec<OutputFile>> {
     Ok(render_report(std::slice::from_ref(data), DEFAULT_ARM)?.files)
 }
 
@@ -93,9 +93,9 @@ pub fn render(data: &RunFolderData) -> Result<Vec<OutputFile>, ReportError> {
 /// before, without claims, and at the top an index (report.md, report.tex,
 /// report.html) linking them, with the claims section, and claims.json. The
 /// claims judge arm `claims_arm`.
-pub fn render_report(groups: &[RunFolderData], claims_arm: &str) -> Result<Report, ReportError> {
+pub fn render_report(groups: &[RunFolderData], claims_arm: &str) -> crate::Result<Report> {
     let summaries: Vec<Summary> = groups.iter().map(RunFolderData::summary).collect();
-    render_report_with(groups, &summaries, claims_arm)
+    Ok(render_report_with(groups, &summaries, claims_arm)?)
 }
 
 /// [`render_report`] with each group's summary already built (`summaries[i]` of `groups[i]`).

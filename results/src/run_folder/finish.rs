@@ -23,11 +23,9 @@ pub enum FinishError {
     #[error("arm {arm} seed {seed} cannot be reported on: {reason}")]
     RunMissing { arm: String, seed: u64, reason: String },
     #[error("reading back the runs of {}: {error}", dir.display())]
-    Read { dir: PathBuf, error: Box<ReportError> },
+    Read { dir: PathBuf, error: Box<crate::Error> },
     #[error("writing the report of {}: the runs' records are kept, but the folder stays INCOMPLETE: {error}", dir.display())]
     Report { dir: PathBuf, error: Box<FinishStep> },
-    #[error(transparent)]
-    Folder(#[from] FolderError),
 }
 
 /// The step of the report that failed.
@@ -36,7 +34,7 @@ pub enum FinishStep {
     #[error(transparent)]
     Render(ReportError),
     #[error(transparent)]
-    Write(FolderError),
+    Write(crate::Error),
 }
 
 /// Completes `folder`, whose runs have all finished: the summaries at its
@@ -47,7 +45,7 @@ pub fn finish<C: Serialize>(
     folder: &RunFolder,
     manifest: &mut InvocationManifest<C>,
     finished_at: jiff::Timestamp,
-) -> Result<Summary, FinishError> {
+) -> crate::Result<Summary> {
     let dir = folder.root();
     let mut data =
         RunFolderData::load_with(dir, LoadOptions { allow_incomplete: true }).map_err(|error| FinishError::Read {
@@ -59,7 +57,8 @@ pub fn finish<C: Serialize>(
             arm: s.arm.clone(),
             seed: s.seed,
             reason: s.reason.clone(),
-        });
+        }
+        .into());
     }
     // Every run finished; the folder is marked complete right after its report is written, and the
     // report says what `schedlab report DIR` on the complete folder would.
@@ -89,7 +88,7 @@ pub fn finish<C: Serialize>(
 }
 
 /// Writes every file of a report into `out`, each whole or not at all (see [`crate::atomic`]).
-pub fn write_report(files: Vec<OutputFile>, out: &Path) -> Result<(), FolderError> {
+pub fn write_report(files: Vec<OutputFile>, out: &Path) -> crate::Result<()> {
     for file in files {
         let path = out.join(&file.path);
         if let Some(parent) = path.parent() {

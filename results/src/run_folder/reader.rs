@@ -73,29 +73,29 @@ pub struct RunFolderData {
 
 impl RunFolderData {
     /// Loads one complete run folder; anything missing or damaged is an error.
-    pub fn load(dir: &Path) -> Result<RunFolderData, ReportError> {
+    pub fn load(dir: &Path) -> crate::Result<RunFolderData> {
         Self::load_with(dir, LoadOptions::default())
     }
 
-    pub fn load_with(dir: &Path, options: LoadOptions) -> Result<RunFolderData, ReportError> {
+    pub fn load_with(dir: &Path, options: LoadOptions) -> crate::Result<RunFolderData> {
         Self::load_many(&[dir.to_path_buf()], options)
     }
 
     /// Loads and merges folders of one scenario (equal resolved scenarios
     /// and backends); a run (arm, seed) may appear in one folder only.
-    pub fn load_many(dirs: &[PathBuf], options: LoadOptions) -> Result<RunFolderData, ReportError> {
+    pub fn load_many(dirs: &[PathBuf], options: LoadOptions) -> crate::Result<RunFolderData> {
         let mut loaded = Vec::new();
         for dir in dirs {
             loaded.push((dir.clone(), load_one(dir, options)?));
         }
-        merge_all(loaded)
+        Ok(merge_all(loaded)?)
     }
 
     /// Loads folders of one or more scenarios: grouped by scenario name,
     /// each group merged as [`RunFolderData::load_many`] merges (so folders
     /// of one name with different parameters are refused), the groups in
     /// the order of their names.
-    pub fn load_grouped(dirs: &[PathBuf], options: LoadOptions) -> Result<Vec<RunFolderData>, ReportError> {
+    pub fn load_grouped(dirs: &[PathBuf], options: LoadOptions) -> crate::Result<Vec<RunFolderData>> {
         let mut groups: Vec<(String, Vec<(PathBuf, RunFolderData)>)> = Vec::new();
         for dir in dirs {
             let next = load_one(dir, options)?;
@@ -105,10 +105,11 @@ impl RunFolderData {
             }
         }
         if groups.is_empty() {
-            return Err(ReportError::NoFolders);
+            return Err(ReportError::NoFolders.into());
         }
         groups.sort_by(|a, b| a.0.cmp(&b.0));
-        groups.into_iter().map(|(_, loaded)| merge_all(loaded)).collect()
+        let merged: Result<Vec<_>, ReportError> = groups.into_iter().map(|(_, loaded)| merge_all(loaded)).collect();
+        Ok(merged?)
     }
 
     /// Runs the manifests promise.
@@ -442,7 +443,10 @@ pub(crate) mod tests {
         // records of another run copied over this one's: refused by the digest
         fs::copy(&one, &two).unwrap();
         let err = RunFolderData::load(dir).unwrap_err();
-        assert!(matches!(err, ReportError::RecordsDigest { .. }), "{err}");
+        assert!(
+            matches!(err, crate::Error::Report(ReportError::RecordsDigest { .. })),
+            "{err}"
+        );
         assert!(
             err.to_string().contains("seed-2") && err.to_string().contains("SHA-256"),
             "{err}"
@@ -486,7 +490,7 @@ pub(crate) mod tests {
         fs::write(&manifest_path, m.to_string()).unwrap();
         let err = RunFolderData::load(dir).unwrap_err();
         assert!(
-            matches!(&err, ReportError::UnlistedRun { path } if path.ends_with("seed-2")),
+            matches!(&err, crate::Error::Report(ReportError::UnlistedRun { path }) if path.ends_with("seed-2")),
             "{err}"
         );
         m["seeds"] = serde_json::json!([1, 2]);
@@ -494,7 +498,7 @@ pub(crate) mod tests {
         fs::write(&manifest_path, m.to_string()).unwrap();
         let err = RunFolderData::load(dir).unwrap_err();
         assert!(
-            matches!(&err, ReportError::UnlistedRun { path } if path.ends_with("runs/binpack")),
+            matches!(&err, crate::Error::Report(ReportError::UnlistedRun { path }) if path.ends_with("runs/binpack")),
             "{err}"
         );
 
@@ -569,7 +573,10 @@ pub(crate) mod tests {
         // a missing records file
         fs::remove_file(&path).unwrap();
         let err = RunFolderData::load(dir).unwrap_err();
-        assert!(matches!(err, ReportError::MissingRecords { seed: 2, .. }), "{err}");
+        assert!(
+            matches!(err, crate::Error::Report(ReportError::MissingRecords { seed: 2, .. })),
+            "{err}"
+        );
 
         // garbled and missing manifests
         fs::write(dir.join(MANIFEST_FILE), "{\"scenario\": ").unwrap();
@@ -591,7 +598,10 @@ pub(crate) mod tests {
         fs::write(&path, &text[..text.len() / 2]).unwrap();
 
         let err = RunFolderData::load(dir).unwrap_err();
-        assert!(matches!(err, ReportError::Incomplete { .. }), "{err}");
+        assert!(
+            matches!(err, crate::Error::Report(ReportError::Incomplete { .. })),
+            "{err}"
+        );
         assert!(err.to_string().contains("--allow-incomplete"), "{err}");
 
         let data = RunFolderData::load_with(dir, LoadOptions { allow_incomplete: true }).unwrap();
@@ -622,17 +632,23 @@ pub(crate) mod tests {
 
         let err = RunFolderData::load_many(&[a.clone(), c.clone()], LoadOptions::default()).unwrap_err();
         let text = err.to_string();
-        assert!(matches!(err, ReportError::DifferentScenarios { .. }));
+        assert!(matches!(
+            err,
+            crate::Error::Report(ReportError::DifferentScenarios { .. })
+        ));
         assert!(
             text.contains(&a.display().to_string()) && text.contains(&c.display().to_string()),
             "{text}"
         );
 
         let err = RunFolderData::load_many(&[a.clone(), d], LoadOptions::default()).unwrap_err();
-        assert!(matches!(err, ReportError::DuplicateRun { seed: 2, .. }), "{err}");
+        assert!(
+            matches!(err, crate::Error::Report(ReportError::DuplicateRun { seed: 2, .. })),
+            "{err}"
+        );
         assert!(matches!(
             RunFolderData::load_many(&[], LoadOptions::default()),
-            Err(ReportError::NoFolders)
+            Err(crate::Error::Report(ReportError::NoFolders))
         ));
     }
 }

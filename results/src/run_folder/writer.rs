@@ -30,7 +30,13 @@ pub enum FolderError {
 impl FolderError {
     /// Whether the user's input caused it (an unusable `--out`).
     pub fn is_input_error(&self) -> bool {
-        matches!(self, FolderError::Unusable { .. })
+        match self {
+            FolderError::Unusable { .. } => true,
+            FolderError::Write { .. }
+            | FolderError::CreateDir { .. }
+            | FolderError::Remove { .. }
+            | FolderError::Json { .. } => false,
+        }
     }
 }
 
@@ -44,18 +50,18 @@ impl RunFolder {
     /// folder: it does not exist and can be created, or it is an empty folder
     /// that can be written. Called before a cluster is connected or made, so
     /// an unusable `--out` costs seconds, not a provisioned cluster.
-    pub fn preflight(root: &Path) -> Result<(), FolderError> {
+    pub fn preflight(root: &Path) -> crate::Result<()> {
         let bad = |what: String| FolderError::Unusable {
             path: root.to_path_buf(),
             what,
         };
         if root.exists() {
             if !root.is_dir() {
-                return Err(bad("a file is there, not a folder; choose another".into()));
+                return Err(bad("a file is there, not a folder; choose another".into()).into());
             }
             let mut entries = fs::read_dir(root).map_err(|e| bad(format!("cannot be read: {e}")))?;
             if entries.next().is_some() {
-                return Err(bad("the folder exists and is not empty; choose another".into()));
+                return Err(bad("the folder exists and is not empty; choose another".into()).into());
             }
             let probe = root.join(".schedlab-write-check");
             fs::write(&probe, b"").map_err(|e| bad(format!("cannot be written: {e}")))?;
@@ -79,7 +85,7 @@ impl RunFolder {
 
     /// Creates `root` (which must not exist, or be an empty folder) with the
     /// incomplete marker in it.
-    pub fn create(root: &Path) -> Result<RunFolder, FolderError> {
+    pub fn create(root: &Path) -> crate::Result<RunFolder> {
         RunFolder::preflight(root)?;
         let bad = |what: String| FolderError::Unusable {
             path: root.to_path_buf(),
@@ -102,7 +108,7 @@ impl RunFolder {
     }
 
     /// The folder of one (arm, seed) run, created on demand.
-    pub fn run_dir(&self, arm: &str, seed: u64) -> Result<PathBuf, FolderError> {
+    pub fn run_dir(&self, arm: &str, seed: u64) -> crate::Result<PathBuf> {
         let dir = run_dir(&self.root, arm, seed);
         fs::create_dir_all(&dir).map_err(|error| FolderError::CreateDir {
             path: dir.clone(),
@@ -112,39 +118,36 @@ impl RunFolder {
     }
 
     /// Writes `name` (a path relative to the folder) whole or not at all.
-    pub fn write(&self, name: &str, contents: &str) -> Result<(), FolderError> {
+    pub fn write(&self, name: &str, contents: &str) -> crate::Result<()> {
         write_atomic(&self.root.join(name), contents.as_bytes())
     }
 
     /// Writes `value` as pretty JSON to `name` (a path relative to the folder).
-    pub fn write_json<T: serde::Serialize>(
-        &self,
-        name: &str,
-        what: &'static str,
-        value: &T,
-    ) -> Result<(), FolderError> {
+    pub fn write_json<T: serde::Serialize>(&self, name: &str, what: &'static str, value: &T) -> crate::Result<()> {
         write_json(&self.root.join(name), what, value)
     }
 
     /// Removes the incomplete marker: call last.
-    pub fn mark_complete(&self) -> Result<(), FolderError> {
+    pub fn mark_complete(&self) -> crate::Result<()> {
         let path = self.root.join(INCOMPLETE_MARKER);
-        fs::remove_file(&path).map_err(|error| FolderError::Remove { path, error })
+        fs::remove_file(&path).map_err(|error| FolderError::Remove { path, error })?;
+        Ok(())
     }
 }
 
 /// Writes `path` whole or not at all (a temporary name in its folder, then a
 /// rename): an interrupted or failed write never leaves part of a file under
 /// the final name. The error names the file.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), FolderError> {
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> crate::Result<()> {
     crate::atomic::write(path, bytes).map_err(|error| FolderError::Write {
         path: path.to_path_buf(),
         error,
-    })
+    })?;
+    Ok(())
 }
 
 /// Writes `value` to `path` as pretty JSON with a final newline, whole or not at all.
-pub fn write_json<T: serde::Serialize>(path: &Path, what: &'static str, value: &T) -> Result<(), FolderError> {
+pub fn write_json<T: serde::Serialize>(path: &Path, what: &'static str, value: &T) -> crate::Result<()> {
     let text = super::manifests::to_pretty_json(value).map_err(|error| FolderError::Json { what, error })?;
     write_atomic(path, text.as_bytes())
 }

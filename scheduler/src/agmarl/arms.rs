@@ -11,7 +11,7 @@ pub const AGMARL_ARMS: &[&str] = &["agmarl", "agmarl-nognn", "agmarl-linear", "a
 
 /// The AGMARL arm `name` with the given network (e.g. from `--checkpoint`)
 /// and the variant's default configuration.
-pub fn agmarl_arm_with(name: &str, net: AgmarlNet, seed: u64) -> Result<Box<dyn Scheduler>, ArmError> {
+pub fn agmarl_arm_with(name: &str, net: AgmarlNet, seed: u64) -> crate::Result<Box<dyn Scheduler>> {
     agmarl_arm_configured(name, net, &AgmarlConfig::default(), seed)
 }
 
@@ -22,7 +22,7 @@ pub fn agmarl_arm_configured(
     net: AgmarlNet,
     config: &AgmarlConfig,
     seed: u64,
-) -> Result<Box<dyn Scheduler>, ArmError> {
+) -> crate::Result<Box<dyn Scheduler>> {
     let variant = Variant::from_arm_name(name).ok_or_else(|| ArmError::NotAgmarl { name: name.to_string() })?;
     let config = AgmarlConfig {
         variant,

@@ -239,7 +239,7 @@ pub fn to_bytes(net: &AgmarlNet) -> Result<Vec<u8>, CheckpointError> {
 
 /// Writes `net` to `path` (safetensors) and `meta` to its sidecar
 /// ([`sidecar_path`]).
-pub fn save(net: &AgmarlNet, meta: &CheckpointMeta, path: &Path) -> Result<(), CheckpointError> {
+pub fn save(net: &AgmarlNet, meta: &CheckpointMeta, path: &Path) -> crate::Result<()> {
     let bytes = to_bytes(net)?;
     let sidecar = sidecar_path(path);
     let meta = CheckpointMeta {
@@ -256,17 +256,18 @@ pub fn save(net: &AgmarlNet, meta: &CheckpointMeta, path: &Path) -> Result<(), C
 }
 
 /// Reads the checkpoint at `path` (safetensors) and its sidecar.
-pub fn load(path: &Path) -> Result<(AgmarlNet, CheckpointMeta), CheckpointError> {
+pub fn load(path: &Path) -> crate::Result<(AgmarlNet, CheckpointMeta)> {
     let sidecar = sidecar_path(path);
     let weights = schedlab_core::input::read_bounded(path, MAX_WEIGHTS_BYTES).map_err(|e| io_error(path, e))?;
     let meta =
         schedlab_core::input::read_bounded_string(&sidecar, MAX_SIDECAR_BYTES).map_err(|e| io_error(&sidecar, e))?;
-    load_parts(
+    let loaded = load_parts(
         &weights,
         &path.display().to_string(),
         &meta,
         &sidecar.display().to_string(),
-    )
+    )?;
+    Ok(loaded)
 }
 
 /// A checkpoint from memory; `origin` names where the bytes came from in
@@ -276,8 +277,8 @@ pub fn load_bytes(weights: &[u8], sidecar: &str, origin: &str) -> Result<(Agmarl
 }
 
 /// The checkpoint of the full method built into the binary (`scheduler/checkpoints/agmarl.*`).
-pub fn bundled() -> Result<(AgmarlNet, CheckpointMeta), CheckpointError> {
-    bundled_for(Variant::Full)
+pub fn bundled() -> crate::Result<(AgmarlNet, CheckpointMeta)> {
+    Ok(bundled_for(Variant::Full)?)
 }
 
 /// The checkpoint built into the binary for `variant`, trained as that variant.

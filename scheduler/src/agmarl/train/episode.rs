@@ -163,7 +163,7 @@ impl Explorer {
 
     /// Joins the log with the realised metrics of the run's placements,
     /// measured with `horizon`.
-    pub fn finish(self, mut realised: Vec<Realised>, horizon: Span, cfg: &RewardConfig) -> Result<Episode, TrainError> {
+    pub fn finish(self, mut realised: Vec<Realised>, horizon: Span, cfg: &RewardConfig) -> crate::Result<Episode> {
         let censored = realised.iter().filter(|r| r.settled.censored()).count();
         estimate_censored(&mut realised, horizon);
         let mut episode = assemble(self.log, &realised, cfg)?;

@@ -13,7 +13,6 @@
 use crate::agmarl::network::{AgmarlNet, Critic};
 use crate::agmarl::train::config::TrainConfig;
 use crate::agmarl::train::episode::{Episode, Explorer};
-use crate::agmarl::train::error::TrainError;
 use crate::agmarl::train::maddpg::Learner;
 use crate::agmarl::train::realised::RealisedTracker;
 use crate::agmarl::train::replay::ReplayBuffer;
@@ -57,7 +56,7 @@ pub struct Trainer {
 
 impl Trainer {
     /// A trainer with freshly initialised networks drawn from `seed`.
-    pub fn new(cfg: TrainConfig, seed: u64) -> Result<Trainer, TrainError> {
+    pub fn new(cfg: TrainConfig, seed: u64) -> crate::Result<Trainer> {
         cfg.validate()?;
         let actor = AgmarlNet::new(&cfg.hyper, seed)?;
         let critic = Critic::new(&cfg.hyper, seed)?;
@@ -99,7 +98,7 @@ impl Trainer {
 
     /// The exploring policy of one episode: a frozen copy of the actor, the
     /// noise of `sigma` drawn from `seed`.
-    pub fn explorer(&self, seed: u64, sigma: f32) -> Result<Explorer, TrainError> {
+    pub fn explorer(&self, seed: u64, sigma: f32) -> crate::Result<Explorer> {
         Ok(Explorer::new(
             self.actor().deep_clone()?,
             self.cfg.policy.clone(),
@@ -130,7 +129,7 @@ impl Trainer {
     /// `updates` learner updates on minibatches from the buffer (none while
     /// it holds fewer than `warmup` transitions), then the round's critic
     /// loss goes to the adaptive learning rate.
-    pub fn learn(&mut self, updates: usize) -> Result<LearnStats, TrainError> {
+    pub fn learn(&mut self, updates: usize) -> crate::Result<LearnStats> {
         if self.buffer.len() < self.cfg.warmup.max(1) || updates == 0 {
             return Ok(LearnStats::none());
         }
