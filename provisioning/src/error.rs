@@ -3,6 +3,7 @@
 use crate::external::ExternalError;
 use crate::faults::FaultError;
 use crate::gke::{GkeError, PoolsMissing};
+use crate::images::ImageError;
 use crate::kind::KindError;
 use crate::local::ProvisionError;
 use crate::real_cluster::up::UpError;
@@ -29,6 +30,8 @@ pub enum Error {
     Kube(#[from] kube_backend::Error),
     #[error(transparent)]
     Up(#[from] UpError),
+    #[error(transparent)]
+    Image(#[from] ImageError),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -62,6 +65,9 @@ impl Error {
             },
             Error::Kube(e) => e.is_input_error(),
             Error::Up(e) => e.is_input_error(),
+            // Per variant: a spec that cannot be an image or a program the
+            // user named that is missing is input; I/O, ldd and ctr are not.
+            Error::Image(e) => e.is_input_error(),
         }
     }
 }

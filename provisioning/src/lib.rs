@@ -2,7 +2,8 @@
 //! checking and tearing down the clusters a run plays on, and handing the
 //! kube backend a connected one. It may use `schedlab-core` and
 //! `kube-backend`, and it runs the external programs that make clusters
-//! (the control-plane binaries, openssl, apt, docker, kind, gcloud).
+//! (the control-plane binaries, openssl, apt, docker, kind, gcloud, ldd,
+//! ctr).
 //!
 //! - [`local`]: a real Kubernetes 1.20 control plane on loopback (etcd,
 //!   kube-apiserver, kube-scheduler, optionally kube-controller-manager),
@@ -13,6 +14,8 @@
 //!   and service-account kubeconfigs (TokenRequest).
 //! - [`external`]: the one runner of external commands, with dry-run.
 //! - [`faults`]: node faults on real nodes, fed by the run player.
+//! - [`images`]: container images written as docker-archive tarballs
+//!   without Docker, and imported into a node's containerd (ctr).
 //! - [`scheduler_deploy`]: the in-cluster scheduler on kind and GKE.
 //! - [`real_cluster`]: a kind or GKE cluster made ready for a scenario's
 //!   runs, as the kube backend uses it (real nodes, faults on them).
@@ -21,6 +24,7 @@ mod error;
 pub mod external;
 pub mod faults;
 pub mod gke;
+pub mod images;
 pub mod kind;
 pub mod local;
 pub mod manifests;
