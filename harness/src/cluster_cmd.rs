@@ -1,5 +1,6 @@
 //! `schedlab cluster up|status|down --local`: a real control plane on
-//! loopback (see `provisioning::local`).
+//! loopback (see `provisioning::local`), with real nodes beside it on
+//! request (see `provisioning::kubelets`).
 
 use crate::exit::InputError;
 use crate::out::outln;
@@ -50,6 +51,10 @@ pub struct UpArgs {
     /// Do not install missing Debian packages (apt-get needs root).
     #[arg(long)]
     pub no_install: bool,
+    /// Also start N real nodes on this machine (a kubelet with containerd each, in its own
+    /// mount namespace and cgroups; needs root and cgroup v1; runs the controller-manager).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub real_nodes: usize,
 }
 
 pub fn run(args: ClusterArgs) -> anyhow::Result<()> {
@@ -81,20 +86,29 @@ fn run_up(args: UpArgs) -> anyhow::Result<()> {
     opts.scheduler_qps = args.scheduler_qps;
     opts.scheduler_burst = args.scheduler_burst;
     opts.install_packages = !args.no_install;
+    opts.real_nodes = args.real_nodes;
     opts.cancel = Some(local::cancel_on_interrupt()?);
     eprintln!("bringing the local control plane up (a cold cache builds Kubernetes: several minutes)");
     let cluster = local::up(&opts).context("local control plane")?;
     let t = &cluster.timings;
     eprintln!(
-        "ready in {:.1}s (packages {:.1}s, source {:.1}s, build {:.1}s, start {:.1}s)",
+        "ready in {:.1}s (packages {:.1}s, source {:.1}s, build {:.1}s, start {:.1}s, real nodes {:.1}s)",
         t.total.as_secs_f64(),
         t.packages.as_secs_f64(),
         t.source.as_secs_f64(),
         t.build.as_secs_f64(),
-        t.start.as_secs_f64()
+        t.start.as_secs_f64(),
+        t.nodes.as_secs_f64()
     );
     for (name, pid) in cluster.pids() {
         outln!("{name}\tpid {pid}")?;
+    }
+    for node in &cluster.record.real_nodes {
+        outln!(
+            "real node {}\tReady after {:.1}s",
+            node.name,
+            node.ready_after.as_secs_f64()
+        )?;
     }
     let (qps, burst) = cluster.client_rate();
     outln!("server\t{}", cluster.server())?;
@@ -122,6 +136,20 @@ fn run_status(args: StateArgs) -> anyhow::Result<()> {
             if st.apiserver_ready { "ready" } else { "NOT ready" }
         )?,
         None => outln!("apiserver\tno control plane recorded in {}", state_dir.display())?,
+    }
+    for node in &st.real_nodes {
+        let ready = match node.ready {
+            Some(true) => "Ready",
+            Some(false) => "NOT Ready",
+            None => "readiness unknown",
+        };
+        let run = |on: bool| if on { "running" } else { "stopped" };
+        outln!(
+            "real node {}\t{ready}, kubelet {}, containerd {}",
+            node.name,
+            run(node.kubelet),
+            run(node.containerd)
+        )?;
     }
     if st.record.is_some() && !st.healthy() {
         anyhow::bail!("the local control plane in {} is not healthy", state_dir.display());

@@ -5,6 +5,7 @@ use crate::faults::FaultError;
 use crate::gke::{GkeError, PoolsMissing};
 use crate::images::ImageError;
 use crate::kind::KindError;
+use crate::kubelets::KubeletError;
 use crate::local::ProvisionError;
 use crate::real_cluster::up::UpError;
 use crate::scheduler_deploy::DeployError;
@@ -32,6 +33,8 @@ pub enum Error {
     Up(#[from] UpError),
     #[error(transparent)]
     Image(#[from] ImageError),
+    #[error(transparent)]
+    Kubelets(#[from] KubeletError),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -68,6 +71,7 @@ impl Error {
             // Per variant: a spec that cannot be an image or a program the
             // user named that is missing is input; I/O, ldd and ctr are not.
             Error::Image(e) => e.is_input_error(),
+            Error::Kubelets(e) => e.is_input_error(),
         }
     }
 }

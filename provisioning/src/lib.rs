@@ -2,12 +2,16 @@
 //! checking and tearing down the clusters a run plays on, and handing the
 //! kube backend a connected one. It may use `schedlab-core` and
 //! `kube-backend`, and it runs the external programs that make clusters
-//! (the control-plane binaries, openssl, apt, docker, kind, gcloud, ldd,
-//! ctr).
+//! (the control-plane binaries, openssl, apt, containerd, docker, kind,
+//! gcloud, ldd, ctr).
 //!
 //! - [`local`]: a real Kubernetes 1.20 control plane on loopback (etcd,
 //!   kube-apiserver, kube-scheduler, optionally kube-controller-manager),
 //!   built from Debian's source package, no containers.
+//! - [`kubelets`]: real nodes on this machine beside it (kubelet and
+//!   containerd per node, each in its own mount namespace and cgroups).
+//! - [`images`]: container images built without Docker, imported into a
+//!   node's containerd.
 //! - [`kind`]: a kind cluster made from a scenario's nodes (docker, kind).
 //! - [`gke`]: a GKE cluster checked (or made) for a scenario (gcloud).
 //! - [`manifests`]: rendering, applying and deleting `deploy/kustomize`,
@@ -26,6 +30,7 @@ pub mod faults;
 pub mod gke;
 pub mod images;
 pub mod kind;
+pub mod kubelets;
 pub mod local;
 pub mod manifests;
 pub mod real_cluster;

@@ -1,6 +1,7 @@
-//! Building kube-apiserver, kube-scheduler, kube-controller-manager and
-//! kubectl from the unpacked Debian source, offline, the way upstream 1.20
-//! built them (GOPATH mode; module mode fails on this source).
+//! Building kube-apiserver, kube-scheduler, kube-controller-manager,
+//! kubectl and the kubelet from the unpacked Debian source, offline, the way
+//! upstream 1.20 built them (GOPATH mode; module mode fails on this source),
+//! and the pause program every pod sandbox runs.
 
 use super::error::ProvisionError;
 use super::layout::CacheLayout;
@@ -9,9 +10,19 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// The binaries built into the cache: what the local control plane runs,
-/// and kubectl, whose embedded kustomize (v2.0.3) renders the project's
-/// manifests the way a 1.20 cluster's users would.
-pub const BINARIES: &[&str] = &["kube-apiserver", "kube-scheduler", "kube-controller-manager", "kubectl"];
+/// kubectl, whose embedded kustomize (v2.0.3) renders the project's
+/// manifests the way a 1.20 cluster's users would, and the kubelet of real nodes.
+pub const BINARIES: &[&str] = &[
+    "kube-apiserver",
+    "kube-scheduler",
+    "kube-controller-manager",
+    "kubectl",
+    "kubelet",
+];
+
+/// The pause program (a static C binary from the same source), built beside them.
+pub const PAUSE: &str = "pause";
+const PAUSE_SOURCE: &str = "build/pause/linux/pause.c";
 
 /// The version stamped into the binaries (what the Debian source really is).
 const GIT_VERSION: &str = "v1.20.2";
@@ -28,7 +39,7 @@ const OPENAPI_OUT: &str = "pkg/generated/openapi/zz_generated.openapi.go";
 
 /// Whether every binary is already in the cache.
 pub fn binaries_present(cache: &CacheLayout) -> bool {
-    BINARIES.iter().all(|b| cache.binary(b).is_file())
+    BINARIES.iter().chain([&PAUSE]).all(|b| cache.binary(b).is_file())
 }
 
 /// Builds whatever binary is missing; returns whether anything was built.
@@ -66,7 +77,23 @@ pub fn ensure(cache: &CacheLayout) -> Result<bool, ProvisionError> {
         )?;
         std::fs::rename(&partial, &target).map_err(ProvisionError::io("cannot rename to", &target))?;
     }
+    build_pause(cache, &log)?;
     Ok(true)
+}
+
+fn build_pause(cache: &CacheLayout, log: &Path) -> Result<(), ProvisionError> {
+    let target = cache.binary(PAUSE);
+    if target.is_file() {
+        return Ok(());
+    }
+    let partial = cache.bin().join(format!("{PAUSE}.partial"));
+    external::run_logged(
+        &ExternalCommand::new("gcc", ["-Os", "-static", "-o"], "build the pause program")
+            .arg(&partial)
+            .arg(cache.src().join(PAUSE_SOURCE)),
+        log,
+    )?;
+    std::fs::rename(&partial, &target).map_err(ProvisionError::io("cannot rename to", &target))
 }
 
 /// A `go` command in GOPATH mode, offline, static, run inside the GOPATH view of the source.
@@ -328,6 +355,9 @@ mod tests {
         for b in BINARIES {
             std::fs::write(cache.binary(b), "").unwrap();
         }
+        // a cache from before real nodes lacks the pause program: not complete
+        assert!(!binaries_present(&cache));
+        std::fs::write(cache.binary(PAUSE), "").unwrap();
         assert!(binaries_present(&cache));
         // No Go, no source: ensure must not try to build anything.
         assert!(!ensure(&cache).unwrap());

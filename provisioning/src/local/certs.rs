@@ -18,6 +18,8 @@ pub const SCHEDULER: &str = "system:kube-scheduler";
 pub const CONTROLLER_MANAGER: &str = "system:kube-controller-manager";
 /// The identity of schedlab's own scheduler, bound to `system:kube-scheduler`.
 pub const AGMARL: &str = "agmarl";
+/// The identity every real node's kubelet uses, bound to `system:node`.
+pub const KUBELET: &str = "kubelet";
 
 /// One line of the apiserver's `--token-auth-file`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,7 +37,7 @@ pub struct Tokens {
 }
 
 impl Tokens {
-    /// Fresh tokens for the four users the control plane knows.
+    /// Fresh tokens for the five users the control plane knows.
     pub fn generate() -> Result<Self, ProvisionError> {
         let user = |user: &str, uid: &str, groups: &[&str]| -> Result<TokenUser, ProvisionError> {
             Ok(TokenUser {
@@ -51,6 +53,7 @@ impl Tokens {
                 user(SCHEDULER, "uid-sched", &[])?,
                 user(CONTROLLER_MANAGER, "uid-cm", &[])?,
                 user(AGMARL, "uid-agmarl", &[])?,
+                user(KUBELET, "uid-kubelet", &["system:nodes"])?,
             ],
         })
     }
@@ -126,7 +129,18 @@ pub fn ensure(state: &StateLayout) -> Result<Tokens, ProvisionError> {
     .all(|f| state.pki_file(f).is_file());
     if complete {
         let text = std::fs::read_to_string(&tokens_path).map_err(ProvisionError::io("cannot read", &tokens_path))?;
-        return Tokens::parse(&text, &tokens_path);
+        let mut tokens = Tokens::parse(&text, &tokens_path)?;
+        // a state folder made before a user was added gets that user's token
+        let missing: Vec<TokenUser> = Tokens::generate()?
+            .users
+            .into_iter()
+            .filter(|u| tokens.token(&u.user).is_none())
+            .collect();
+        if !missing.is_empty() {
+            tokens.users.extend(missing);
+            write_private(&tokens_path, &tokens.to_csv())?;
+        }
+        return Ok(tokens);
     }
     std::fs::create_dir_all(&pki).map_err(ProvisionError::io("cannot create", &pki))?;
     let openssl = |args: &[&str]| {

@@ -136,6 +136,9 @@ pub fn apiserver(state: &StateLayout, ports: &Ports, controller_manager: bool) -
         // The `kubernetes` Endpoints may not hold a loopback address.
         &"--endpoint-reconciler-type",
         &"none",
+        // real nodes all report 127.0.0.1, where their kubelets listen (logs, exec)
+        &"--kubelet-preferred-address-types",
+        &"InternalIP",
         &"--profiling=false",
         &"--v=1",
     ]);
@@ -190,6 +193,9 @@ pub fn controller_manager(state: &StateLayout, ports: &Ports) -> Vec<OsString> {
         &state.pki_file("sa.key"),
         &"--root-ca-file",
         &state.pki_file("ca.crt"),
+        // else it makes /usr/libexec/kubernetes/kubelet-plugins/volume/exec on the host
+        &"--flex-volume-plugin-dir",
+        &state.root.join("flex-volume"),
         &"--v=1",
     ])
 }

@@ -66,6 +66,12 @@ pub struct LocalOptions {
     pub ready_timeout: Duration,
     /// Set (by a Ctrl-C handler, say) to abandon `up`; what was started is stopped.
     pub cancel: Option<Arc<AtomicBool>>,
+    /// Real nodes to start beside the control plane (real kubelets with
+    /// containerd; see [`crate::kubelets`]); they need the controller-manager,
+    /// which then runs whatever `controller_manager` says.
+    pub real_nodes: usize,
+    /// Labels of each real node, by position.
+    pub real_node_labels: Vec<Vec<(String, String)>>,
 }
 
 impl LocalOptions {
@@ -82,6 +88,8 @@ impl LocalOptions {
             install_packages: true,
             ready_timeout: Duration::from_secs(120),
             cancel: None,
+            real_nodes: 0,
+            real_node_labels: Vec::new(),
         })
     }
 
@@ -100,6 +108,9 @@ pub struct Timings {
     pub source: Duration,
     pub build: Duration,
     pub start: Duration,
+    /// Starting the real nodes until every one was Ready.
+    #[serde(default)]
+    pub nodes: Duration,
     pub total: Duration,
     /// Whether the binaries were built in this call (a cold cache).
     pub built: bool,
@@ -116,6 +127,9 @@ pub struct ClusterRecord {
     pub admin_kubeconfig: PathBuf,
     pub agmarl_kubeconfig: PathBuf,
     pub ca_file: PathBuf,
+    /// The real nodes started beside it, each with its time to Ready.
+    #[serde(default)]
+    pub real_nodes: Vec<crate::kubelets::NodeUp>,
 }
 
 /// A running local control plane started by [`up`]. It keeps running when
@@ -187,15 +201,88 @@ impl Drop for StartGuard {
 /// Brings a control plane up (see the module docs). On any error, and when
 /// `opts.cancel` is set, every process this call started is stopped before it returns.
 pub fn up(opts: &LocalOptions) -> crate::Result<LocalCluster> {
+    if opts.real_nodes > 0 {
+        // before anything is installed, built or started
+        crate::kubelets::check_host_before_install(opts.real_nodes)?;
+    }
+    // Real nodes of an earlier control plane of this state folder go with it.
+    crate::kubelets::stop_all(&opts.state_dir)?;
     // A Ctrl-C also reaches a foreground child (apt-get, go build), which then fails: say why.
-    let cluster = up_inner(opts).map_err(|err| {
+    let mut cluster = up_inner(opts).map_err(|err| {
         if opts.cancelled().is_err() {
             ProvisionError::Interrupted
         } else {
             err
         }
     })?;
+    if opts.real_nodes > 0 {
+        let t = Instant::now();
+        match start_real_nodes(opts, &cluster) {
+            Ok(nodes) => {
+                cluster.record.real_nodes = nodes;
+                write_record(&StateLayout::new(&opts.state_dir), &cluster.record)?;
+            }
+            Err(err) => {
+                // the nodes stopped themselves; the control plane goes too
+                if let Err(down) = cluster.down() {
+                    tracing::warn!(error = %down, "could not stop the control plane after the real nodes failed");
+                }
+                return Err(err);
+            }
+        }
+        cluster.timings.nodes = t.elapsed();
+        cluster.timings.total += cluster.timings.nodes;
+    }
     Ok(cluster)
+}
+
+fn start_real_nodes(opts: &LocalOptions, cluster: &LocalCluster) -> crate::Result<Vec<crate::kubelets::NodeUp>> {
+    let state = StateLayout::new(&opts.state_dir);
+    let tokens = certs::ensure(&state)?;
+    let token = |user: &str| {
+        tokens
+            .token(user)
+            .map(str::to_owned)
+            .ok_or_else(|| ProvisionError::Malformed {
+                what: "tokens file",
+                path: state.pki_file("tokens.csv"),
+                detail: format!("no token for {user}"),
+            })
+    };
+    let admin_token = token(certs::ADMIN)?;
+    let kubelet_token = token(certs::KUBELET)?;
+    rbac::bind_user(
+        cluster.server(),
+        &cluster.record.ca_file,
+        &admin_token,
+        certs::KUBELET,
+        rbac::KUBELET_BINDINGS,
+    )?;
+    let node_opts = crate::kubelets::NodeOptions {
+        state_dir: &opts.state_dir,
+        cache_dir: &opts.cache_dir,
+        count: opts.real_nodes,
+        labels: &opts.real_node_labels,
+        ready_timeout: crate::kubelets::DEFAULT_READY_TIMEOUT,
+        cancel: opts.cancel.as_deref(),
+    };
+    let plane = crate::kubelets::Plane {
+        server: cluster.server(),
+        ca_file: &cluster.record.ca_file,
+        admin_token: &admin_token,
+        kubelet_token: &kubelet_token,
+    };
+    crate::kubelets::start(&node_opts, &plane)
+}
+
+fn write_record(state: &StateLayout, record: &ClusterRecord) -> Result<(), ProvisionError> {
+    let file = state.cluster_file();
+    let text = serde_json::to_string_pretty(record).map_err(|e| ProvisionError::Malformed {
+        what: "cluster record",
+        path: file.clone(),
+        detail: e.to_string(),
+    })?;
+    std::fs::write(&file, text).map_err(ProvisionError::io("cannot write", &file))
 }
 
 fn up_inner(opts: &LocalOptions) -> Result<LocalCluster, ProvisionError> {
@@ -206,14 +293,19 @@ fn up_inner(opts: &LocalOptions) -> Result<LocalCluster, ProvisionError> {
     let need_build = !build::binaries_present(&cache);
 
     let t = Instant::now();
+    let extra: &[&str] = if opts.real_nodes > 0 {
+        crate::kubelets::NODE_PACKAGES
+    } else {
+        &[]
+    };
     if opts.install_packages {
-        let report = packages::ensure(need_build)?;
+        let report = packages::ensure(need_build, extra)?;
         if !report.installed.is_empty() {
             tracing::info!(packages = ?report.installed, "installed");
         }
     } else {
         let tools: &[&'static str] = if need_build {
-            &["etcd", "openssl", "curl", "go", "dpkg-source"]
+            &["etcd", "openssl", "curl", "go", "dpkg-source", "gcc"]
         } else {
             &["etcd", "openssl", "curl"]
         };
@@ -300,6 +392,7 @@ fn up_inner(opts: &LocalOptions) -> Result<LocalCluster, ProvisionError> {
         armed: true,
     };
     let cancel = opts.cancel.as_deref();
+    let controller_manager = opts.controller_manager || opts.real_nodes > 0;
     let mut start = |name: &str, program: PathBuf, args: Vec<std::ffi::OsString>, probe: Probe| {
         let started = process::spawn(&state, name, &program, &args)?;
         guard.started.push(started);
@@ -321,7 +414,7 @@ fn up_inner(opts: &LocalOptions) -> Result<LocalCluster, ProvisionError> {
     start(
         APISERVER,
         cache.binary(APISERVER),
-        flags::apiserver(&state, &ports, opts.controller_manager),
+        flags::apiserver(&state, &ports, controller_manager),
         Probe {
             url: format!("{server}/readyz"),
             ca_file: Some(ca_file.clone()),
@@ -338,7 +431,7 @@ fn up_inner(opts: &LocalOptions) -> Result<LocalCluster, ProvisionError> {
             bearer: None,
         },
     )?;
-    if opts.controller_manager {
+    if controller_manager {
         start(
             CONTROLLER_MANAGER,
             cache.binary(CONTROLLER_MANAGER),
@@ -355,20 +448,15 @@ fn up_inner(opts: &LocalOptions) -> Result<LocalCluster, ProvisionError> {
     let record = ClusterRecord {
         server,
         ports,
-        controller_manager: opts.controller_manager,
+        controller_manager,
         scheduler_qps: opts.scheduler_qps,
         scheduler_burst: opts.scheduler_burst,
         admin_kubeconfig: state.kubeconfig("admin"),
         agmarl_kubeconfig: state.kubeconfig("agmarl"),
         ca_file,
+        real_nodes: Vec::new(),
     };
-    let file = state.cluster_file();
-    let text = serde_json::to_string_pretty(&record).map_err(|e| ProvisionError::Malformed {
-        what: "cluster record",
-        path: file.clone(),
-        detail: e.to_string(),
-    })?;
-    std::fs::write(&file, text).map_err(ProvisionError::io("cannot write", &file))?;
+    write_record(&state, &record)?;
     timings.start = t.elapsed();
     timings.total = t0.elapsed();
     guard.armed = false;
@@ -406,12 +494,20 @@ pub struct LocalStatus {
     pub components: Vec<ComponentStatus>,
     /// Whether the apiserver answered `/readyz` (false when no record).
     pub apiserver_ready: bool,
+    /// The real nodes recorded beside it.
+    pub real_nodes: Vec<crate::kubelets::NodeStatus>,
 }
 
 impl LocalStatus {
-    /// Whether every recorded component runs and the apiserver is ready.
+    /// Whether every recorded component runs, the apiserver is ready, and
+    /// every real node runs and is Ready.
     pub fn healthy(&self) -> bool {
-        self.apiserver_ready && self.components.iter().all(|c| c.pid.is_none() || c.running)
+        self.apiserver_ready
+            && self.components.iter().all(|c| c.pid.is_none() || c.running)
+            && self
+                .real_nodes
+                .iter()
+                .all(|n| n.containerd && n.kubelet && n.ready == Some(true))
     }
 }
 
@@ -444,20 +540,30 @@ pub fn status(state_dir: &Path) -> crate::Result<LocalStatus> {
             .into());
         }
     };
-    let apiserver_ready = match &record {
-        Some(r) => {
-            let tokens_path = state.pki_file("tokens.csv");
-            let bearer = std::fs::read_to_string(&tokens_path)
-                .ok()
-                .and_then(|t| certs::Tokens::parse(&t, &tokens_path).ok())
-                .and_then(|t| t.token(certs::ADMIN).map(str::to_owned));
-            Probe {
-                url: format!("{}/readyz", r.server),
-                ca_file: Some(r.ca_file.clone()),
-                bearer,
-            }
-            .once()
+    let tokens_path = state.pki_file("tokens.csv");
+    let bearer = std::fs::read_to_string(&tokens_path)
+        .ok()
+        .and_then(|t| certs::Tokens::parse(&t, &tokens_path).ok())
+        .and_then(|t| t.token(certs::ADMIN).map(str::to_owned));
+    let real_nodes = match (&record, &bearer) {
+        (Some(r), Some(token)) => {
+            let plane = crate::kubelets::Plane {
+                server: &r.server,
+                ca_file: &r.ca_file,
+                admin_token: token,
+                kubelet_token: "",
+            };
+            crate::kubelets::status(state_dir, Some(&plane))?
         }
+        _ => crate::kubelets::status(state_dir, None)?,
+    };
+    let apiserver_ready = match &record {
+        Some(r) => Probe {
+            url: format!("{}/readyz", r.server),
+            ca_file: Some(r.ca_file.clone()),
+            bearer,
+        }
+        .once(),
         None => false,
     };
     Ok(LocalStatus {
@@ -465,6 +571,7 @@ pub fn status(state_dir: &Path) -> crate::Result<LocalStatus> {
         record,
         components,
         apiserver_ready,
+        real_nodes,
     })
 }
 
@@ -472,7 +579,14 @@ pub fn status(state_dir: &Path) -> crate::Result<LocalStatus> {
 /// SIGTERM then SIGKILL after [`STOP_GRACE`]); returns what happened to each
 /// recorded component. Certificates and cached binaries stay.
 pub fn down(state_dir: &Path) -> crate::Result<Vec<(String, Stopped)>> {
-    Ok(stop_recorded(state_dir)?)
+    // real nodes first: their kubelets would otherwise lose the API server
+    let nodes = crate::kubelets::stop_all(state_dir)?;
+    let mut out: Vec<(String, Stopped)> = nodes
+        .into_iter()
+        .map(|name| (format!("real node {name}"), Stopped::Terminated))
+        .collect();
+    out.extend(stop_recorded(state_dir)?);
+    Ok(out)
 }
 
 fn stop_recorded(state_dir: &Path) -> Result<Vec<(String, Stopped)>, ProvisionError> {

@@ -11,7 +11,14 @@ use std::path::PathBuf;
 pub const RUNTIME_PACKAGES: &[&str] = &["etcd-server", "openssl", "curl", "ca-certificates"];
 
 /// Needed on top of [`RUNTIME_PACKAGES`] to fetch and build the binaries.
-pub const BUILD_PACKAGES: &[&str] = &["golang-go", "dpkg-dev", "golang-github-modern-go-reflect2-dev"];
+pub const BUILD_PACKAGES: &[&str] = &[
+    "golang-go",
+    "dpkg-dev",
+    "golang-github-modern-go-reflect2-dev",
+    // the pause program: a static C binary
+    "gcc",
+    "libc6-dev",
+];
 
 /// Where apt reads its sources, in the order apt does.
 const SOURCES_DIR: &str = "/etc/apt/sources.list.d";
@@ -185,10 +192,11 @@ fn query_missing(required: &[&str]) -> Result<Vec<String>, ProvisionError> {
     Ok(missing(required, &String::from_utf8_lossy(&output.stdout)))
 }
 
-/// Installs what is missing: the runtime packages always, the build packages
-/// and a deb-src entry when `for_build`.
-pub fn ensure(for_build: bool) -> Result<PackagesReport, ProvisionError> {
+/// Installs what is missing: the runtime packages and `extra` always, the
+/// build packages and a deb-src entry when `for_build`.
+pub fn ensure(for_build: bool, extra: &[&str]) -> Result<PackagesReport, ProvisionError> {
     let mut required: Vec<&str> = RUNTIME_PACKAGES.to_vec();
+    required.extend_from_slice(extra);
     if for_build {
         required.extend_from_slice(BUILD_PACKAGES);
     }

@@ -165,6 +165,9 @@ fn leak_name(name: &str) -> &'static str {
         "kube-apiserver" => "kube-apiserver",
         "kube-scheduler" => "kube-scheduler",
         "kube-controller-manager" => "kube-controller-manager",
+        "containerd" => "containerd",
+        "kubelet" => "kubelet",
+        "mount-namespace" => "mount-namespace",
         _ => "process",
     }
 }
@@ -182,8 +185,21 @@ pub struct Probe {
 impl Probe {
     /// One GET; true on a 2xx answer.
     pub fn once(&self) -> bool {
+        self.command("/dev/null").status().is_ok_and(|s| s.success())
+    }
+
+    /// One GET; the body of a 2xx answer.
+    pub fn body(&self) -> Option<String> {
+        let output = self.command("-").output().ok()?;
+        output
+            .status
+            .success()
+            .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
+    }
+
+    fn command(&self, output: &str) -> Command {
         let mut cmd = Command::new("curl");
-        cmd.args(["--silent", "--fail", "--max-time", "2", "--output", "/dev/null"]);
+        cmd.args(["--silent", "--fail", "--max-time", "2", "--output", output]);
         match &self.ca_file {
             Some(ca) => cmd.arg("--cacert").arg(ca),
             None => cmd.arg("--insecure"),
@@ -193,9 +209,9 @@ impl Probe {
         }
         cmd.arg(&self.url)
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(Stdio::null());
-        cmd.status().is_ok_and(|s| s.success())
+        cmd
     }
 }
 

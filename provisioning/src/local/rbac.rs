@@ -26,10 +26,25 @@ pub fn binding_json(name: &str, role: &str, user: &str) -> String {
     .to_string()
 }
 
-/// Creates the bindings through the API (an existing one is left as it is).
+/// (binding name, cluster role) for the kubelets of real nodes: the role
+/// 1.20 grants a kubelet (there is no Node authorizer here).
+pub const KUBELET_BINDINGS: &[(&str, &str)] = &[("schedlab-kubelets", "system:node")];
+
+/// Creates the `agmarl` user's bindings through the API (an existing one is left as it is).
 pub fn bind_agmarl(server: &str, ca_file: &Path, admin_token: &str, user: &str) -> Result<(), ProvisionError> {
+    bind_user(server, ca_file, admin_token, user, AGMARL_BINDINGS)
+}
+
+/// Creates `bindings` of `user` through the API (an existing one is left as it is).
+pub fn bind_user(
+    server: &str,
+    ca_file: &Path,
+    admin_token: &str,
+    user: &str,
+    bindings: &[(&str, &str)],
+) -> Result<(), ProvisionError> {
     let url = format!("{server}/apis/rbac.authorization.k8s.io/v1/clusterrolebindings");
-    for (name, role) in AGMARL_BINDINGS {
+    for (name, role) in bindings {
         let body = binding_json(name, role, user);
         let mut command = Command::new("curl");
         command

@@ -1,0 +1,364 @@
+//! Starting and stopping one real node: a private mount namespace that
+//! covers the host paths every kubelet and containerd use, containerd and
+//! the kubelet inside it, all of them in the node's own cgroup, and the
+//! wait until the API server says the node is Ready.
+
+use super::cgroups;
+use super::config::{self, KubeletPorts};
+use super::error::KubeletError;
+use super::layout::{MAX_SOCKET_PATH, NodeLayout};
+use crate::external::{self, ExternalCommand, shell_quote};
+use crate::local::process::{self, Probe, Started};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// The node's processes, as their pid files and logs name them.
+pub const NAMESPACE: &str = "mount-namespace";
+pub const CONTAINERD: &str = "containerd";
+pub const KUBELET: &str = "kubelet";
+
+/// How long containerd may take to answer on its socket.
+const CONTAINERD_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long the kubelet gets to exit after SIGTERM.
+const KUBELET_GRACE: Duration = Duration::from_secs(10);
+/// How long the node's processes get to die and its cgroups to go.
+const TEARDOWN_TIMEOUT: Duration = Duration::from_secs(30);
+const POLL: Duration = Duration::from_millis(250);
+
+/// What a node needs from its cluster to start.
+#[derive(Debug, Clone)]
+pub struct Joining<'a> {
+    pub server: &'a str,
+    pub ca_file: &'a Path,
+    /// the kubelets' bearer token (a `system:nodes` identity)
+    pub token: &'a str,
+    pub kubelet: &'a Path,
+    /// the pause image's docker-archive tarball
+    pub pause_image: &'a Path,
+    /// the admin's token, to ask whether the node is Ready
+    pub admin_token: &'a str,
+    pub labels: &'a [(String, String)],
+    pub ready_timeout: Duration,
+    pub cancel: Option<&'a AtomicBool>,
+}
+
+/// Starts `node`; on an error what was started of it is left for
+/// [`stop`] (the caller's guard), which undoes a partial start as well as a full one.
+pub fn start(node: &NodeLayout, hierarchies: &[PathBuf], joining: &Joining<'_>) -> Result<Duration, KubeletError> {
+    let t0 = Instant::now();
+    write_files(node, joining)?;
+    cgroups::create(hierarchies, &node.pods_cgroup())?;
+    cgroups::create(hierarchies, &node.runtime_cgroup())?;
+
+    let holder = spawn_in_cgroup(
+        node,
+        hierarchies,
+        NAMESPACE,
+        Path::new("unshare"),
+        &namespace_args(node),
+    )?;
+    wait_namespace(node, &holder)?;
+    let enter = |program: &Path, args: Vec<OsString>| -> Vec<OsString> {
+        let mut out: Vec<OsString> = vec![
+            "--target".into(),
+            holder.id.pid.to_string().into(),
+            "--mount".into(),
+            "--".into(),
+            program.into(),
+        ];
+        out.extend(args);
+        out
+    };
+    let containerd_args = enter(
+        Path::new("containerd"),
+        vec!["--config".into(), node.containerd_config().into()],
+    );
+    let mut containerd = spawn_in_cgroup(node, hierarchies, CONTAINERD, Path::new("nsenter"), &containerd_args)?;
+    wait_containerd(node, &mut containerd, joining.cancel)?;
+    external::run(&crate::images::import_command(
+        &node.containerd_socket(),
+        joining.pause_image,
+    ))?;
+
+    let kubelet_args = enter(joining.kubelet, config::kubelet_flags(node, joining.labels));
+    let mut kubelet = spawn_in_cgroup(node, hierarchies, KUBELET, Path::new("nsenter"), &kubelet_args)?;
+    wait_ready(node, &mut kubelet, joining)?;
+    Ok(t0.elapsed())
+}
+
+fn write_files(node: &NodeLayout, joining: &Joining<'_>) -> Result<(), KubeletError> {
+    let socket = node.containerd_socket();
+    let len = socket.as_os_str().len();
+    if len > MAX_SOCKET_PATH {
+        return Err(KubeletError::SocketPathTooLong {
+            path: socket,
+            len,
+            max: MAX_SOCKET_PATH,
+        });
+    }
+    let mut dirs = vec![
+        node.containerd_root(),
+        node.containerd_state(),
+        node.containerd_opt(),
+        node.runc_root(),
+        node.cni_conf_dir(),
+        node.cni_ipam_dir(),
+    ];
+    dirs.extend(node.private_mounts().into_iter().map(|(from, _)| from));
+    for dir in &dirs {
+        std::fs::create_dir_all(dir).map_err(KubeletError::io("cannot create", dir))?;
+    }
+    let ports = process::free_ports(2)?;
+    let ports = KubeletPorts {
+        api: ports[0],
+        healthz: ports[1],
+    };
+    let files = [
+        (node.containerd_config(), config::containerd_toml(node)),
+        (
+            node.cni_conf_dir().join("10-schedlab.conflist"),
+            config::cni_conflist(node),
+        ),
+        (node.kubelet_config(), config::kubelet_yaml(node, ports)),
+    ];
+    for (path, text) in files {
+        std::fs::write(&path, text).map_err(KubeletError::io("cannot write", &path))?;
+    }
+    crate::local::kubeconfig::write(
+        &node.kubeconfig(),
+        joining.server,
+        joining.ca_file,
+        "kubelet",
+        joining.token,
+    )?;
+    Ok(())
+}
+
+/// `unshare` arguments for the holder of the node's mount namespace: private
+/// propagation (nothing mounted inside reaches the host, and the host's
+/// later mounts stay out), the node's folders over the shared host paths,
+/// then a process that only keeps the namespace alive.
+fn namespace_args(node: &NodeLayout) -> Vec<OsString> {
+    let mut script = String::from("set -e\n");
+    for (from, to) in node.private_mounts() {
+        script.push_str(&format!(
+            "mount --bind {} {}\n",
+            shell_quote(&from.to_string_lossy()),
+            shell_quote(to)
+        ));
+    }
+    script.push_str("exec sleep infinity\n");
+    ["--mount", "--propagation", "private", "sh", "-c", &script]
+        .iter()
+        .map(OsString::from)
+        .collect()
+}
+
+fn spawn_in_cgroup(
+    node: &NodeLayout,
+    hierarchies: &[PathBuf],
+    name: &str,
+    program: &Path,
+    args: &[OsString],
+) -> Result<Started, KubeletError> {
+    let mut started = process::spawn(&node.processes(), name, program, args)?;
+    // Moved before it starts anything: what it starts (containerd's shims and
+    // their containers) inherits the cgroup, so teardown finds it all.
+    if let Err(err) = cgroups::enter(hierarchies, &node.runtime_cgroup(), started.id.pid) {
+        let _ = started.child.kill();
+        let _ = started.child.wait();
+        return Err(err);
+    }
+    Ok(started)
+}
+
+fn exited(node: &NodeLayout, started: &mut Started, component: &'static str) -> Option<KubeletError> {
+    let status = started.child.try_wait().ok()??;
+    Some(KubeletError::Exited {
+        node: node.name.clone(),
+        component,
+        code: status.code(),
+        log: started.log.clone(),
+        tail: external::log_tail(&started.log),
+    })
+}
+
+fn wait_namespace(node: &NodeLayout, holder: &Started) -> Result<(), KubeletError> {
+    let t0 = Instant::now();
+    let comm = PathBuf::from(format!("/proc/{}/comm", holder.id.pid));
+    loop {
+        // the script execs `sleep` once every mount is made
+        if std::fs::read_to_string(&comm).is_ok_and(|c| c.trim() == "sleep") {
+            return Ok(());
+        }
+        if !process::is_running(holder.id) || t0.elapsed() > CONTAINERD_TIMEOUT {
+            return Err(KubeletError::Exited {
+                node: node.name.clone(),
+                component: "mount namespace",
+                code: None,
+                log: holder.log.clone(),
+                tail: external::log_tail(&holder.log),
+            });
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn wait_containerd(
+    node: &NodeLayout,
+    containerd: &mut Started,
+    cancel: Option<&AtomicBool>,
+) -> Result<(), KubeletError> {
+    let t0 = Instant::now();
+    let version = ExternalCommand::new(
+        "ctr",
+        [
+            OsString::from("--address"),
+            node.containerd_socket().into(),
+            "version".into(),
+        ],
+        "ask containerd its version",
+    );
+    loop {
+        if cancel.is_some_and(|c| c.load(Ordering::SeqCst)) {
+            return Err(KubeletError::Interrupted);
+        }
+        if let Some(err) = exited(node, containerd, "containerd") {
+            return Err(err);
+        }
+        if node.containerd_socket().exists() && external::output(&version).is_ok_and(|o| o.status.success()) {
+            return Ok(());
+        }
+        if t0.elapsed() > CONTAINERD_TIMEOUT {
+            return Err(KubeletError::NotReady {
+                node: node.name.clone(),
+                component: "containerd",
+                waited: t0.elapsed(),
+                log: containerd.log.clone(),
+                tail: external::log_tail(&containerd.log),
+            });
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+fn wait_ready(node: &NodeLayout, kubelet: &mut Started, joining: &Joining<'_>) -> Result<(), KubeletError> {
+    let t0 = Instant::now();
+    loop {
+        if joining.cancel.is_some_and(|c| c.load(Ordering::SeqCst)) {
+            return Err(KubeletError::Interrupted);
+        }
+        if let Some(err) = exited(node, kubelet, "kubelet") {
+            return Err(err);
+        }
+        if node_ready(joining.server, joining.ca_file, joining.admin_token, &node.name) == Some(true) {
+            return Ok(());
+        }
+        if t0.elapsed() > joining.ready_timeout {
+            return Err(KubeletError::NotReady {
+                node: node.name.clone(),
+                component: "the node (Ready condition)",
+                waited: t0.elapsed(),
+                log: kubelet.log.clone(),
+                tail: external::log_tail(&kubelet.log),
+            });
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+/// Whether the API server says node `name` is Ready (`None`: no answer or no such node).
+pub fn node_ready(server: &str, ca_file: &Path, token: &str, name: &str) -> Option<bool> {
+    let probe = Probe {
+        url: format!("{server}/api/v1/nodes/{name}"),
+        ca_file: Some(ca_file.to_path_buf()),
+        bearer: Some(token.to_owned()),
+    };
+    let body = probe.body()?;
+    let node: serde_json::Value = serde_json::from_str(&body).ok()?;
+    ready_condition(&node)
+}
+
+/// The Ready condition of a Node object, if it reports one.
+pub fn ready_condition(node: &serde_json::Value) -> Option<bool> {
+    node["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == "Ready")
+        .map(|c| c["status"] == "True")
+}
+
+/// Stops what [`start`] started of `node`, whatever it got to: the kubelet
+/// first (so it does not restart containers), then every process in the
+/// node's cgroups (containerd, its shims, the containers, the namespace
+/// holder, whose end takes the namespace's mounts with it), the cgroups,
+/// the bridge, and the runtime's folders (logs stay).
+pub fn stop(node: &NodeLayout, hierarchies: &[PathBuf]) -> Result<(), KubeletError> {
+    let processes = node.processes();
+    process::stop(&processes, KUBELET, KUBELET_GRACE)?;
+    cgroups::kill_and_remove(hierarchies, &node.runtime_cgroup(), TEARDOWN_TIMEOUT)?;
+    cgroups::kill_and_remove(hierarchies, &node.pods_cgroup(), TEARDOWN_TIMEOUT)?;
+    for name in [CONTAINERD, NAMESPACE] {
+        // their processes are gone with the cgroup: only the pid files are left
+        let _ = std::fs::remove_file(processes.pid_file(name));
+    }
+    delete_bridge(&node.bridge())?;
+    for dir in [
+        node.root.join("containerd"),
+        node.runc_root(),
+        node.root.join("host/kubelet"),
+    ] {
+        match std::fs::remove_dir_all(&dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(KubeletError::io("cannot remove", &dir)(e)),
+        }
+    }
+    Ok(())
+}
+
+fn delete_bridge(bridge: &str) -> Result<(), KubeletError> {
+    if !Path::new("/sys/class/net").join(bridge).exists() {
+        return Ok(());
+    }
+    external::run(&ExternalCommand::new(
+        "ip",
+        ["link", "delete", bridge],
+        format!("delete the node's bridge {bridge}"),
+    ))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_namespace_mounts_every_private_path_then_holds() {
+        let node = NodeLayout::new(Path::new("/st a"), 0);
+        let args = namespace_args(&node);
+        assert_eq!(&args[..5], ["--mount", "--propagation", "private", "sh", "-c"]);
+        let script = args[5].to_string_lossy();
+        for (from, to) in node.private_mounts() {
+            assert!(
+                script.contains(&format!("mount --bind '{}' {to}", from.display())),
+                "{script}"
+            );
+        }
+        assert!(script.starts_with("set -e\n") && script.ends_with("exec sleep infinity\n"));
+    }
+
+    #[test]
+    fn readiness_is_the_ready_condition() {
+        let node = serde_json::json!({"status": {"conditions": [
+            {"type": "MemoryPressure", "status": "False"},
+            {"type": "Ready", "status": "True"},
+        ]}});
+        assert_eq!(ready_condition(&node), Some(true));
+        let not_yet = serde_json::json!({"status": {"conditions": [{"type": "Ready", "status": "False"}]}});
+        assert_eq!(ready_condition(&not_yet), Some(false));
+        assert_eq!(ready_condition(&serde_json::json!({"status": {}})), None);
+    }
+}
