@@ -87,6 +87,12 @@ fn run_up(args: UpArgs) -> anyhow::Result<()> {
     opts.scheduler_burst = args.scheduler_burst;
     opts.install_packages = !args.no_install;
     opts.real_nodes = args.real_nodes;
+    if args.real_nodes > 0 {
+        // the workload and scheduler images hold the programs built beside this one
+        let exe = std::env::current_exe().context("finding the schedlab program")?;
+        let dir = exe.parent().unwrap_or(std::path::Path::new("."));
+        opts.pod_programs = Some(provisioning::kubelets::PodPrograms::beside(dir)?);
+    }
     opts.cancel = Some(local::cancel_on_interrupt()?);
     eprintln!("bringing the local control plane up (a cold cache builds Kubernetes: several minutes)");
     let cluster = local::up(&opts).context("local control plane")?;

@@ -58,6 +58,21 @@ fn a_real_node_comes_up_ready_and_goes_down_with_the_control_plane() {
         "real nodes run the controller-manager: {stdout}"
     );
 
+    // the pause, workload and scheduler images, imported (never pulled)
+    let socket = format!("{state}/nodes/real-0/containerd.sock");
+    let images = std::process::Command::new("ctr")
+        .args(["--address", &socket, "-n", "k8s.io", "images", "ls", "-q"])
+        .output()
+        .unwrap();
+    let images = text(&images.stdout);
+    for tag in [
+        "docker.io/schedlab/pause:dev",
+        "docker.io/schedlab/workload:dev",
+        "docker.io/schedlab/agmarl-scheduler:dev",
+    ] {
+        assert!(images.lines().any(|l| l == tag), "{tag} not in {images}");
+    }
+
     let status = schedlab(&["cluster", "status", "--local", "--state", &state]);
     assert!(status.status.success(), "{}", text(&status.stderr));
     let stdout = text(&status.stdout);

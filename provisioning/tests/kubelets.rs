@@ -250,6 +250,7 @@ fn a_kubelet_that_fails_is_named_and_everything_started_is_undone() {
         labels: &[],
         ready_timeout: Duration::from_secs(30),
         cancel: None,
+        programs: None,
     };
     let plane = kubelets::Plane {
         server: "https://127.0.0.1:1",

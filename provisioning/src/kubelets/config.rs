@@ -7,8 +7,7 @@ use super::layout::{KUBELET_ROOT, NodeLayout};
 use std::ffi::OsString;
 use std::path::Path;
 
-/// The pause image every pod sandbox runs, imported into each node (never pulled).
-pub const PAUSE_IMAGE: &str = "docker.io/schedlab/pause:dev";
+pub use super::images::PAUSE_IMAGE;
 
 /// The loopback ports one kubelet serves on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -53,6 +53,11 @@ pub enum KubeletError {
     },
     #[error("the local control plane in {} runs without kube-controller-manager, which real nodes need for their lifecycle: bring it up with real nodes", state.display())]
     NoControllerManager { state: PathBuf },
+    #[error(
+        "the programs of the workload and scheduler images are missing ({}): build them beside schedlab with `cargo build -p workload-runner -p agmarl-scheduler` (add --release for a release schedlab)",
+        missing.join(", ")
+    )]
+    MissingPrograms { missing: Vec<String> },
     #[error("interrupted")]
     Interrupted,
     #[error(transparent)]
@@ -82,6 +87,7 @@ impl KubeletError {
             | KubeletError::Exited { .. }
             | KubeletError::NotReady { .. }
             | KubeletError::Malformed { .. }
+            | KubeletError::MissingPrograms { .. }
             | KubeletError::Interrupted
             | KubeletError::Command(_)
             | KubeletError::Process(_) => false,

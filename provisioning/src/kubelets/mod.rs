@@ -15,10 +15,12 @@ pub mod cgroups;
 pub mod config;
 pub mod error;
 pub mod host;
+pub mod images;
 pub mod layout;
 pub mod node;
 
 pub use error::KubeletError;
+pub use images::PodPrograms;
 pub use layout::NodeLayout;
 
 use std::path::{Path, PathBuf};
@@ -26,10 +28,20 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 /// Debian packages real nodes need on top of the control plane's.
-pub const NODE_PACKAGES: &[&str] = &["containerd", "runc", "containernetworking-plugins"];
+/// (binutils: objcopy strips the images' programs.)
+pub const NODE_PACKAGES: &[&str] = &["containerd", "runc", "containernetworking-plugins", "binutils"];
 
 /// Programs real nodes run, and the CNI plugins their networks use.
-const TOOLS: &[&str] = &["containerd", "runc", "ctr", "unshare", "nsenter", "mount", "ip"];
+const TOOLS: &[&str] = &[
+    "containerd",
+    "runc",
+    "ctr",
+    "unshare",
+    "nsenter",
+    "mount",
+    "ip",
+    "objcopy",
+];
 const CNI_PLUGINS: &[&str] = &[
     "/usr/lib/cni/bridge",
     "/usr/lib/cni/host-local",
@@ -51,6 +63,9 @@ pub struct NodeOptions<'a> {
     pub labels: &'a [Vec<(String, String)>],
     pub ready_timeout: Duration,
     pub cancel: Option<&'a AtomicBool>,
+    /// The programs of the workload and scheduler images; without them the
+    /// nodes hold only the pause image.
+    pub programs: Option<&'a PodPrograms>,
 }
 
 /// The control plane the nodes join.
@@ -135,7 +150,8 @@ pub fn start(opts: &NodeOptions<'_>, plane: &Plane<'_>) -> crate::Result<Vec<Nod
     let hierarchies = check_host(opts.count)?;
     let cache = crate::local::CacheLayout::new(opts.cache_dir);
     let kubelet = cache.binary("kubelet");
-    let pause_image = pause_image(&cache)?;
+    let images = images::write_all(&cache, &layout::nodes_dir(opts.state_dir).join("images"), opts.programs)?;
+    let tarballs: Vec<PathBuf> = images.into_iter().map(|(_, tarball)| tarball).collect();
     // Nodes left by an earlier run of this state folder are ours to replace.
     stop_all(opts.state_dir)?;
     let mut guard = Guard {
@@ -157,7 +173,7 @@ pub fn start(opts: &NodeOptions<'_>, plane: &Plane<'_>) -> crate::Result<Vec<Nod
             ca_file: plane.ca_file,
             token: plane.kubelet_token,
             kubelet: &kubelet,
-            pause_image: &pause_image,
+            images: &tarballs,
             admin_token: plane.admin_token,
             labels,
             ready_timeout: opts.ready_timeout,
@@ -172,24 +188,6 @@ pub fn start(opts: &NodeOptions<'_>, plane: &Plane<'_>) -> crate::Result<Vec<Nod
     }
     guard.armed = false;
     Ok(up)
-}
-
-/// The pause image's tarball in the cache, written from the cached pause
-/// program when missing.
-pub fn pause_image(cache: &crate::local::CacheLayout) -> crate::Result<PathBuf> {
-    let program = cache.binary(crate::local::build::PAUSE);
-    let tarball = cache.root.join("images/pause.tar");
-    if tarball.is_file() {
-        return Ok(tarball);
-    }
-    if let Some(dir) = tarball.parent() {
-        std::fs::create_dir_all(dir).map_err(KubeletError::io("cannot create", dir))?;
-    }
-    let mut spec = crate::images::ImageSpec::new(config::PAUSE_IMAGE, vec!["/pause".into()]);
-    spec.files
-        .push(crate::images::ImageFile::host("/pause", program, 0o755));
-    crate::images::write_docker_archive(&spec, &tarball)?;
-    Ok(tarball)
 }
 
 /// The real nodes this state folder has, by their folders.

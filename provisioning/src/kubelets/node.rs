@@ -35,8 +35,8 @@ pub struct Joining<'a> {
     /// the kubelets' bearer token (a `system:nodes` identity)
     pub token: &'a str,
     pub kubelet: &'a Path,
-    /// the pause image's docker-archive tarball
-    pub pause_image: &'a Path,
+    /// the docker-archive tarballs of the images the node holds
+    pub images: &'a [PathBuf],
     /// the admin's token, to ask whether the node is Ready
     pub admin_token: &'a str,
     pub labels: &'a [(String, String)],
@@ -77,10 +77,9 @@ pub fn start(node: &NodeLayout, hierarchies: &[PathBuf], joining: &Joining<'_>) 
     );
     let mut containerd = spawn_in_cgroup(node, hierarchies, CONTAINERD, Path::new("nsenter"), &containerd_args)?;
     wait_containerd(node, &mut containerd, joining.cancel)?;
-    external::run(&crate::images::import_command(
-        &node.containerd_socket(),
-        joining.pause_image,
-    ))?;
+    for tarball in joining.images {
+        external::run(&crate::images::import_command(&node.containerd_socket(), tarball))?;
+    }
 
     let kubelet_args = enter(joining.kubelet, config::kubelet_flags(node, joining.labels));
     let mut kubelet = spawn_in_cgroup(node, hierarchies, KUBELET, Path::new("nsenter"), &kubelet_args)?;

@@ -72,6 +72,9 @@ pub struct LocalOptions {
     pub real_nodes: usize,
     /// Labels of each real node, by position.
     pub real_node_labels: Vec<Vec<(String, String)>>,
+    /// The programs of the workload and scheduler images real nodes hold
+    /// (without them, only the pause image).
+    pub pod_programs: Option<crate::kubelets::PodPrograms>,
 }
 
 impl LocalOptions {
@@ -90,6 +93,7 @@ impl LocalOptions {
             cancel: None,
             real_nodes: 0,
             real_node_labels: Vec::new(),
+            pod_programs: None,
         })
     }
 
@@ -265,6 +269,7 @@ fn start_real_nodes(opts: &LocalOptions, cluster: &LocalCluster) -> crate::Resul
         labels: &opts.real_node_labels,
         ready_timeout: crate::kubelets::DEFAULT_READY_TIMEOUT,
         cancel: opts.cancel.as_deref(),
+        programs: opts.pod_programs.as_ref(),
     };
     let plane = crate::kubelets::Plane {
         server: cluster.server(),
