@@ -150,8 +150,8 @@ pub fn start(opts: &NodeOptions<'_>, plane: &Plane<'_>) -> crate::Result<Vec<Nod
     let hierarchies = check_host(opts.count)?;
     let cache = crate::local::CacheLayout::new(opts.cache_dir);
     let kubelet = cache.binary("kubelet");
-    let images = images::write_all(&cache, &layout::nodes_dir(opts.state_dir).join("images"), opts.programs)?;
-    let tarballs: Vec<PathBuf> = images.into_iter().map(|(_, tarball)| tarball).collect();
+    let written = images::write_all(&cache, &layout::nodes_dir(opts.state_dir).join("images"), opts.programs)?;
+    let tarballs: Vec<PathBuf> = written.into_iter().map(|(_, tarball)| tarball).collect();
     // Nodes left by an earlier run of this state folder are ours to replace.
     stop_all(opts.state_dir)?;
     let mut guard = Guard {
@@ -163,23 +163,19 @@ pub fn start(opts: &NodeOptions<'_>, plane: &Plane<'_>) -> crate::Result<Vec<Nod
     };
     host::join(opts.state_dir)?;
     guard.joined = true;
-    let mut up = Vec::new();
+    // Each node up to its kubelet, one after another (seconds each); then
+    // every kubelet registers and turns Ready side by side (most of the time).
+    let mut launched = Vec::new();
     for index in 0..opts.count {
         let node = NodeLayout::new(opts.state_dir, index);
         guard.started.push(node.clone());
-        let labels = opts.labels.get(index).map_or(&[][..], Vec::as_slice);
-        let joining = node::Joining {
-            server: plane.server,
-            ca_file: plane.ca_file,
-            token: plane.kubelet_token,
-            kubelet: &kubelet,
-            images: &tarballs,
-            admin_token: plane.admin_token,
-            labels,
-            ready_timeout: opts.ready_timeout,
-            cancel: opts.cancel,
-        };
-        let ready_after = node::start(&node, &hierarchies, &joining)?;
+        let joining = joining_of(opts, plane, &kubelet, &tarballs, index);
+        launched.push((node.clone(), node::launch(&node, &hierarchies, &joining)?));
+    }
+    let mut up = Vec::new();
+    for (node, launch) in launched {
+        let joining = joining_of(opts, plane, &kubelet, &tarballs, node.index);
+        let ready_after = node::wait_launched(&node, launch, &joining)?;
         tracing::info!(node = %node.name, ?ready_after, "Ready");
         up.push(NodeUp {
             name: node.name.clone(),
@@ -188,6 +184,26 @@ pub fn start(opts: &NodeOptions<'_>, plane: &Plane<'_>) -> crate::Result<Vec<Nod
     }
     guard.armed = false;
     Ok(up)
+}
+
+fn joining_of<'a>(
+    opts: &'a NodeOptions<'_>,
+    plane: &'a Plane<'_>,
+    kubelet: &'a Path,
+    images: &'a [PathBuf],
+    index: usize,
+) -> node::Joining<'a> {
+    node::Joining {
+        server: plane.server,
+        ca_file: plane.ca_file,
+        token: plane.kubelet_token,
+        kubelet,
+        images,
+        admin_token: plane.admin_token,
+        labels: opts.labels.get(index).map_or(&[][..], Vec::as_slice),
+        ready_timeout: opts.ready_timeout,
+        cancel: opts.cancel,
+    }
 }
 
 /// The real nodes this state folder has, by their folders.

@@ -44,9 +44,35 @@ pub struct Joining<'a> {
     pub cancel: Option<&'a AtomicBool>,
 }
 
-/// Starts `node`; on an error what was started of it is left for
-/// [`stop`] (the caller's guard), which undoes a partial start as well as a full one.
+/// A node whose kubelet was started, not yet known to be Ready.
+#[derive(Debug)]
+pub struct Launched {
+    kubelet: Started,
+    started_at: Instant,
+}
+
+/// Starts `node` and waits until it is Ready; returns how long that took.
+/// On an error what was started of it is left for [`stop`] (the caller's
+/// guard), which undoes a partial start as well as a full one.
 pub fn start(node: &NodeLayout, hierarchies: &[PathBuf], joining: &Joining<'_>) -> Result<Duration, KubeletError> {
+    let launched = launch(node, hierarchies, joining)?;
+    wait_launched(node, launched, joining)
+}
+
+/// Waits until a launched node is Ready; returns the time from its launch.
+pub fn wait_launched(
+    node: &NodeLayout,
+    mut launched: Launched,
+    joining: &Joining<'_>,
+) -> Result<Duration, KubeletError> {
+    wait_ready(node, &mut launched.kubelet, joining)?;
+    Ok(launched.started_at.elapsed())
+}
+
+/// Starts `node` up to its kubelet (namespace, containerd, images) without
+/// waiting for the kubelet to register and turn Ready (most of a node's
+/// start), so several nodes can get there side by side.
+pub fn launch(node: &NodeLayout, hierarchies: &[PathBuf], joining: &Joining<'_>) -> Result<Launched, KubeletError> {
     let t0 = Instant::now();
     write_files(node, joining)?;
     cgroups::create(hierarchies, &node.pods_cgroup())?;
@@ -82,9 +108,11 @@ pub fn start(node: &NodeLayout, hierarchies: &[PathBuf], joining: &Joining<'_>) 
     }
 
     let kubelet_args = enter(joining.kubelet, config::kubelet_flags(node, joining.labels));
-    let mut kubelet = spawn_in_cgroup(node, hierarchies, KUBELET, Path::new("nsenter"), &kubelet_args)?;
-    wait_ready(node, &mut kubelet, joining)?;
-    Ok(t0.elapsed())
+    let kubelet = spawn_in_cgroup(node, hierarchies, KUBELET, Path::new("nsenter"), &kubelet_args)?;
+    Ok(Launched {
+        kubelet,
+        started_at: t0,
+    })
 }
 
 fn write_files(node: &NodeLayout, joining: &Joining<'_>) -> Result<(), KubeletError> {
