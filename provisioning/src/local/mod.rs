@@ -72,6 +72,8 @@ pub struct LocalOptions {
     pub real_nodes: usize,
     /// Labels of each real node, by position.
     pub real_node_labels: Vec<Vec<(String, String)>>,
+    /// Reservations, pod limit and taints of each real node, by position.
+    pub real_node_tuning: Vec<crate::kubelets::config::KubeletTuning>,
     /// The programs of the workload and scheduler images real nodes hold
     /// (without them, only the pause image).
     pub pod_programs: Option<crate::kubelets::PodPrograms>,
@@ -93,6 +95,7 @@ impl LocalOptions {
             cancel: None,
             real_nodes: 0,
             real_node_labels: Vec::new(),
+            real_node_tuning: Vec::new(),
             pod_programs: None,
         })
     }
@@ -267,6 +270,7 @@ fn start_real_nodes(opts: &LocalOptions, cluster: &LocalCluster) -> crate::Resul
         cache_dir: &opts.cache_dir,
         count: opts.real_nodes,
         labels: &opts.real_node_labels,
+        tuning: &opts.real_node_tuning,
         ready_timeout: crate::kubelets::DEFAULT_READY_TIMEOUT,
         cancel: opts.cancel.as_deref(),
         programs: opts.pod_programs.as_ref(),
