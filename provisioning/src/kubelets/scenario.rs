@@ -6,7 +6,6 @@
 
 use super::config::KubeletTuning;
 use schedlab_core::NodeSpec;
-use schedlab_core::node::TaintEffect;
 
 /// The eviction threshold of every real node's kubelet (`evictionHard`'s
 /// `memory.available`), which the kubelet also subtracts from allocatable.
@@ -79,21 +78,7 @@ pub fn tuning_for(spec: &NodeSpec, host_cpu_milli: u64, host_memory_bytes: u64) 
             .saturating_sub(EVICTION_MEMORY_BYTES)
             .saturating_sub(spec.allocatable.memory_bytes),
         max_pods: Some(spec.max_pods),
-        taints: spec
-            .taints
-            .iter()
-            .map(|t| {
-                let effect = match t.effect {
-                    TaintEffect::NoSchedule => "NoSchedule",
-                    TaintEffect::PreferNoSchedule => "PreferNoSchedule",
-                    TaintEffect::NoExecute => "NoExecute",
-                };
-                match &t.value {
-                    Some(v) => format!("{}={v}:{effect}", t.key),
-                    None => format!("{}:{effect}", t.key),
-                }
-            })
-            .collect(),
+        taints: spec.taints.iter().map(ToString::to_string).collect(),
     }
 }
 
@@ -101,7 +86,7 @@ pub fn tuning_for(spec: &NodeSpec, host_cpu_milli: u64, host_memory_bytes: u64) 
 mod tests {
     use super::*;
     use schedlab_core::Resources;
-    use schedlab_core::node::Taint;
+    use schedlab_core::node::{Taint, TaintEffect};
 
     #[test]
     fn the_flag_reads_real_n_with_or_without_emulated() {

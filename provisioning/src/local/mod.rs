@@ -246,18 +246,8 @@ pub fn up(opts: &LocalOptions) -> crate::Result<LocalCluster> {
 fn start_real_nodes(opts: &LocalOptions, cluster: &LocalCluster) -> crate::Result<Vec<crate::kubelets::NodeUp>> {
     let state = StateLayout::new(&opts.state_dir);
     let tokens = certs::ensure(&state)?;
-    let token = |user: &str| {
-        tokens
-            .token(user)
-            .map(str::to_owned)
-            .ok_or_else(|| ProvisionError::Malformed {
-                what: "tokens file",
-                path: state.pki_file("tokens.csv"),
-                detail: format!("no token for {user}"),
-            })
-    };
-    let admin_token = token(certs::ADMIN)?;
-    let kubelet_token = token(certs::KUBELET)?;
+    let admin_token = tokens.require(certs::ADMIN, &state)?;
+    let kubelet_token = tokens.require(certs::KUBELET, &state)?;
     rbac::bind_user(
         cluster.server(),
         &cluster.record.ca_file,
@@ -358,16 +348,7 @@ fn up_inner(opts: &LocalOptions) -> Result<LocalCluster, ProvisionError> {
     };
     let server = format!("https://127.0.0.1:{}", ports.apiserver);
     let ca_file = state.pki_file("ca.crt");
-    let token = |user: &'static str| {
-        tokens
-            .token(user)
-            .map(str::to_owned)
-            .ok_or_else(|| ProvisionError::Malformed {
-                what: "tokens file",
-                path: state.pki_file("tokens.csv"),
-                detail: format!("no token for {user}"),
-            })
-    };
+    let token = |user: &'static str| tokens.require(user, &state);
     let admin_token = token(certs::ADMIN)?;
     for (file, user) in [
         ("admin", certs::ADMIN),
