@@ -53,6 +53,22 @@ pub struct Taint {
     pub effect: TaintEffect,
 }
 
+impl std::fmt::Display for Taint {
+    /// `key[=value]:Effect`, as kubectl, the kubelet's `--register-with-taints`
+    /// and gcloud's `--node-taints` write a taint.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let effect = match self.effect {
+            TaintEffect::NoSchedule => "NoSchedule",
+            TaintEffect::PreferNoSchedule => "PreferNoSchedule",
+            TaintEffect::NoExecute => "NoExecute",
+        };
+        match &self.value {
+            Some(v) => write!(f, "{}={v}:{effect}", self.key),
+            None => write!(f, "{}:{effect}", self.key),
+        }
+    }
+}
+
 /// What a node is, fixed for the run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NodeSpec {
@@ -172,5 +188,26 @@ impl NodeState {
     /// Allocatable minus requested (never negative).
     pub fn free(&self) -> Resources {
         self.spec.allocatable.saturating_sub(self.requested)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_taint_reads_as_kubectl_writes_it() {
+        let spot = Taint {
+            key: "cloud.google.com/gke-spot".into(),
+            value: Some("true".into()),
+            effect: TaintEffect::NoSchedule,
+        };
+        assert_eq!(spot.to_string(), "cloud.google.com/gke-spot=true:NoSchedule");
+        let bare = Taint {
+            key: "dedicated".into(),
+            value: None,
+            effect: TaintEffect::NoExecute,
+        };
+        assert_eq!(bare.to_string(), "dedicated:NoExecute");
     }
 }

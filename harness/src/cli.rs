@@ -70,12 +70,40 @@ pub enum KindFault {
 }
 
 /// Where a real cluster's nodes come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NodesFrom {
     /// Node objects made from the scenario, played by schedlab's node emulator.
     Emulated,
     /// The cluster's own nodes (those matching --node-selector).
     Existing,
+    /// --cluster local: the scenario's first N nodes as real kubelets on this
+    /// machine (`real:N`), the rest on the node emulator (`real:N+emulated`).
+    Real(provisioning::kubelets::scenario::RealNodesFlag),
+}
+
+impl std::str::FromStr for NodesFrom {
+    type Err = String;
+    fn from_str(text: &str) -> Result<NodesFrom, String> {
+        match text {
+            "emulated" => Ok(NodesFrom::Emulated),
+            "existing" => Ok(NodesFrom::Existing),
+            real if real.starts_with("real:") => real.parse().map(NodesFrom::Real),
+            other => Err(format!(
+                "{other:?} is not emulated, existing, real:N or real:N+emulated"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for NodesFrom {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NodesFrom::Emulated => write!(f, "emulated"),
+            NodesFrom::Existing => write!(f, "existing"),
+            NodesFrom::Real(real) if real.emulated_rest => write!(f, "real:{}+emulated", real.count),
+            NodesFrom::Real(real) => write!(f, "real:{}", real.count),
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -166,8 +194,10 @@ pub struct ScenarioArgs {
     #[arg(long)]
     pub context: Option<String>,
 
-    /// --cluster kube: emulated nodes made from the scenario, or the cluster's existing nodes.
-    #[arg(long, value_enum, default_value_t = NodesFrom::Emulated)]
+    /// --cluster kube: emulated nodes made from the scenario (`emulated`), or the cluster's existing
+    /// nodes (`existing`). --cluster local: `emulated`, or the scenario's first N nodes as real kubelets
+    /// on this machine (`real:N`; `real:N+emulated` plays the rest on the node emulator; needs root).
+    #[arg(long, value_name = "emulated|existing|real:N[+emulated]", default_value_t = NodesFrom::Emulated)]
     pub nodes: NodesFrom,
 
     /// --nodes existing: a label selector of the nodes to use.

@@ -121,7 +121,7 @@ pub fn connect(args: &ScenarioArgs) -> Result<KubeTarget> {
                 server: admin.server().to_string(),
                 time_scale: args.time_scale,
                 nodes: match args.nodes {
-                    NodesFrom::Emulated => "emulated",
+                    NodesFrom::Emulated | NodesFrom::Real(_) => "emulated",
                     NodesFrom::Existing => "existing",
                 },
                 default_scheduler_client: None,
@@ -138,7 +138,8 @@ pub fn connect(args: &ScenarioArgs) -> Result<KubeTarget> {
                     time_scale: args.time_scale,
                     project_rate,
                     nodes: match args.nodes {
-                        NodesFrom::Emulated => NodeSource::Emulated,
+                        // refused for --cluster kube before connecting
+                        NodesFrom::Emulated | NodesFrom::Real(_) => NodeSource::Emulated,
                         NodesFrom::Existing => NodeSource::Existing {
                             selector: args.node_selector.clone().unwrap_or_default(),
                         },

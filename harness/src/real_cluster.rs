@@ -1,4 +1,4 @@
-//! `--cluster kind|gke`: clusters with real kubelets. Checks the flags,
+//! `--cluster kind|gke` and `--cluster local --nodes real:N`: clusters with real kubelets. Checks the flags,
 //! turns them into the cluster's plan (kind config, every external command,
 //! the GKE cost estimate), prints the plan on `--dry-run`, else has
 //! [`provisioning::real_cluster::up`] make the cluster ready and hands it to
@@ -272,9 +272,20 @@ pub fn connect(args: &ScenarioArgs, scenario: &workloads::Scenario, seeds: &[u64
     let interrupt = provisioning::local::cancel_on_interrupt()?;
     forward_interrupt(&runtime, interrupt.clone(), cancel.clone());
     let runner = Arc::new(CommandRunner::execute());
+    // on the local control plane every scheduler gets the default scheduler's client rate
+    let (qps, burst) = match args.cluster {
+        ClusterKind::Local => (
+            provisioning::local::DEFAULT_CLIENT_QPS,
+            provisioning::local::DEFAULT_CLIENT_BURST,
+        ),
+        _ => (
+            kube_backend::client::CLIENT_GO_QPS,
+            kube_backend::client::CLIENT_GO_BURST,
+        ),
+    };
     let rate = ClientRate {
-        qps: args.qps.unwrap_or(kube_backend::client::CLIENT_GO_QPS),
-        burst: args.burst.unwrap_or(kube_backend::client::CLIENT_GO_BURST),
+        qps: args.qps.unwrap_or(qps),
+        burst: args.burst.unwrap_or(burst),
     };
     let provisioned = match args.cluster {
         ClusterKind::Kind => {
@@ -299,6 +310,24 @@ pub fn connect(args: &ScenarioArgs, scenario: &workloads::Scenario, seeds: &[u64
                 time_scale: args.time_scale,
             };
             up::gke(target, &timeline.nodes, &args.repo, runner, &runtime, rate)?
+        }
+        ClusterKind::Local => {
+            let NodesFrom::Real(flag) = args.nodes else {
+                bail!("--cluster local without real nodes connects through kube_connect::connect");
+            };
+            // the workload and scheduler images hold the programs built beside this one
+            let exe = std::env::current_exe().context("finding the schedlab program")?;
+            let dir = exe.parent().unwrap_or(Path::new("."));
+            let target = up::LocalTarget {
+                flag,
+                programs: provisioning::kubelets::PodPrograms::beside(dir)?,
+                cancel: interrupt.clone(),
+            };
+            eprintln!(
+                "bringing a local control plane up with {} real nodes (a cold cache builds Kubernetes: several minutes)",
+                flag.count
+            );
+            up::local(target, &timeline.nodes, &runtime, rate)?
         }
         other => bail!("{} is not a kind or GKE cluster", other.name()),
     };

@@ -91,6 +91,10 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
             };
             play_scenario(&args, &invocation, &backend, None::<&()>)
         }
+        ClusterKind::Local if matches!(args.nodes, crate::cli::NodesFrom::Real(_)) => {
+            let target = crate::real_cluster::connect(&args, &invocation.scenario, &invocation.seeds)?;
+            play_scenario(&args, &invocation, &target.backend, Some(&target.facts))
+        }
         ClusterKind::Local | ClusterKind::Kube => {
             let target = crate::kube_connect::connect(&args)?;
             // kind and GKE forward Ctrl-C themselves (installed before provisioning)
@@ -247,17 +251,23 @@ fn check_flags_for_backend(args: &ScenarioArgs) -> Result<()> {
     let kube_like = matches!(c, ClusterKind::Kube | ClusterKind::Gke);
     let kind = c == ClusterKind::Kind;
     let gke = c == ClusterKind::Gke;
-    let flags: [(&str, bool, bool, &str); 21] = [
+    let flags: [(&str, bool, bool, &str); 22] = [
         ("--kubeconfig", args.kubeconfig.is_some(), kube_like, "kube|gke"),
         ("--context", args.context.is_some(), kube_like, "kube|gke"),
         ("--time-scale", args.time_scale != 1.0, real, "local|kube|kind|gke"),
         ("--qps", args.qps.is_some(), real, "local|kube|kind|gke"),
         ("--burst", args.burst.is_some(), real, "local|kube|kind|gke"),
         (
-            "--nodes",
-            args.nodes != NodesFrom::Emulated,
-            real,
-            "local|kube|kind|gke",
+            "--nodes existing",
+            args.nodes == NodesFrom::Existing,
+            c == ClusterKind::Kube,
+            "kube",
+        ),
+        (
+            "--nodes real:N",
+            matches!(args.nodes, NodesFrom::Real(_)),
+            c == ClusterKind::Local,
+            "local",
         ),
         (
             "--node-selector",

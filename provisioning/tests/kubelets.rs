@@ -248,6 +248,7 @@ fn a_kubelet_that_fails_is_named_and_everything_started_is_undone() {
         cache_dir: cache.path(),
         count: 1,
         labels: &[],
+        tuning: &[],
         ready_timeout: Duration::from_secs(30),
         cancel: None,
         programs: None,

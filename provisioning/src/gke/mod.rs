@@ -18,7 +18,7 @@ pub use pools::{NodeInfo, PoolMatch, PoolNeed, PoolsMissing, check_pools, pool_n
 
 use super::external::{CommandPlan, CommandRunner, ExternalCommand, ExternalError};
 use kube_backend::{labels, objects};
-use schedlab_core::node::{Provisioning, TaintEffect};
+use schedlab_core::node::Provisioning;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -166,21 +166,7 @@ impl GkePlan {
             format!("--node-labels={}", joined.join(",")),
         ];
         if !need.taints.is_empty() {
-            let taints: Vec<String> = need
-                .taints
-                .iter()
-                .map(|t| {
-                    let effect = match t.effect {
-                        TaintEffect::NoSchedule => "NoSchedule",
-                        TaintEffect::PreferNoSchedule => "PreferNoSchedule",
-                        TaintEffect::NoExecute => "NoExecute",
-                    };
-                    match &t.value {
-                        Some(v) => format!("{}={v}:{effect}", t.key),
-                        None => format!("{}:{effect}", t.key),
-                    }
-                })
-                .collect();
+            let taints: Vec<String> = need.taints.iter().map(ToString::to_string).collect();
             flags.push(format!("--node-taints={}", taints.join(",")));
         }
         if need.provisioning == Provisioning::Spot {

@@ -9,6 +9,18 @@ use std::path::Path;
 
 pub use super::images::PAUSE_IMAGE;
 
+/// What a scenario makes of one real node beyond its labels: reservations
+/// that bring its allocatable down from the host's to the scenario node's,
+/// its pod limit, and its taints (`key[=value]:Effect`, registered by the
+/// kubelet itself).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KubeletTuning {
+    pub system_reserved_cpu_milli: u64,
+    pub system_reserved_memory_bytes: u64,
+    pub max_pods: Option<u32>,
+    pub taints: Vec<String>,
+}
+
 /// The loopback ports one kubelet serves on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct KubeletPorts {
@@ -96,8 +108,18 @@ pub fn cni_conflist(node: &NodeLayout) -> String {
 /// loopback ports, no iptables chains, no anonymous access, evictions only
 /// when the shared host is nearly out (the host's memory and disk are every
 /// node's).
-pub fn kubelet_yaml(node: &NodeLayout, ports: KubeletPorts) -> String {
-    format!(
+pub fn kubelet_yaml(node: &NodeLayout, ports: KubeletPorts, tuning: &KubeletTuning) -> String {
+    let mut extra = String::new();
+    if let Some(max) = tuning.max_pods {
+        extra.push_str(&format!("maxPods: {max}\n"));
+    }
+    if tuning.system_reserved_cpu_milli > 0 || tuning.system_reserved_memory_bytes > 0 {
+        extra.push_str(&format!(
+            "systemReserved:\n  cpu: \"{}m\"\n  memory: \"{}\"\n",
+            tuning.system_reserved_cpu_milli, tuning.system_reserved_memory_bytes
+        ));
+    }
+    let base = format!(
         r#"apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 address: 127.0.0.1
@@ -129,11 +151,12 @@ evictionHard:
         api = ports.api,
         healthz = ports.healthz,
         cgroup = node.pods_cgroup(),
-    )
+    );
+    base + &extra
 }
 
 /// The kubelet's flags (those not in its configuration file in 1.20).
-pub fn kubelet_flags(node: &NodeLayout, labels: &[(String, String)]) -> Vec<OsString> {
+pub fn kubelet_flags(node: &NodeLayout, labels: &[(String, String)], tuning: &KubeletTuning) -> Vec<OsString> {
     let mut out: Vec<OsString> = vec![
         "--config".into(),
         node.kubelet_config().into(),
@@ -161,6 +184,9 @@ pub fn kubelet_flags(node: &NodeLayout, labels: &[(String, String)]) -> Vec<OsSt
     if !labels.is_empty() {
         let text: Vec<String> = labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
         out.push(format!("--node-labels={}", text.join(",")).into());
+    }
+    if !tuning.taints.is_empty() {
+        out.push(format!("--register-with-taints={}", tuning.taints.join(",")).into());
     }
     out
 }
@@ -211,6 +237,7 @@ mod tests {
                 api: 3001,
                 healthz: 3002,
             },
+            &KubeletTuning::default(),
         );
         assert!(text.contains("\nport: 3001\n"), "{text}");
         assert!(text.contains("\nhealthzPort: 3002\n"), "{text}");
@@ -219,10 +246,33 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("\nmakeIPTablesUtilChains: false\n"), "{text}");
-        let flags = kubelet_flags(&node(), &[("pool".into(), "a".into()), ("zone".into(), "z".into())]);
+        let flags = kubelet_flags(
+            &node(),
+            &[("pool".into(), "a".into()), ("zone".into(), "z".into())],
+            &KubeletTuning::default(),
+        );
         let flags: Vec<String> = flags.iter().map(|f| f.to_string_lossy().into_owned()).collect();
         assert!(flags.contains(&"--container-runtime-endpoint=unix:///st/nodes/real-1/containerd.sock".to_owned()));
         assert!(flags.contains(&"--node-labels=pool=a,zone=z".to_owned()));
         assert!(flags.contains(&"real-1".to_owned()));
+        assert!(!flags.iter().any(|f| f.starts_with("--register-with-taints")));
+        assert!(!text.contains("systemReserved") && !text.contains("maxPods"), "{text}");
+    }
+
+    #[test]
+    fn a_scenario_node_brings_its_reservations_pod_limit_and_taints() {
+        let tuning = KubeletTuning {
+            system_reserved_cpu_milli: 500,
+            system_reserved_memory_bytes: 1 << 30,
+            max_pods: Some(30),
+            taints: vec!["spot=true:NoSchedule".into()],
+        };
+        let text = kubelet_yaml(&node(), KubeletPorts { api: 1, healthz: 2 }, &tuning);
+        assert!(
+            text.ends_with("maxPods: 30\nsystemReserved:\n  cpu: \"500m\"\n  memory: \"1073741824\"\n"),
+            "{text}"
+        );
+        let flags = kubelet_flags(&node(), &[], &tuning);
+        assert!(flags.iter().any(|f| f == "--register-with-taints=spot=true:NoSchedule"));
     }
 }

@@ -14,10 +14,12 @@ pub mod capacity;
 pub mod cgroups;
 pub mod config;
 pub mod error;
+pub mod faults;
 pub mod host;
 pub mod images;
 pub mod layout;
 pub mod node;
+pub mod scenario;
 
 pub use error::KubeletError;
 pub use images::PodPrograms;
@@ -61,6 +63,9 @@ pub struct NodeOptions<'a> {
     pub count: usize,
     /// Each node's labels (by position; a node past the end has none).
     pub labels: &'a [Vec<(String, String)>],
+    /// Each node's reservations, pod limit and taints (by position; a node
+    /// past the end has the host's capacity, no limit, no taints).
+    pub tuning: &'a [config::KubeletTuning],
     pub ready_timeout: Duration,
     pub cancel: Option<&'a AtomicBool>,
     /// The programs of the workload and scheduler images; without them the
@@ -186,6 +191,13 @@ pub fn start(opts: &NodeOptions<'_>, plane: &Plane<'_>) -> crate::Result<Vec<Nod
     Ok(up)
 }
 
+static NO_TUNING: config::KubeletTuning = config::KubeletTuning {
+    system_reserved_cpu_milli: 0,
+    system_reserved_memory_bytes: 0,
+    max_pods: None,
+    taints: Vec::new(),
+};
+
 fn joining_of<'a>(
     opts: &'a NodeOptions<'_>,
     plane: &'a Plane<'_>,
@@ -201,6 +213,7 @@ fn joining_of<'a>(
         images,
         admin_token: plane.admin_token,
         labels: opts.labels.get(index).map_or(&[][..], Vec::as_slice),
+        tuning: opts.tuning.get(index).unwrap_or(&NO_TUNING),
         ready_timeout: opts.ready_timeout,
         cancel: opts.cancel,
     }

@@ -19,6 +19,9 @@ pub const NAMESPACE: &str = "mount-namespace";
 pub const CONTAINERD: &str = "containerd";
 pub const KUBELET: &str = "kubelet";
 
+/// The kubelet's command line (to nsenter), kept in the node folder.
+const KUBELET_ARGS: &str = "kubelet.args.json";
+
 /// How long containerd may take to answer on its socket.
 const CONTAINERD_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long the kubelet gets to exit after SIGTERM.
@@ -40,6 +43,7 @@ pub struct Joining<'a> {
     /// the admin's token, to ask whether the node is Ready
     pub admin_token: &'a str,
     pub labels: &'a [(String, String)],
+    pub tuning: &'a config::KubeletTuning,
     pub ready_timeout: Duration,
     pub cancel: Option<&'a AtomicBool>,
 }
@@ -107,7 +111,15 @@ pub fn launch(node: &NodeLayout, hierarchies: &[PathBuf], joining: &Joining<'_>)
         external::run(&crate::images::import_command(&node.containerd_socket(), tarball))?;
     }
 
-    let kubelet_args = enter(joining.kubelet, config::kubelet_flags(node, joining.labels));
+    let kubelet_args = enter(
+        joining.kubelet,
+        config::kubelet_flags(node, joining.labels, joining.tuning),
+    );
+    // kept for a restart after a node fault (the namespace holder stays)
+    let args_file = node.root.join(KUBELET_ARGS);
+    let text: Vec<String> = kubelet_args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    std::fs::write(&args_file, serde_json::to_string(&text).unwrap_or_default())
+        .map_err(KubeletError::io("cannot write", &args_file))?;
     let kubelet = spawn_in_cgroup(node, hierarchies, KUBELET, Path::new("nsenter"), &kubelet_args)?;
     Ok(Launched {
         kubelet,
@@ -148,7 +160,7 @@ fn write_files(node: &NodeLayout, joining: &Joining<'_>) -> Result<(), KubeletEr
             node.cni_conf_dir().join("10-schedlab.conflist"),
             config::cni_conflist(node),
         ),
-        (node.kubelet_config(), config::kubelet_yaml(node, ports)),
+        (node.kubelet_config(), config::kubelet_yaml(node, ports, joining.tuning)),
     ];
     for (path, text) in files {
         std::fs::write(&path, text).map_err(KubeletError::io("cannot write", &path))?;
@@ -343,6 +355,28 @@ pub fn stop(node: &NodeLayout, hierarchies: &[PathBuf]) -> Result<(), KubeletErr
             Err(e) => return Err(KubeletError::io("cannot remove", &dir)(e)),
         }
     }
+    Ok(())
+}
+
+/// Stops the node's kubelet only (a node fault): its containers keep
+/// running, its Lease is no longer renewed.
+pub fn stop_kubelet(node: &NodeLayout) -> Result<(), KubeletError> {
+    process::stop(&node.processes(), KUBELET, KUBELET_GRACE)?;
+    Ok(())
+}
+
+/// Starts the node's kubelet again as it was started, in the node's
+/// namespace and cgroup (a node's recovery).
+pub fn restart_kubelet(node: &NodeLayout, hierarchies: &[PathBuf]) -> Result<(), KubeletError> {
+    let args_file = node.root.join(KUBELET_ARGS);
+    let text = std::fs::read_to_string(&args_file).map_err(KubeletError::io("cannot read", &args_file))?;
+    let args: Vec<String> = serde_json::from_str(&text).map_err(|e| KubeletError::Malformed {
+        what: "kubelet command line",
+        path: args_file.clone(),
+        detail: e.to_string(),
+    })?;
+    let args: Vec<OsString> = args.into_iter().map(OsString::from).collect();
+    spawn_in_cgroup(node, hierarchies, KUBELET, Path::new("nsenter"), &args)?;
     Ok(())
 }
 

@@ -63,6 +63,17 @@ impl Tokens {
         self.users.iter().find(|u| u.user == user).map(|u| u.token.as_str())
     }
 
+    /// The token of `user`, or an error naming the tokens file of `state` that lacks it.
+    pub fn require(&self, user: &str, state: &StateLayout) -> Result<String, ProvisionError> {
+        self.token(user)
+            .map(str::to_owned)
+            .ok_or_else(|| ProvisionError::Malformed {
+                what: "tokens file",
+                path: state.pki_file("tokens.csv"),
+                detail: format!("no token for {user}"),
+            })
+    }
+
     /// The `--token-auth-file` text: `token,user,uid[,"group1,group2"]`.
     pub fn to_csv(&self) -> String {
         let mut out = String::new();

@@ -72,6 +72,8 @@ pub struct LocalOptions {
     pub real_nodes: usize,
     /// Labels of each real node, by position.
     pub real_node_labels: Vec<Vec<(String, String)>>,
+    /// Reservations, pod limit and taints of each real node, by position.
+    pub real_node_tuning: Vec<crate::kubelets::config::KubeletTuning>,
     /// The programs of the workload and scheduler images real nodes hold
     /// (without them, only the pause image).
     pub pod_programs: Option<crate::kubelets::PodPrograms>,
@@ -93,6 +95,7 @@ impl LocalOptions {
             cancel: None,
             real_nodes: 0,
             real_node_labels: Vec::new(),
+            real_node_tuning: Vec::new(),
             pod_programs: None,
         })
     }
@@ -243,18 +246,8 @@ pub fn up(opts: &LocalOptions) -> crate::Result<LocalCluster> {
 fn start_real_nodes(opts: &LocalOptions, cluster: &LocalCluster) -> crate::Result<Vec<crate::kubelets::NodeUp>> {
     let state = StateLayout::new(&opts.state_dir);
     let tokens = certs::ensure(&state)?;
-    let token = |user: &str| {
-        tokens
-            .token(user)
-            .map(str::to_owned)
-            .ok_or_else(|| ProvisionError::Malformed {
-                what: "tokens file",
-                path: state.pki_file("tokens.csv"),
-                detail: format!("no token for {user}"),
-            })
-    };
-    let admin_token = token(certs::ADMIN)?;
-    let kubelet_token = token(certs::KUBELET)?;
+    let admin_token = tokens.require(certs::ADMIN, &state)?;
+    let kubelet_token = tokens.require(certs::KUBELET, &state)?;
     rbac::bind_user(
         cluster.server(),
         &cluster.record.ca_file,
@@ -267,6 +260,7 @@ fn start_real_nodes(opts: &LocalOptions, cluster: &LocalCluster) -> crate::Resul
         cache_dir: &opts.cache_dir,
         count: opts.real_nodes,
         labels: &opts.real_node_labels,
+        tuning: &opts.real_node_tuning,
         ready_timeout: crate::kubelets::DEFAULT_READY_TIMEOUT,
         cancel: opts.cancel.as_deref(),
         programs: opts.pod_programs.as_ref(),
@@ -354,16 +348,7 @@ fn up_inner(opts: &LocalOptions) -> Result<LocalCluster, ProvisionError> {
     };
     let server = format!("https://127.0.0.1:{}", ports.apiserver);
     let ca_file = state.pki_file("ca.crt");
-    let token = |user: &'static str| {
-        tokens
-            .token(user)
-            .map(str::to_owned)
-            .ok_or_else(|| ProvisionError::Malformed {
-                what: "tokens file",
-                path: state.pki_file("tokens.csv"),
-                detail: format!("no token for {user}"),
-            })
-    };
+    let token = |user: &'static str| tokens.require(user, &state);
     let admin_token = token(certs::ADMIN)?;
     for (file, user) in [
         ("admin", certs::ADMIN),

@@ -53,8 +53,10 @@ pub struct ProvisionFacts {
     pub kept: bool,
     pub node_pools: Vec<PoolFact>,
     pub images: Images,
-    /// the arm the in-cluster scheduler serves
-    pub in_cluster_arm: &'static str,
+    /// the arm the in-cluster scheduler serves (none: every arm but
+    /// `default` through schedlab's bind loop)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_cluster_arm: Option<&'static str>,
     pub node_faults: String,
     /// every external command run to provision (shell-quoted)
     pub commands: Vec<String>,
@@ -65,7 +67,14 @@ pub struct ProvisionFacts {
 pub(crate) enum FaultPlan {
     Kind(KindFaultMode),
     Cordon,
-    Vm { zones: HashMap<String, String> },
+    Vm {
+        zones: HashMap<String, String>,
+    },
+    /// real nodes of this machine: their kubelets stop and start again
+    Kubelet {
+        nodes: Vec<crate::kubelets::NodeLayout>,
+        hierarchies: Vec<std::path::PathBuf>,
+    },
 }
 
 /// Everything a run on kind or GKE needs beyond a plain kubeconfig cluster.
@@ -81,6 +90,10 @@ pub struct RealCluster {
     /// deleted when dropped (after the runs)
     pub(crate) _kind: Option<KindCluster>,
     pub(crate) _gke: Option<GkeCluster>,
+    /// the local control plane with real nodes made for the runs (stopped when dropped)
+    pub(crate) _local: Option<crate::local::ScopedCluster>,
+    /// the arm a scheduler inside the cluster serves, if any
+    pub(crate) in_cluster_arm: Option<&'static str>,
 }
 
 impl RealCluster {
@@ -102,7 +115,7 @@ impl std::fmt::Debug for RealCluster {
 impl RealNodes for RealCluster {
     /// Whether the in-cluster scheduler serves `arm`.
     fn in_cluster(&self, arm: &str) -> bool {
-        arm == IN_CLUSTER_ARM
+        self.in_cluster_arm == Some(arm)
     }
 
     fn workload_image(&self) -> String {
@@ -146,6 +159,10 @@ impl RealNodes for RealCluster {
                     zones: zones.clone(),
                 },
                 real.clone(),
+            )),
+            FaultPlan::Kubelet { nodes, hierarchies } => Arc::new(crate::kubelets::faults::KubeletFaults::new(
+                nodes.iter().cloned(),
+                hierarchies.clone(),
             )),
         };
         // every node as the run names it: emulated ones are objects of the run

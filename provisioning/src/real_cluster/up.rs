@@ -45,6 +45,10 @@ pub enum UpError {
     Mark(#[source] Box<KubeError>),
     #[error(transparent)]
     Deploy(Box<crate::Error>),
+    #[error("{0}")]
+    Input(String),
+    #[error("the local control plane with real nodes: {0}")]
+    Local(#[source] Box<crate::Error>),
 }
 
 impl UpError {
@@ -55,6 +59,8 @@ impl UpError {
             UpError::Gke(e) => e.is_input_error(),
             UpError::Deploy(e) => e.is_input_error(),
             UpError::Connect(e) => e.is_input_error(),
+            UpError::Local(e) => e.is_input_error(),
+            UpError::Input(_) => true,
             UpError::CreateDir { .. } | UpError::Mark(_) => false,
         }
     }
@@ -118,7 +124,7 @@ pub fn kind(
         kept: plan.opts.keep,
         node_pools: pool_facts(nodes, &placement, None),
         images: images.clone(),
-        in_cluster_arm: IN_CLUSTER_ARM,
+        in_cluster_arm: Some(IN_CLUSTER_ARM),
         node_faults: kind_fault_line(plan.opts.fault_mode).to_string(),
         commands: runner.commands().iter().map(|c| c.shell()).collect(),
     };
@@ -131,6 +137,8 @@ pub fn kind(
         runner,
         _kind: Some(cluster),
         _gke: None,
+        _local: None,
+        in_cluster_arm: Some(IN_CLUSTER_ARM),
     };
     Ok(Provisioned {
         admin,
@@ -245,7 +253,7 @@ pub fn gke(
         kept: provision && plan.opts.keep,
         node_pools: pool_facts(nodes, &placement, Some(&matches)),
         images: images.clone(),
-        in_cluster_arm: IN_CLUSTER_ARM,
+        in_cluster_arm: Some(IN_CLUSTER_ARM),
         node_faults: gke_fault_line(target.allow_vm_faults).to_string(),
         commands: runner.commands().iter().map(|c| c.shell()).collect(),
     };
@@ -258,6 +266,8 @@ pub fn gke(
         runner,
         _kind: None,
         _gke: gke_cluster,
+        _local: None,
+        in_cluster_arm: Some(IN_CLUSTER_ARM),
     };
     Ok(Provisioned {
         admin,
@@ -265,6 +275,130 @@ pub fn gke(
         facts,
         cluster,
     })
+}
+
+/// How to play a scenario on real nodes of this machine.
+#[derive(Debug, Clone)]
+pub struct LocalTarget {
+    pub flag: crate::kubelets::scenario::RealNodesFlag,
+    /// the programs of the workload and scheduler images
+    pub programs: crate::kubelets::PodPrograms,
+    /// Ctrl-C while the nodes come up
+    pub cancel: Arc<AtomicBool>,
+}
+
+/// How the manifest names the way node faults are played on real nodes of this machine.
+pub const LOCAL_FAULT_LINE: &str =
+    "stop the node's kubelet; start it again to recover (DegradeNode and KillPod are not played)";
+
+/// Brings a private local control plane up with real nodes for a scenario
+/// with `nodes` (its first `target.flag.count`, made to look like them: see
+/// [`crate::kubelets::scenario`]), labels and prices them as their pools,
+/// and connects at `rate`. Everything is stopped when the returned
+/// cluster is dropped, or on a failure.
+pub fn local(
+    target: LocalTarget,
+    nodes: &[NodeSpec],
+    runtime: &tokio::runtime::Runtime,
+    rate: ClientRate,
+) -> crate::Result<Provisioned> {
+    target.flag.check(nodes.len()).map_err(UpError::Input)?;
+    let placement = target.flag.placement(nodes.len());
+    let host = crate::kubelets::capacity::Machine::this()?;
+    let host_cpu_milli = host.cores as u64 * 1000;
+    let host_memory_bytes = host.total_mib * (1 << 20);
+    let real_specs = &nodes[..target.flag.count];
+    let mut opts = crate::local::LocalOptions::private("real-nodes")?;
+    opts.real_nodes = target.flag.count;
+    opts.real_node_tuning = real_specs
+        .iter()
+        .map(|spec| crate::kubelets::scenario::tuning_for(spec, host_cpu_milli, host_memory_bytes))
+        .collect();
+    opts.pod_programs = Some(target.programs);
+    opts.cancel = Some(target.cancel);
+    let plane = crate::local::ScopedCluster::up(&opts).map_err(|e| UpError::Local(Box::new(e)))?;
+    let client = ClientOptions {
+        kubeconfig: Some(plane.admin_kubeconfig().to_path_buf()),
+        qps: rate.qps,
+        burst: rate.burst,
+        ..ClientOptions::default()
+    };
+    let admin = runtime
+        .block_on(ApiClient::connect(&client))
+        .map_err(|e| UpError::Connect(Box::new(e)))?;
+    runtime
+        .block_on(label_like(&admin, real_specs))
+        .map_err(|e| UpError::Mark(Box::new(e)))?;
+    let hierarchies = crate::kubelets::cgroups::hierarchies()?;
+    let layouts = (0..target.flag.count)
+        .map(|i| crate::kubelets::NodeLayout::new(&opts.state_dir, i))
+        .collect();
+    let images = Images::dev();
+    let facts = ProvisionFacts {
+        kind: "local",
+        cluster_name: None,
+        context: None,
+        created: true,
+        kept: false,
+        node_pools: pool_facts(nodes, &placement, None),
+        images: images.clone(),
+        in_cluster_arm: None,
+        node_faults: LOCAL_FAULT_LINE.to_string(),
+        commands: Vec::new(),
+    };
+    let cluster = RealCluster {
+        placement,
+        nodes: nodes.to_vec(),
+        selector: kube_backend::labels::POOL.to_string(),
+        images,
+        faults: FaultPlan::Kubelet {
+            nodes: layouts,
+            hierarchies,
+        },
+        runner: Arc::new(CommandRunner::execute()),
+        _kind: None,
+        _gke: None,
+        _local: Some(plane),
+        in_cluster_arm: None,
+    };
+    Ok(Provisioned {
+        admin,
+        client,
+        facts,
+        cluster,
+    })
+}
+
+/// Gives real node `real-i` the labels of scenario node `i`, its pool's
+/// label and its price (a merge patch after the node registered: the kubelet
+/// refuses some `kubernetes.io` labels on its command line).
+async fn label_like(admin: &ApiClient, specs: &[NodeSpec]) -> Result<(), KubeError> {
+    use k8s_openapi::api::core::v1::Node;
+    use kube::api::{Api, Patch, PatchParams};
+    let api: Api<Node> = Api::all(admin.client());
+    for (i, spec) in specs.iter().enumerate() {
+        let name = format!("real-{i}");
+        let mut labels: serde_json::Map<String, serde_json::Value> = spec
+            .labels
+            .iter()
+            .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+            .collect();
+        labels.insert(
+            kube_backend::labels::POOL.to_string(),
+            kube_backend::objects::dns_label(&[&spec.pool.name]).into(),
+        );
+        let patch = serde_json::json!({
+            "metadata": {
+                "labels": labels,
+                "annotations": { kube_backend::labels::HOURLY_PRICE: spec.pool.hourly_price.to_string() },
+            }
+        });
+        admin.throttle().await;
+        api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .map_err(KubeError::api(format!("labelling node {name}")))?;
+    }
+    Ok(())
 }
 
 fn deploy_and_mark(
