@@ -80,16 +80,7 @@ pub fn kind(
 ) -> crate::Result<Provisioned> {
     let cluster = KindCluster::up(plan, runner.clone(), Some(interrupt)).map_err(|e| UpError::Kind(Box::new(e)))?;
     let plan = cluster.plan().clone();
-    let client = ClientOptions {
-        kubeconfig: Some(plan.kubeconfig_path()),
-        context: Some(plan.context()),
-        qps: rate.qps,
-        burst: rate.burst,
-        ..ClientOptions::default()
-    };
-    let admin = runtime
-        .block_on(ApiClient::connect(&client))
-        .map_err(|e| UpError::Connect(Box::new(e)))?;
+    let (client, admin) = connect_admin(runtime, Some(plan.kubeconfig_path()), Some(plan.context()), rate)?;
     let marks: Vec<NodeMark> = plan
         .worker_names()
         .into_iter()
@@ -193,20 +184,12 @@ pub fn gke(
     } else {
         None
     };
-    let client = ClientOptions {
-        kubeconfig: if provision {
-            Some(plan.opts.kubeconfig.clone())
-        } else {
-            target.kubeconfig.clone()
-        },
-        context: target.context.clone(),
-        qps: rate.qps,
-        burst: rate.burst,
-        ..ClientOptions::default()
+    let kubeconfig = if provision {
+        Some(plan.opts.kubeconfig.clone())
+    } else {
+        target.kubeconfig.clone()
     };
-    let admin = runtime
-        .block_on(ApiClient::connect(&client))
-        .map_err(|e| UpError::Connect(Box::new(e)))?;
+    let (client, admin) = connect_admin(runtime, kubeconfig, target.context.clone(), rate)?;
     let found = runtime
         .block_on(gke::nodes::list_nodes(&admin))
         .map_err(|e| UpError::Connect(Box::new(e)))?;
@@ -317,15 +300,7 @@ pub fn local(
     opts.pod_programs = Some(target.programs);
     opts.cancel = Some(target.cancel);
     let plane = crate::local::ScopedCluster::up(&opts).map_err(|e| UpError::Local(Box::new(e)))?;
-    let client = ClientOptions {
-        kubeconfig: Some(plane.admin_kubeconfig().to_path_buf()),
-        qps: rate.qps,
-        burst: rate.burst,
-        ..ClientOptions::default()
-    };
-    let admin = runtime
-        .block_on(ApiClient::connect(&client))
-        .map_err(|e| UpError::Connect(Box::new(e)))?;
+    let (client, admin) = connect_admin(runtime, Some(plane.admin_kubeconfig().to_path_buf()), None, rate)?;
     runtime
         .block_on(label_like(&admin, real_specs))
         .map_err(|e| UpError::Mark(Box::new(e)))?;
@@ -399,6 +374,26 @@ async fn label_like(admin: &ApiClient, specs: &[NodeSpec]) -> Result<(), KubeErr
             .map_err(KubeError::api(format!("labelling node {name}")))?;
     }
     Ok(())
+}
+
+/// Connects as the admin of a cluster made ready for the runs, at the runs' client rate.
+fn connect_admin(
+    runtime: &tokio::runtime::Runtime,
+    kubeconfig: Option<PathBuf>,
+    context: Option<String>,
+    rate: ClientRate,
+) -> Result<(ClientOptions, ApiClient), UpError> {
+    let client = ClientOptions {
+        kubeconfig,
+        context,
+        qps: rate.qps,
+        burst: rate.burst,
+        ..ClientOptions::default()
+    };
+    let admin = runtime
+        .block_on(ApiClient::connect(&client))
+        .map_err(|e| UpError::Connect(Box::new(e)))?;
+    Ok((client, admin))
 }
 
 fn deploy_and_mark(
