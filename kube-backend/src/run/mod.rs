@@ -148,6 +148,7 @@ pub async fn play(
         next_action: 0,
         next_sample: Some(Time::ZERO),
         last_t: Time::ZERO,
+        last_sample: None,
         warned_unsupported: false,
         events: Vec::new(),
     };

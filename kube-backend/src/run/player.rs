@@ -62,6 +62,8 @@ pub(crate) struct Player<'a> {
     pub(crate) next_action: usize,
     pub(crate) next_sample: Option<Time>,
     pub(crate) last_t: Time,
+    /// the time of the last samples written
+    pub(crate) last_sample: Option<Time>,
     pub(crate) warned_unsupported: bool,
     pub(crate) events: Vec<EventKind>,
 }
@@ -481,11 +483,14 @@ impl Player<'_> {
         self.events = events;
     }
 
-    fn sample(&mut self, t: Time) {
+    fn sample(&mut self, due: Time) {
+        let Some(t) = sample_time(due, self.last_t, self.last_sample) else {
+            return;
+        };
         let now = self.clock.now();
         self.cache.expire(now);
-        let t = t.max(self.last_t);
         self.last_t = t;
+        self.last_sample = Some(t);
         let mut written = 0u64;
         let sink = &mut *self.sink;
         schedlab_core::sample::write_samples(
@@ -512,5 +517,44 @@ impl Player<'_> {
     pub(crate) fn write(&mut self, record: Record) {
         self.summary.records += 1;
         self.sink.record(record);
+    }
+}
+
+/// When the samples due at `due` are written: not before the last event
+/// (records go forward in time), and not at all when that instant already
+/// has its samples. A loop that fell behind (real nodes at a high time
+/// scale) finds several samples overdue at once, after events stamped with
+/// the present: they collapse into one, since a node has one sample per
+/// instant.
+fn sample_time(due: Time, last_event: Time, last_sample: Option<Time>) -> Option<Time> {
+    let t = due.max(last_event);
+    match last_sample {
+        Some(last) if t <= last => None,
+        _ => Some(t),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(ms: u64) -> Time {
+        Time(ms)
+    }
+
+    #[test]
+    fn samples_on_time_are_written_at_their_time() {
+        assert_eq!(sample_time(at(10_000), at(9_500), Some(at(5_000))), Some(at(10_000)));
+        assert_eq!(sample_time(at(0), at(0), None), Some(at(0)));
+    }
+
+    #[test]
+    fn overdue_samples_collapse_into_one_after_the_last_event() {
+        // two samples overdue (at 10 s and 15 s) after an event stamped 16 s
+        let first = sample_time(at(10_000), at(16_000), Some(at(5_000)));
+        assert_eq!(first, Some(at(16_000)));
+        assert_eq!(sample_time(at(15_000), at(16_000), first), None);
+        // the next one on time goes on as before
+        assert_eq!(sample_time(at(20_000), at(16_000), first), Some(at(20_000)));
     }
 }
