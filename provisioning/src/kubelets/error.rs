@@ -20,13 +20,6 @@ pub enum KubeletError {
     },
     #[error("real nodes need {what}: {why}")]
     HostUnfit { what: &'static str, why: String },
-    #[error("{what} {}: {source}", path.display())]
-    Io {
-        what: &'static str,
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
     #[error("the unix socket path {} is {len} bytes, over the kernel's limit of {max}: use a shorter state folder", path.display())]
     SocketPathTooLong { path: PathBuf, len: usize, max: usize },
     #[error("node {node}: {component} exited during start-up (exit code {}); last log lines ({}):\n{}", code.map_or_else(|| "unknown".to_owned(), |c| c.to_string()), log.display(), kube_backend::redact::redact(.tail))]
@@ -70,8 +63,9 @@ pub enum KubeletError {
 
 impl KubeletError {
     pub(crate) fn io(what: &'static str, path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> KubeletError {
+        // the provisioner's own I/O error: one wording for every file it touches
         let path = path.into();
-        move |source| KubeletError::Io { what, path, source }
+        move |source| KubeletError::Process(crate::local::ProvisionError::Io { what, path, source })
     }
 
     /// Whether the user's input caused it: asking for more nodes than the
@@ -83,7 +77,6 @@ impl KubeletError {
             KubeletError::TooMany { .. } | KubeletError::SocketPathTooLong { .. } => true,
             KubeletError::NoControllerManager { .. } => true,
             KubeletError::HostUnfit { .. }
-            | KubeletError::Io { .. }
             | KubeletError::Exited { .. }
             | KubeletError::NotReady { .. }
             | KubeletError::Malformed { .. }

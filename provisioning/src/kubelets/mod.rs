@@ -200,18 +200,15 @@ static NO_TUNING: config::KubeletTuning = config::KubeletTuning {
 
 fn joining_of<'a>(
     opts: &'a NodeOptions<'_>,
-    plane: &'a Plane<'_>,
+    plane: &'a Plane<'a>,
     kubelet: &'a Path,
     images: &'a [PathBuf],
     index: usize,
 ) -> node::Joining<'a> {
     node::Joining {
-        server: plane.server,
-        ca_file: plane.ca_file,
-        token: plane.kubelet_token,
+        plane,
         kubelet,
         images,
-        admin_token: plane.admin_token,
         labels: opts.labels.get(index).map_or(&[][..], Vec::as_slice),
         tuning: opts.tuning.get(index).unwrap_or(&NO_TUNING),
         ready_timeout: opts.ready_timeout,

@@ -33,15 +33,11 @@ const POLL: Duration = Duration::from_millis(250);
 /// What a node needs from its cluster to start.
 #[derive(Debug, Clone)]
 pub struct Joining<'a> {
-    pub server: &'a str,
-    pub ca_file: &'a Path,
-    /// the kubelets' bearer token (a `system:nodes` identity)
-    pub token: &'a str,
+    /// the control plane (its kubelet token to join, its admin token to ask whether the node is Ready)
+    pub plane: &'a super::Plane<'a>,
     pub kubelet: &'a Path,
     /// the docker-archive tarballs of the images the node holds
     pub images: &'a [PathBuf],
-    /// the admin's token, to ask whether the node is Ready
-    pub admin_token: &'a str,
     pub labels: &'a [(String, String)],
     pub tuning: &'a config::KubeletTuning,
     pub ready_timeout: Duration,
@@ -167,10 +163,10 @@ fn write_files(node: &NodeLayout, joining: &Joining<'_>) -> Result<(), KubeletEr
     }
     crate::local::kubeconfig::write(
         &node.kubeconfig(),
-        joining.server,
-        joining.ca_file,
+        joining.plane.server,
+        joining.plane.ca_file,
         "kubelet",
-        joining.token,
+        joining.plane.kubelet_token,
     )?;
     Ok(())
 }
@@ -292,7 +288,13 @@ fn wait_ready(node: &NodeLayout, kubelet: &mut Started, joining: &Joining<'_>) -
         if let Some(err) = exited(node, kubelet, "kubelet") {
             return Err(err);
         }
-        if node_ready(joining.server, joining.ca_file, joining.admin_token, &node.name) == Some(true) {
+        if node_ready(
+            joining.plane.server,
+            joining.plane.ca_file,
+            joining.plane.admin_token,
+            &node.name,
+        ) == Some(true)
+        {
             return Ok(());
         }
         if t0.elapsed() > joining.ready_timeout {

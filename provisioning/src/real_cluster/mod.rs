@@ -88,12 +88,30 @@ pub struct RealCluster {
     pub(crate) faults: FaultPlan,
     pub(crate) runner: Arc<CommandRunner>,
     /// deleted when dropped (after the runs)
-    pub(crate) _kind: Option<KindCluster>,
-    pub(crate) _gke: Option<GkeCluster>,
-    /// the local control plane with real nodes made for the runs (stopped when dropped)
-    pub(crate) _local: Option<crate::local::ScopedCluster>,
-    /// the arm a scheduler inside the cluster serves, if any
-    pub(crate) in_cluster_arm: Option<&'static str>,
+    pub(crate) made: Made,
+}
+
+/// What was made for the runs, and goes when the cluster is dropped.
+#[derive(Debug)]
+#[expect(dead_code, reason = "each variant holds what it made only for its Drop")]
+pub(crate) enum Made {
+    /// deleted unless kept
+    Kind(KindCluster),
+    /// deleted unless kept when it was provisioned; an existing cluster is only used
+    Gke(Option<GkeCluster>),
+    /// the local control plane with real nodes, stopped
+    Local(crate::local::ScopedCluster),
+}
+
+impl Made {
+    /// The arm a scheduler inside the cluster serves: kind and GKE run the
+    /// in-cluster scheduler's Deployment; real nodes of this machine not yet.
+    pub(crate) fn in_cluster_arm(&self) -> Option<&'static str> {
+        match self {
+            Made::Kind(_) | Made::Gke(_) => Some(IN_CLUSTER_ARM),
+            Made::Local(_) => None,
+        }
+    }
 }
 
 impl RealCluster {
@@ -115,7 +133,7 @@ impl std::fmt::Debug for RealCluster {
 impl RealNodes for RealCluster {
     /// Whether the in-cluster scheduler serves `arm`.
     fn in_cluster(&self, arm: &str) -> bool {
-        self.in_cluster_arm == Some(arm)
+        self.made.in_cluster_arm() == Some(arm)
     }
 
     fn workload_image(&self) -> String {

@@ -3,7 +3,7 @@
 //! and prices, deploy the in-cluster scheduler and wait for it, and say
 //! which scenario node each real node plays.
 
-use super::{FaultPlan, IN_CLUSTER_ARM, ProvisionFacts, RealCluster, gke_fault_line, kind_fault_line, pool_facts};
+use super::{FaultPlan, Made, ProvisionFacts, RealCluster, gke_fault_line, kind_fault_line, pool_facts};
 use crate::external::CommandRunner;
 use crate::gke::{self, GkeCluster, GkePlan, nodes::NodeMark};
 use crate::kind::{KindCluster, KindPlan, Placement};
@@ -107,6 +107,7 @@ pub fn kind(
             Placement::Emulated => None,
         })
         .collect();
+    let made = Made::Kind(cluster);
     let facts = ProvisionFacts {
         kind: "kind",
         cluster_name: Some(plan.opts.name.clone()),
@@ -115,7 +116,7 @@ pub fn kind(
         kept: plan.opts.keep,
         node_pools: pool_facts(nodes, &placement, None),
         images: images.clone(),
-        in_cluster_arm: Some(IN_CLUSTER_ARM),
+        in_cluster_arm: made.in_cluster_arm(),
         node_faults: kind_fault_line(plan.opts.fault_mode).to_string(),
         commands: runner.commands().iter().map(|c| c.shell()).collect(),
     };
@@ -126,10 +127,7 @@ pub fn kind(
         images,
         faults: FaultPlan::Kind(plan.opts.fault_mode),
         runner,
-        _kind: Some(cluster),
-        _gke: None,
-        _local: None,
-        in_cluster_arm: Some(IN_CLUSTER_ARM),
+        made,
     };
     Ok(Provisioned {
         admin,
@@ -228,6 +226,7 @@ pub fn gke(
         FaultPlan::Cordon
     };
     let placement: Vec<Option<String>> = intended.into_iter().map(Some).collect();
+    let made = Made::Gke(gke_cluster);
     let facts = ProvisionFacts {
         kind: "gke",
         cluster_name: provision.then(|| plan.opts.cluster_name.clone()),
@@ -236,7 +235,7 @@ pub fn gke(
         kept: provision && plan.opts.keep,
         node_pools: pool_facts(nodes, &placement, Some(&matches)),
         images: images.clone(),
-        in_cluster_arm: Some(IN_CLUSTER_ARM),
+        in_cluster_arm: made.in_cluster_arm(),
         node_faults: gke_fault_line(target.allow_vm_faults).to_string(),
         commands: runner.commands().iter().map(|c| c.shell()).collect(),
     };
@@ -247,10 +246,7 @@ pub fn gke(
         images,
         faults,
         runner,
-        _kind: None,
-        _gke: gke_cluster,
-        _local: None,
-        in_cluster_arm: Some(IN_CLUSTER_ARM),
+        made,
     };
     Ok(Provisioned {
         admin,
@@ -309,6 +305,7 @@ pub fn local(
         .map(|i| crate::kubelets::NodeLayout::new(&opts.state_dir, i))
         .collect();
     let images = Images::dev();
+    let made = Made::Local(plane);
     let facts = ProvisionFacts {
         kind: "local",
         cluster_name: None,
@@ -317,7 +314,7 @@ pub fn local(
         kept: false,
         node_pools: pool_facts(nodes, &placement, None),
         images: images.clone(),
-        in_cluster_arm: None,
+        in_cluster_arm: made.in_cluster_arm(),
         node_faults: LOCAL_FAULT_LINE.to_string(),
         commands: Vec::new(),
     };
@@ -331,10 +328,7 @@ pub fn local(
             hierarchies,
         },
         runner: Arc::new(CommandRunner::execute()),
-        _kind: None,
-        _gke: None,
-        _local: Some(plane),
-        in_cluster_arm: None,
+        made,
     };
     Ok(Provisioned {
         admin,

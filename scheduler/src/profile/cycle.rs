@@ -230,15 +230,19 @@ mod tests {
     use schedlab_core::node::{NodeId, NodeState, TaintEffect};
     use schedlab_core::testing::{GI, MI, pod};
 
-    #[test]
-    fn evaluate_sees_what_schedule_picks_from_and_changes_nothing() {
-        // a, b and d are alike and emptier than c: a three-way tie
-        let nodes = cluster([
+    /// a, b and d are alike and emptier than c: a three-way tie
+    fn three_way_tie() -> Vec<NodeState> {
+        cluster([
             node("a").cpu("4").memory("16Gi"),
             node("b").cpu("4").memory("16Gi"),
             node("c").cpu("4").memory("16Gi").requested("2", "8Gi"),
             node("d").cpu("4").memory("16Gi"),
-        ]);
+        ])
+    }
+
+    #[test]
+    fn evaluate_sees_what_schedule_picks_from_and_changes_nothing() {
+        let nodes = three_way_tie();
         let spec = pod(500, GI);
         let mut profile = Cycle::new(DEFAULT, 4);
         let before = profile.clone();
@@ -265,12 +269,7 @@ mod tests {
 
     #[test]
     fn explaining_reports_the_pick_and_draws_nothing_more() {
-        let nodes = cluster([
-            node("a").cpu("4").memory("16Gi"),
-            node("b").cpu("4").memory("16Gi"),
-            node("c").cpu("4").memory("16Gi").requested("2", "8Gi"),
-            node("d").cpu("4").memory("16Gi"),
-        ]);
+        let nodes = three_way_tie();
         let spec = pod(500, GI);
         let mut plain = Cycle::new(DEFAULT, 4);
         let mut explained = plain.clone();
