@@ -87,6 +87,16 @@ fn container(objects: &[Value]) -> &Value {
 }
 
 fn check_common(objects: &[Value]) {
+    check_shared(
+        objects,
+        "--listen=0.0.0.0:9090",
+        json!([{"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}]),
+    );
+}
+
+/// What every overlay keeps of the base; `listen` and `env` are the
+/// container's listen argument and environment.
+fn check_shared(objects: &[Value], listen: &str, env: Value) {
     let kinds: Vec<(String, String)> = objects
         .iter()
         .map(|o| {
@@ -144,6 +154,7 @@ fn check_common(objects: &[Value]) {
     assert_eq!(d["spec"]["replicas"], 2);
     let pod = &d["spec"]["template"]["spec"];
     assert_eq!(pod["serviceAccountName"], "agmarl-scheduler");
+    assert_eq!(pod["priorityClassName"], "system-cluster-critical");
     assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
     assert_eq!(pod["securityContext"]["seccompProfile"]["type"], "RuntimeDefault");
     let c = container(objects);
@@ -164,20 +175,25 @@ fn check_common(objects: &[Value]) {
         "--identity=$(POD_NAME)",
         "--lease-name=agmarl-scheduler",
         "--lease-namespace=schedlab-system",
-        "--listen=0.0.0.0:9090",
+        listen,
     ] {
         assert!(args.contains(&arg), "{arg} missing from {args:?}");
     }
-    // The arguments parse as the binary's own command line.
+    // The arguments parse as the binary's own command line, once the kubelet
+    // has put the pod's address in.
+    let expanded: Vec<String> = args.iter().map(|a| a.replace("$(POD_IP)", "100.64.0.1")).collect();
     let parsed = <agmarl_scheduler::Args as clap::Parser>::try_parse_from(
-        std::iter::once("agmarl-scheduler").chain(args.iter().copied()),
+        std::iter::once("agmarl-scheduler").chain(expanded.iter().map(String::as_str)),
     )
     .unwrap();
     assert_eq!(parsed.lease_name, "agmarl-scheduler");
-    assert_eq!(
-        c["env"],
-        json!([{"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}])
-    );
+    // kustomize versions order a patched list differently
+    let by_name = |v: &Value| {
+        let mut list = v.as_array().cloned().unwrap_or_default();
+        list.sort_by_key(|e| e["name"].as_str().unwrap_or_default().to_string());
+        list
+    };
+    assert_eq!(by_name(&c["env"]), by_name(&env));
     assert_eq!(c["livenessProbe"]["httpGet"]["path"], "/healthz");
     assert_eq!(c["readinessProbe"]["httpGet"]["path"], "/readyz");
     assert_eq!(c["ports"][0]["containerPort"], 9090);
@@ -230,6 +246,31 @@ fn gke_overlay_pulls_and_spreads_over_zones() {
     );
     for o in &objects {
         assert_eq!(o["metadata"]["labels"]["schedlab.io/cluster"], "gke", "{}", o["kind"]);
+    }
+}
+
+#[test]
+fn local_overlay_runs_in_the_hosts_network_on_real_nodes_only() {
+    let objects = render("overlays/local");
+    check_shared(
+        &objects,
+        "--listen=$(POD_IP):9090",
+        json!([
+            {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+            {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+            {"name": "KUBERNETES_SERVICE_HOST", "value": "127.0.0.1"},
+            {"name": "KUBERNETES_SERVICE_PORT", "value": "443"},
+        ]),
+    );
+    let c = container(&objects);
+    assert_eq!(c["imagePullPolicy"], "Never");
+    let pod = &find(&objects, "Deployment", "agmarl-scheduler")["spec"]["template"]["spec"];
+    assert_eq!(pod["hostNetwork"], true);
+    let (key, value) = provisioning::kubelets::config::REAL_NODE_LABEL;
+    assert_eq!(pod["nodeSelector"][key], value);
+    assert_eq!(pod["tolerations"], json!([{"operator": "Exists"}]));
+    for o in &objects {
+        assert_eq!(o["metadata"]["labels"]["schedlab.io/cluster"], "local", "{}", o["kind"]);
     }
 }
 

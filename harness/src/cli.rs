@@ -267,7 +267,7 @@ pub struct ScenarioArgs {
     #[arg(long)]
     pub no_image_build: bool,
 
-    /// --cluster kind|gke: the schedlab repository (docker build context, deploy/kustomize overlays).
+    /// --cluster kind|gke and --nodes real:N: the schedlab repository (docker build context, deploy/kustomize overlays).
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub repo: PathBuf,
 }

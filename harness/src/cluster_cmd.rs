@@ -55,6 +55,14 @@ pub struct UpArgs {
     /// mount namespace and cgroups; needs root and cgroup v1; runs the controller-manager).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub real_nodes: usize,
+    /// Make the real nodes look like the first N nodes of this scenario (built-in name or YAML
+    /// path): their labels, pool label and price, taints, pod limit, and reservations that
+    /// bring allocatable down to theirs.
+    #[arg(long, value_name = "NAME")]
+    pub scenario: Option<String>,
+    /// Override a parameter of --scenario, e.g. `--set nodes=4` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
 }
 
 pub fn run(args: ClusterArgs) -> anyhow::Result<()> {
@@ -87,6 +95,10 @@ fn run_up(args: UpArgs) -> anyhow::Result<()> {
     opts.scheduler_burst = args.scheduler_burst;
     opts.install_packages = !args.no_install;
     opts.real_nodes = args.real_nodes;
+    let played = scenario_nodes(&args)?;
+    if let Some(specs) = &played {
+        opts.real_node_tuning = provisioning::kubelets::scenario::tunings(specs)?;
+    }
     if args.real_nodes > 0 {
         // the workload and scheduler images hold the programs built beside this one
         let exe = std::env::current_exe().context("finding the schedlab program")?;
@@ -109,9 +121,21 @@ fn run_up(args: UpArgs) -> anyhow::Result<()> {
     for (name, pid) in cluster.pids() {
         outln!("{name}\tpid {pid}")?;
     }
-    for node in &cluster.record.real_nodes {
+    if let Some(specs) = &played
+        && let Err(err) = label_like(&cluster, specs)
+    {
+        // an error stops what was started
+        let _ = cluster.down();
+        return Err(err.context("giving the real nodes their scenario nodes' labels"));
+    }
+    for (i, node) in cluster.record.real_nodes.iter().enumerate() {
+        let plays = played
+            .as_ref()
+            .and_then(|specs| specs.get(i))
+            .map(|spec| format!("\tplays {} (pool {})", spec.name, spec.pool.name))
+            .unwrap_or_default();
         outln!(
-            "real node {}\tReady after {:.1}s",
+            "real node {}\tReady after {:.1}s{plays}",
             node.name,
             node.ready_after.as_secs_f64()
         )?;
@@ -122,6 +146,51 @@ fn run_up(args: UpArgs) -> anyhow::Result<()> {
     outln!("agmarl kubeconfig\t{}", cluster.agmarl_kubeconfig().display())?;
     outln!("export KUBECONFIG={}", cluster.admin_kubeconfig().display())?;
     Ok(())
+}
+
+/// The scenario nodes the real nodes play (`--scenario`): its first `--real-nodes`.
+fn scenario_nodes(args: &UpArgs) -> anyhow::Result<Option<Vec<schedlab_core::NodeSpec>>> {
+    let Some(name) = &args.scenario else {
+        if !args.set.is_empty() {
+            return Err(InputError("--set is for --scenario".into()).into());
+        }
+        return Ok(None);
+    };
+    if args.real_nodes == 0 {
+        return Err(InputError(
+            "--scenario is for --real-nodes N: it makes the real nodes look like the scenario's".into(),
+        )
+        .into());
+    }
+    let scenario = workloads::load(name, &args.set)?;
+    // a scenario's nodes do not depend on the seed
+    let nodes = scenario.expand(1).nodes;
+    if nodes.len() < args.real_nodes {
+        return Err(InputError(format!(
+            "--real-nodes {}: scenario {name} has {} nodes (give --set nodes=N to change that)",
+            args.real_nodes,
+            nodes.len()
+        ))
+        .into());
+    }
+    Ok(Some(nodes.into_iter().take(args.real_nodes).collect()))
+}
+
+/// Labels, pool label and price of the scenario nodes on the real nodes.
+fn label_like(cluster: &local::LocalCluster, specs: &[schedlab_core::NodeSpec]) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(async {
+        let admin = kube_backend::ApiClient::connect(&kube_backend::ClientOptions {
+            kubeconfig: Some(cluster.admin_kubeconfig().to_path_buf()),
+            ..Default::default()
+        })
+        .await?;
+        provisioning::kubelets::scenario::label_like(&admin, specs).await?;
+        anyhow::Ok(())
+    })
 }
 
 fn run_status(args: StateArgs) -> anyhow::Result<()> {

@@ -43,6 +43,7 @@ impl<B: Backend> Runner<'_, B> {
             .max_parallel_runs()
             .map_or(parallel, |max| parallel.min(max));
         let next = AtomicUsize::new(0);
+        let finished = AtomicUsize::new(0);
         let failed = AtomicBool::new(false);
         let outcomes: Mutex<Vec<Option<Result<()>>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
         std::thread::scope(|scope| {
@@ -54,9 +55,16 @@ impl<B: Backend> Runner<'_, B> {
                         }
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(job) = jobs.get(i) else { break };
+                        if parallel == 1 {
+                            self.progress.set_message(playing_message(job, i, jobs.len()));
+                        }
                         let outcome = self
                             .play(job)
                             .with_context(|| format!("arm {} seed {}", job.arm, job.seed));
+                        let done = finished.fetch_add(1, Ordering::Relaxed) + 1;
+                        if parallel > 1 {
+                            self.progress.set_message(format!("{done}/{} runs", jobs.len()));
+                        }
                         if outcome.is_err() {
                             failed.store(true, Ordering::Relaxed);
                         }
@@ -232,6 +240,12 @@ impl Explainer {
     }
 }
 
+/// What the progress bar says while runs go one at a time (on a real
+/// cluster a run takes minutes of wall time): which run it is.
+fn playing_message(job: &Job, index: usize, total: usize) -> String {
+    format!("{} seed {} (run {} of {total})", job.arm, job.seed, index + 1)
+}
+
 /// Moves the progress bar with a run and writes its explained decisions out, between decisions.
 struct RunProgress<'a> {
     bar: &'a ProgressBar,
@@ -249,5 +263,19 @@ impl RunObserver for RunProgress<'_> {
         if done > before {
             self.bar.inc(done - before);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_played_alone_is_named_with_its_place() {
+        let job = Job {
+            arm: "binpack".into(),
+            seed: 7,
+        };
+        assert_eq!(playing_message(&job, 2, 6), "binpack seed 7 (run 3 of 6)");
     }
 }

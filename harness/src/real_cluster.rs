@@ -237,10 +237,31 @@ pub fn check(args: &ScenarioArgs, scenario: &workloads::Scenario, seeds: &[u64],
         }
         _ => {}
     }
-    if args.checkpoint.is_some() && arms.iter().any(|a| a == IN_CLUSTER_ARM) {
+    check_in_cluster_arm(args, arms)
+}
+
+/// The in-cluster scheduler runs from its image as its manifests start it:
+/// flags that would change schedlab's own agmarl arm change nothing there.
+pub fn check_in_cluster_arm(args: &ScenarioArgs, arms: &[String]) -> Result<()> {
+    if !arms.iter().any(|a| a == IN_CLUSTER_ARM) {
+        return Ok(());
+    }
+    let flags = [
+        (
+            "--checkpoint",
+            args.checkpoint.is_some(),
+            "its image's bundled checkpoint",
+        ),
+        (
+            "--agmarl-config",
+            args.agmarl_config.is_some(),
+            "the configuration its manifests give it",
+        ),
+    ];
+    if let Some((flag, _, what)) = flags.iter().find(|(_, given, _)| *given) {
         bail!(InputError(format!(
-            "--checkpoint: the {IN_CLUSTER_ARM} arm runs in the cluster with its image's bundled checkpoint; \
-             drop --checkpoint or the {IN_CLUSTER_ARM} arm"
+            "{flag}: the {IN_CLUSTER_ARM} arm runs in the cluster with {what}; \
+             drop {flag} or the {IN_CLUSTER_ARM} arm"
         )));
     }
     Ok(())
@@ -261,7 +282,12 @@ fn forward_interrupt(runtime: &tokio::runtime::Runtime, flag: Arc<AtomicBool>, c
 }
 
 /// Provisions (kind; GKE with --provision), deploys the scheduler and connects.
-pub fn connect(args: &ScenarioArgs, scenario: &workloads::Scenario, seeds: &[u64]) -> Result<KubeTarget> {
+pub fn connect(
+    args: &ScenarioArgs,
+    scenario: &workloads::Scenario,
+    seeds: &[u64],
+    arms: &[String],
+) -> Result<KubeTarget> {
     let timeline = scenario.expand(seeds.first().copied().unwrap_or(1));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -322,6 +348,7 @@ pub fn connect(args: &ScenarioArgs, scenario: &workloads::Scenario, seeds: &[u64
                 flag,
                 programs: provisioning::kubelets::PodPrograms::beside(dir)?,
                 cancel: interrupt.clone(),
+                scheduler_repo: arms.iter().any(|a| a == IN_CLUSTER_ARM).then(|| args.repo.clone()),
             };
             eprintln!(
                 "bringing a local control plane up with {} real nodes (a cold cache builds Kubernetes: several minutes)",

@@ -73,6 +73,9 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
     if provisioned {
         crate::real_cluster::check(&args, &scenario, &seeds, &arms)?;
     }
+    if matches!(args.nodes, crate::cli::NodesFrom::Real(_)) {
+        crate::real_cluster::check_in_cluster_arm(&args, &arms)?;
+    }
     let invocation = Invocation {
         arms,
         seeds,
@@ -92,7 +95,8 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
             play_scenario(&args, &invocation, &backend, None::<&()>)
         }
         ClusterKind::Local if matches!(args.nodes, crate::cli::NodesFrom::Real(_)) => {
-            let target = crate::real_cluster::connect(&args, &invocation.scenario, &invocation.seeds)?;
+            let target =
+                crate::real_cluster::connect(&args, &invocation.scenario, &invocation.seeds, &invocation.arms)?;
             play_scenario(&args, &invocation, &target.backend, Some(&target.facts))
         }
         ClusterKind::Local | ClusterKind::Kube => {
@@ -102,7 +106,8 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
             play_scenario(&args, &invocation, &target.backend, Some(&target.facts))
         }
         ClusterKind::Kind | ClusterKind::Gke => {
-            let target = crate::real_cluster::connect(&args, &invocation.scenario, &invocation.seeds)?;
+            let target =
+                crate::real_cluster::connect(&args, &invocation.scenario, &invocation.seeds, &invocation.arms)?;
             play_scenario(&args, &invocation, &target.backend, Some(&target.facts))
         }
     }
@@ -310,9 +315,10 @@ fn check_flags_for_backend(args: &ScenarioArgs) -> Result<()> {
         // the one check of the value, where the clock that uses it lives
         kube_backend::clock::check_scale(args.time_scale).map_err(|e| InputError(format!("--{e}")))?;
     }
-    if args.repo != Path::new(".") && !(kind || gke) {
+    let real_nodes = matches!(args.nodes, NodesFrom::Real(_));
+    if args.repo != Path::new(".") && !(kind || gke || real_nodes) {
         bail!(InputError(format!(
-            "--repo is for --cluster kind|gke, not {}: it would change nothing here",
+            "--repo is for --cluster kind|gke and --nodes real:N, not {}: it would change nothing here",
             c.name()
         )));
     }

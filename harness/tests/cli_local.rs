@@ -47,6 +47,59 @@ fn leftovers(kubeconfig: &Path) -> Vec<String> {
     })
 }
 
+/// What became of each pod of a run, from its records.
+struct PodFates {
+    created: std::collections::BTreeSet<u64>,
+    bound: std::collections::BTreeSet<u64>,
+    /// deleted before any binding
+    deleted_pending: std::collections::BTreeSet<u64>,
+    deleted_pending_causes: std::collections::BTreeMap<String, usize>,
+}
+
+impl PodFates {
+    fn of(records: &str) -> PodFates {
+        let mut fates = PodFates {
+            created: Default::default(),
+            bound: Default::default(),
+            deleted_pending: Default::default(),
+            deleted_pending_causes: Default::default(),
+        };
+        for line in records.lines() {
+            let r: serde_json::Value = serde_json::from_str(line).unwrap();
+            let Some(pod) = r["pod"].as_u64() else { continue };
+            match r["event"].as_str() {
+                Some("pod_created") => {
+                    fates.created.insert(pod);
+                }
+                Some("pod_bound") => {
+                    fates.bound.insert(pod);
+                }
+                Some("pod_deleted") if !fates.bound.contains(&pod) && fates.deleted_pending.insert(pod) => {
+                    let cause = r["cause"].as_str().unwrap_or("none").to_string();
+                    *fates.deleted_pending_causes.entry(cause).or_default() += 1;
+                }
+                _ => {}
+            }
+        }
+        fates
+    }
+}
+
+/// One arm's mean of a metric in a run folder's summary.csv.
+fn summary_value(summary: &Path, arm: &str, metric: &str) -> f64 {
+    let text = fs::read_to_string(summary).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (arm_col, metric_col, mean_col) = (col("arm"), col("metric"), col("mean"));
+    lines
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .find(|f| f[arm_col] == arm && f[metric_col] == metric)
+        .unwrap_or_else(|| panic!("{arm} {metric} in {}", summary.display()))[mean_col]
+        .parse()
+        .unwrap()
+}
+
 #[test]
 fn scenarios_run_on_a_real_api_server_and_leave_nothing_behind() {
     let opts = LocalOptions::private("cli-local").unwrap();
@@ -122,10 +175,31 @@ fn scenarios_run_on_a_real_api_server_and_leave_nothing_behind() {
         }
         let records = fs::read_to_string(dir.join("records.jsonl")).unwrap();
         let count = |needle: &str| records.lines().filter(|l| l.contains(needle)).count();
-        let created = count("\"event\":\"pod_created\"");
-        let bound = count("\"event\":\"pod_bound\"");
+        let pods = PodFates::of(&records);
+        let created = pods.created.len();
+        let bound = pods.bound.len();
         assert!(created > 50, "{arm}: {created} pods created");
-        assert!(bound * 10 >= created * 9, "{arm}: {bound} of {created} bound");
+        // Every pod that was never bound was deleted by the scenario while it
+        // waited: the storm is over by minute 26 with every node back, so
+        // nothing is left waiting at minute 35 unless the bind loop lost it.
+        // How many wait until churn deletes them depends on how fast this
+        // machine plays 120 scenario seconds a second, so no share is asserted
+        // beyond a majority bound.
+        assert!(bound * 2 > created, "{arm}: {bound} of {created} bound");
+        let never_bound = created - bound - pods.deleted_pending.len();
+        assert_eq!(never_bound, 0, "{arm}: pods never bound nor deleted");
+        assert_eq!(
+            summary_value(&out_dir.join("summary.csv"), arm, "pods_pending_end"),
+            0.0,
+            "{arm}: the summary agrees"
+        );
+        assert!(
+            pods.deleted_pending_causes
+                .keys()
+                .all(|c| c == "churn" || c == "scenario"),
+            "{arm}: only the scenario deletes pending pods: {:?}",
+            pods.deleted_pending_causes
+        );
         assert!(
             count("\"event\":\"container_started\"") >= bound / 2,
             "{arm}: containers run"

@@ -59,6 +59,8 @@ impl Error {
                 DeployError::Apply(e) => e.is_input_error(),
                 DeployError::Render { .. }
                 | DeployError::NoSchedulerImage { .. }
+                | DeployError::NoSchedulerContainer { .. }
+                | DeployError::ServerAddress { .. }
                 | DeployError::NotReady { .. }
                 | DeployError::Interrupted => false,
             },

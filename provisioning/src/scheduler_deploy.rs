@@ -62,6 +62,10 @@ pub enum DeployError {
     },
     #[error("the manifests of {} name no container image {DEV_SCHEDULER_IMAGE:?} to replace", dir.display())]
     NoSchedulerImage { dir: PathBuf },
+    #[error("the manifests of {} have no Deployment {DEPLOYMENT} with a container {DEPLOYMENT}", dir.display())]
+    NoSchedulerContainer { dir: PathBuf },
+    #[error("the control plane's address {server:?} is no https://HOST:PORT")]
+    ServerAddress { server: String },
     #[error("applying the scheduler's manifests: {0}")]
     Apply(#[source] KubeError),
     #[error("Deployment {NAMESPACE}/{DEPLOYMENT} has no ready replica after {}s ({detail})", waited.as_secs())]
@@ -70,7 +74,7 @@ pub enum DeployError {
     Interrupted,
 }
 
-/// The overlay of `flavour` ("kind" or "gke") in the repository at `repo_root`.
+/// The overlay of `flavour` ("kind", "gke" or "local") in the repository at `repo_root`.
 pub fn overlay_dir(repo_root: &Path, flavour: &str) -> PathBuf {
     repo_root
         .join("deploy")
@@ -108,6 +112,60 @@ pub fn set_images(objects: &mut [serde_json::Value], images: &Images) -> usize {
     replaced
 }
 
+/// Sets environment variables of the scheduler's container (by name, over
+/// what the manifests say, a `valueFrom` included); returns how many
+/// containers it changed.
+pub fn set_env(objects: &mut [serde_json::Value], vars: &[(&str, String)]) -> usize {
+    let mut changed = 0;
+    for object in objects.iter_mut() {
+        if object["kind"] != "Deployment" || object["metadata"]["name"] != DEPLOYMENT {
+            continue;
+        }
+        let Some(containers) = object
+            .pointer_mut("/spec/template/spec/containers")
+            .and_then(|c| c.as_array_mut())
+        else {
+            continue;
+        };
+        for container in containers.iter_mut().filter(|c| c["name"] == DEPLOYMENT) {
+            if !container["env"].is_array() {
+                container["env"] = serde_json::Value::Array(Vec::new());
+            }
+            let Some(env) = container["env"].as_array_mut() else {
+                continue;
+            };
+            for (name, value) in vars {
+                let entry = serde_json::json!({"name": name, "value": value});
+                match env.iter_mut().find(|e| e["name"] == *name) {
+                    Some(existing) => *existing = entry,
+                    None => env.push(entry),
+                }
+            }
+            changed += 1;
+        }
+    }
+    changed
+}
+
+/// Where a host-network pod on real nodes of this machine finds the local
+/// control plane's apiserver at `server` (it listens on loopback, and no
+/// kube-proxy routes the service address): the in-cluster config's
+/// `KUBERNETES_SERVICE_HOST` and `_PORT`, for [`deploy`]'s `env`.
+pub fn loopback_apiserver(server: &str) -> crate::Result<Vec<(&'static str, String)>> {
+    let address = server.strip_prefix("https://").unwrap_or(server).trim_end_matches('/');
+    let (host, port) = address
+        .rsplit_once(':')
+        .filter(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok())
+        .ok_or_else(|| DeployError::ServerAddress {
+            server: server.to_string(),
+        })
+        .map_err(crate::Error::from)?;
+    Ok(vec![
+        ("KUBERNETES_SERVICE_HOST", host.to_string()),
+        ("KUBERNETES_SERVICE_PORT", port.to_string()),
+    ])
+}
+
 /// The deploy steps as the plan shows them.
 pub fn plan(overlay: &Path, images: &Images) -> CommandPlan {
     let mut plan = CommandPlan::default();
@@ -126,8 +184,9 @@ pub fn plan(overlay: &Path, images: &Images) -> CommandPlan {
     plan
 }
 
-/// Renders `overlay`, sets the images, applies; returns how many objects it applied.
-pub async fn deploy(api: &ApiClient, overlay: &Path, images: &Images) -> crate::Result<usize> {
+/// Renders `overlay`, sets the images and the scheduler's environment
+/// variables `env`, applies; returns how many objects it applied.
+pub async fn deploy(api: &ApiClient, overlay: &Path, images: &Images, env: &[(&str, String)]) -> crate::Result<usize> {
     let render_error = |source| DeployError::Render {
         dir: overlay.to_path_buf(),
         source,
@@ -136,6 +195,12 @@ pub async fn deploy(api: &ApiClient, overlay: &Path, images: &Images) -> crate::
     let mut objects = manifests::render(&kubectl, overlay).map_err(render_error)?;
     if set_images(&mut objects, images) == 0 {
         return Err(DeployError::NoSchedulerImage {
+            dir: overlay.to_path_buf(),
+        }
+        .into());
+    }
+    if !env.is_empty() && set_env(&mut objects, env) == 0 {
+        return Err(DeployError::NoSchedulerContainer {
             dir: overlay.to_path_buf(),
         }
         .into());
@@ -182,6 +247,56 @@ pub async fn wait_ready(api: &ApiClient, timeout: Duration) -> crate::Result<()>
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_host_network_pod_finds_the_loopback_apiserver() {
+        let env = loopback_apiserver("https://127.0.0.1:38525").unwrap();
+        assert_eq!(
+            env,
+            [
+                ("KUBERNETES_SERVICE_HOST", "127.0.0.1".to_string()),
+                ("KUBERNETES_SERVICE_PORT", "38525".to_string())
+            ]
+        );
+        for bad in ["https://127.0.0.1", "127.0.0.1:x", ":443"] {
+            assert!(loopback_apiserver(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn set_env_overrides_the_scheduler_containers_variables_by_name() {
+        let mut objects = vec![json!({
+            "kind": "Deployment",
+            "metadata": {"name": DEPLOYMENT},
+            "spec": {"template": {"spec": {"containers": [
+                {"name": DEPLOYMENT, "env": [
+                    {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+                    {"name": "KUBERNETES_SERVICE_PORT", "value": "443"}
+                ]},
+                {"name": "sidecar"}
+            ]}}}
+        })];
+        let changed = set_env(
+            &mut objects,
+            &[
+                ("KUBERNETES_SERVICE_PORT", "38525".into()),
+                ("KUBERNETES_SERVICE_HOST", "127.0.0.1".into()),
+            ],
+        );
+        assert_eq!(changed, 1);
+        let containers = &objects[0]["spec"]["template"]["spec"]["containers"];
+        assert_eq!(
+            containers[0]["env"],
+            json!([
+                {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+                {"name": "KUBERNETES_SERVICE_PORT", "value": "38525"},
+                {"name": "KUBERNETES_SERVICE_HOST", "value": "127.0.0.1"}
+            ])
+        );
+        assert!(containers[1].get("env").is_none(), "another container is left alone");
+        let mut other = vec![json!({"kind": "Service", "metadata": {"name": DEPLOYMENT}})];
+        assert_eq!(set_env(&mut other, &[("A", "b".into())]), 0);
+    }
 
     #[test]
     fn registry_images_keep_name_and_tag() {

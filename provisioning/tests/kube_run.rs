@@ -11,6 +11,8 @@
 //!   emulator's Leases.
 //! - On existing nodes (a label selector): pods stay on the selected nodes,
 //!   which are numbered in name order, and teardown leaves them alone.
+//! - On emulated nodes beside a node that is not the run's: the run's pods
+//!   stay on the run's nodes.
 //! - A play cancelled half-way returns Interrupted promptly, and teardown
 //!   still removes everything (also after a play cancelled before it began).
 
@@ -254,31 +256,10 @@ async fn default_scheduler_case(api: &ApiClient) {
     let opts = options(&run_id);
     let prepared = run::setup(api, &t, &opts).await.expect("setup");
     assert_eq!(prepared.node_names().len(), 3);
-    let clock = ScenarioClock::starting_now(SCALE).unwrap();
-    let mut records: Vec<Record> = Vec::new();
-    let played = run::play(
-        api,
-        &prepared,
-        &t,
-        &opts,
-        clock,
-        None,
-        &mut records,
-        CancellationToken::new(),
-    )
-    .await;
     // the objects exist until teardown: nodes, classes, pods (the deleted
     // ones Terminating: no kubelet finishes them)
-    let client = api.client();
-    let pods = Api::<core::Pod>::namespaced(client.clone(), &run_id)
-        .list(&ListParams::default())
-        .await
-        .unwrap();
-    let terminating = pods
-        .items
-        .iter()
-        .filter(|p| p.metadata.deletion_timestamp.is_some())
-        .count();
+    let (played, records, pods) = play_and_list(api, &prepared, &t, &opts).await;
+    let terminating = pods.iter().filter(|p| p.metadata.deletion_timestamp.is_some()).count();
     let (report, teardown_secs) = teardown_clean(api, &run_id).await;
     let summary = played.expect("the run plays to its end");
     eprintln!(
@@ -288,7 +269,7 @@ async fn default_scheduler_case(api: &ApiClient) {
         t.end.as_secs_f64()
     );
     check_default_scheduler_run(&t, &records, &summary);
-    assert_eq!((pods.items.len(), terminating), (8, 2));
+    assert_eq!((pods.len(), terminating), (8, 2));
     assert_eq!(
         report,
         TeardownReport {
@@ -511,6 +492,46 @@ async fn emulator_case(api: &ApiClient) {
     assert!(used);
 }
 
+/// A node object that is not any run's (no `schedlab.io/` label), with
+/// `labels` beside its own.
+fn foreign_node(name: &str, cpu_milli: u64, memory_bytes: u64, labels: &[(&str, &str)]) -> core::Node {
+    let spec = schedlab_core::testing::node(name, cpu_milli, memory_bytes, 0.5);
+    let mut node = kube_backend::objects::node_object("unused", NodeId(0), &spec, false);
+    let node_labels = node.metadata.labels.as_mut().unwrap();
+    node_labels.retain(|k, _| !k.starts_with("schedlab.io/"));
+    node_labels.extend(labels.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    node.metadata.name = Some(spec.name.clone());
+    node
+}
+
+/// Plays `t` as [`run::setup`] prepared it, without an emulator, and lists
+/// the run's pods before teardown.
+async fn play_and_list(
+    api: &ApiClient,
+    prepared: &run::Prepared,
+    t: &Timeline,
+    opts: &RunOptions,
+) -> (Result<RunSummary, KubeError>, Vec<Record>, Vec<core::Pod>) {
+    let clock = ScenarioClock::starting_now(SCALE).unwrap();
+    let mut records: Vec<Record> = Vec::new();
+    let played = run::play(
+        api,
+        prepared,
+        t,
+        opts,
+        clock,
+        None,
+        &mut records,
+        CancellationToken::new(),
+    )
+    .await;
+    let pods = Api::<core::Pod>::namespaced(api.client(), &opts.run)
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    (played, records, pods.items)
+}
+
 /// Nodes that are not the run's: two matched by the selector (created in
 /// reverse name order), one not.
 async fn existing_nodes_case(api: &ApiClient) {
@@ -518,16 +539,12 @@ async fn existing_nodes_case(api: &ApiClient) {
     let nodes_api: Api<core::Node> = Api::all(api.client());
     let mut names = Vec::new();
     for (name, selected) in [("zz-b", true), ("zz-a", true), ("zz-c", false)] {
-        let spec = schedlab_core::testing::node(&format!("{tag}-{name}"), 2000, 4 * GI, 0.5);
-        let mut node = kube_backend::objects::node_object("unused", NodeId(0), &spec, false);
-        let node_labels = node.metadata.labels.as_mut().unwrap();
-        node_labels.retain(|k, _| !k.starts_with("schedlab.io/"));
-        if selected {
-            node_labels.insert("test-pool".into(), tag.clone());
-        }
-        let name = spec.name.clone();
-        node.metadata.name = Some(name.clone());
-        nodes_api.create(&Default::default(), &node).await.unwrap();
+        let name = format!("{tag}-{name}");
+        let pool: &[(&str, &str)] = if selected { &[("test-pool", &tag)] } else { &[] };
+        nodes_api
+            .create(&Default::default(), &foreign_node(&name, 2000, 4 * GI, pool))
+            .await
+            .unwrap();
         names.push(name);
     }
     let t = TimelineBuilder::new(60.0)
@@ -548,23 +565,7 @@ async fn existing_nodes_case(api: &ApiClient) {
         [format!("{tag}-zz-a"), format!("{tag}-zz-b")],
         "the selected nodes, in name order"
     );
-    let clock = ScenarioClock::starting_now(SCALE).unwrap();
-    let mut records: Vec<Record> = Vec::new();
-    let played = run::play(
-        api,
-        &prepared,
-        &t,
-        &opts,
-        clock,
-        None,
-        &mut records,
-        CancellationToken::new(),
-    )
-    .await;
-    let pods = Api::<core::Pod>::namespaced(api.client(), &run_id)
-        .list(&ListParams::default())
-        .await
-        .unwrap();
+    let (played, records, pods) = play_and_list(api, &prepared, &t, &opts).await;
     let (report, _) = teardown_clean(api, &run_id).await;
     let summary = played.expect("the run plays");
     // the nodes were not the run's: still there
@@ -594,9 +595,38 @@ async fn existing_nodes_case(api: &ApiClient) {
         .collect();
     assert_eq!(bound.len(), 5);
     assert!(bound.iter().all(|n| n.0 < 2), "{bound:?}");
-    for p in &pods.items {
+    for p in &pods {
         let on = p.spec.as_ref().and_then(|s| s.node_name.clone()).unwrap_or_default();
         assert!(on == names[0] || on == names[1], "pod on {on}");
+    }
+}
+
+/// A node that is not the run's, with far more room than the run's own
+/// (kube-scheduler's LeastAllocated would prefer it): a plane's real node, a
+/// node of another run or of a kubeconfig's cluster. The run's pods stay on
+/// the run's emulated nodes.
+async fn foreign_node_case(api: &ApiClient) {
+    let nodes_api: Api<core::Node> = Api::all(api.client());
+    let foreign = run::new_run_id("foreign");
+    nodes_api
+        .create(&Default::default(), &foreign_node(&foreign, 64_000, 256 * GI, &[]))
+        .await
+        .unwrap();
+    let t = timeline();
+    let run_id = run::new_run_id("kube-foreign");
+    let opts = options(&run_id);
+    let prepared = run::setup(api, &t, &opts).await.expect("setup");
+    let (played, _, pods) = play_and_list(api, &prepared, &t, &opts).await;
+    teardown_clean(api, &run_id).await;
+    nodes_api.delete(&foreign, &Default::default()).await.unwrap();
+    played.expect("the run plays to its end");
+    let placed: Vec<String> = pods
+        .iter()
+        .filter_map(|p| p.spec.as_ref().and_then(|s| s.node_name.clone()))
+        .collect();
+    assert_eq!(placed.len(), pods.len(), "every pod placed: {placed:?}");
+    for on in &placed {
+        assert!(prepared.node_names().contains(on), "a pod of the run on {on}");
     }
 }
 
@@ -709,6 +739,7 @@ fn plays_a_timeline_against_a_local_control_plane_and_tears_down() {
         default_scheduler_case(&api).await;
         emulator_case(&api).await;
         existing_nodes_case(&api).await;
+        foreign_node_case(&api).await;
         cancelled_case(&api).await;
         // nothing of any run is left
         let lp = ListParams::default().labels(labels::RUN);

@@ -2,7 +2,9 @@
 //! (kubelet + containerd each), both Ready, a pod Running on one of them,
 //! then everything down, and the host as it was before: kernel settings,
 //! mounts, cgroups, network devices, the host paths a kubelet or containerd
-//! touch, and no kubelet, containerd or shim left running.
+//! touch, and no kubelet, containerd or shim left running. The same after a
+//! start that fails: a kubelet that exits, a node that does not turn Ready
+//! in time, an image that cannot be imported.
 //!
 //! It needs root, cgroup v1 with the memory controller, Debian's containerd,
 //! runc and CNI plugins (installed when missing), and the cached Kubernetes
@@ -234,32 +236,11 @@ fn more_nodes_than_the_machine_holds_are_refused_before_anything_starts() {
 fn a_kubelet_that_fails_is_named_and_everything_started_is_undone() {
     let _turn = HOST.lock().unwrap_or_else(|e| e.into_inner());
     let before = host();
-    // a cache whose kubelet fails at once, beside the real pause program
-    let real_cache = provisioning::local::default_cache_dir().unwrap();
-    let cache = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(cache.path().join("bin")).unwrap();
-    let kubelet = cache.path().join("bin/kubelet");
-    std::fs::write(&kubelet, "#!/bin/sh\necho 'no kubelet today' >&2\nexit 3\n").unwrap();
-    std::fs::set_permissions(&kubelet, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    std::fs::copy(real_cache.join("bin/pause"), cache.path().join("bin/pause")).unwrap();
+    // a cache whose kubelet fails at once
+    let cache = fake_cache("#!/bin/sh\necho 'no kubelet today' >&2\nexit 3\n");
     let state = tempfile::tempdir().unwrap();
-    let opts = kubelets::NodeOptions {
-        state_dir: state.path(),
-        cache_dir: cache.path(),
-        count: 1,
-        labels: &[],
-        tuning: &[],
-        ready_timeout: Duration::from_secs(30),
-        cancel: None,
-        programs: None,
-    };
-    let plane = kubelets::Plane {
-        server: "https://127.0.0.1:1",
-        ca_file: Path::new("/nonexistent/ca.crt"),
-        admin_token: "unused",
-        kubelet_token: "unused",
-    };
-    let err = kubelets::start(&opts, &plane).unwrap_err();
+    let opts = one_node(state.path(), cache.path(), Duration::from_secs(30));
+    let err = kubelets::start(&opts, &no_plane()).unwrap_err();
     let provisioning::Error::Kubelets(KubeletError::Exited {
         node,
         component,
@@ -274,4 +255,89 @@ fn a_kubelet_that_fails_is_named_and_everything_started_is_undone() {
     assert!(tail.contains("no kubelet today"), "{tail}");
     assert!(!err.is_input_error());
     assert_eq!(before, host(), "a failed start left the host changed");
+}
+
+/// A cache whose kubelet is `script` (beside the real pause program), for
+/// starts that fail on purpose, and options for one node from it.
+fn fake_cache(script: &str) -> tempfile::TempDir {
+    let real_cache = provisioning::local::default_cache_dir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(cache.path().join("bin")).unwrap();
+    let kubelet = cache.path().join("bin/kubelet");
+    std::fs::write(&kubelet, script).unwrap();
+    std::fs::set_permissions(&kubelet, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::copy(real_cache.join("bin/pause"), cache.path().join("bin/pause")).unwrap();
+    cache
+}
+
+/// Options for one node of `cache` in `state`.
+fn one_node<'a>(state: &'a Path, cache: &'a Path, ready_timeout: Duration) -> kubelets::NodeOptions<'a> {
+    kubelets::NodeOptions {
+        state_dir: state,
+        cache_dir: cache,
+        count: 1,
+        labels: &[],
+        tuning: &[],
+        ready_timeout,
+        cancel: None,
+        programs: None,
+    }
+}
+
+/// A control plane that is not there: nothing ever says a node is Ready.
+fn no_plane() -> kubelets::Plane<'static> {
+    kubelets::Plane {
+        server: "https://127.0.0.1:1",
+        ca_file: Path::new("/nonexistent/ca.crt"),
+        admin_token: "unused",
+        kubelet_token: "unused",
+    }
+}
+
+#[test]
+fn a_node_that_does_not_turn_ready_in_time_is_named_and_everything_started_is_undone() {
+    let _turn = HOST.lock().unwrap_or_else(|e| e.into_inner());
+    let before = host();
+    // a kubelet that runs and never registers
+    let cache = fake_cache("#!/bin/sh\nexec sleep 600\n");
+    let state = tempfile::tempdir().unwrap();
+    let opts = one_node(state.path(), cache.path(), Duration::from_secs(3));
+    let err = kubelets::start(&opts, &no_plane()).unwrap_err();
+    let provisioning::Error::Kubelets(KubeletError::NotReady {
+        node,
+        component,
+        waited,
+        ..
+    }) = &err
+    else {
+        panic!("expected the node not Ready in time, got {err}");
+    };
+    assert_eq!(node, "real-0");
+    assert!(component.contains("Ready"), "{component}");
+    assert!(*waited >= Duration::from_secs(3), "{waited:?}");
+    assert!(!err.is_input_error());
+    assert_eq!(before, host(), "a node that never turned Ready left the host changed");
+}
+
+#[test]
+fn a_failed_image_import_is_named_and_everything_started_is_undone() {
+    let _turn = HOST.lock().unwrap_or_else(|e| e.into_inner());
+    let before = host();
+    let cache = fake_cache("#!/bin/sh\nexit 0\n");
+    // the pause image the cache keeps, corrupt
+    let tarball = cache.path().join("images/pause.tar");
+    std::fs::create_dir_all(tarball.parent().unwrap()).unwrap();
+    std::fs::write(&tarball, "not a docker archive").unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let opts = one_node(state.path(), cache.path(), Duration::from_secs(30));
+    let err = kubelets::start(&opts, &no_plane()).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        matches!(&err, provisioning::Error::Kubelets(KubeletError::Command(_))),
+        "expected the import command's failure, got {text}"
+    );
+    assert!(text.contains("import"), "{text}");
+    assert!(text.contains(&tarball.display().to_string()), "{text}");
+    assert!(!err.is_input_error());
+    assert_eq!(before, host(), "a failed import left the host changed");
 }

@@ -272,7 +272,7 @@ async fn scenario(plane: &ScopedCluster) {
     // the scheduler's kind overlay applies; no kubelet runs its pods, so it never gets ready
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let overlay = scheduler_deploy::overlay_dir(&repo, "kind");
-    let applied = scheduler_deploy::deploy(&admin, &overlay, &Images::dev())
+    let applied = scheduler_deploy::deploy(&admin, &overlay, &Images::dev(), &[])
         .await
         .unwrap();
     assert!(applied >= 5, "{applied} objects");

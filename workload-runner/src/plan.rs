@@ -6,14 +6,15 @@
 //!
 //! How a start ends follows `PodLifecycle::start_container`: a completion
 //! after the drawn run time, an OOM kill after the drawn OOM delay when the
-//! memory demand exceeds the limit, a crash once the crash hazard used up the
+//! memory demand exceeds the limit or when its leak reaches the limit (held
+//! flat until then, then grown past it at once), a crash once the crash hazard used up the
 //! drawn budget; the earliest wins, ties in the order the lifecycle sets its
 //! timers (completion, OOM, crash). The crash hazard is the healthy-node rate:
 //! a real container cannot tell that its node is Degraded or under memory
 //! pressure, which the model's hazard factors stand for.
 
 use crate::settings::Settings;
-use schedlab_core::behaviour::{crash_after_start, draw_container};
+use schedlab_core::behaviour::{crash_after_start, draw_container, leak_reaches_limit};
 use schedlab_core::pod::{PodSpec, RestartPolicy};
 use schedlab_core::resources::Resources;
 use schedlab_core::time::Span;
@@ -97,6 +98,10 @@ impl Plan {
         }
         if oom {
             ends.push((EndKind::OomLimit, draw.oom_delay));
+        } else if let Some(after) = leak_reaches_limit(&draw, &spec) {
+            // the leak reaches the limit then: the start holds its usage
+            // until that moment and then grows past the limit at once
+            ends.push((EndKind::OomLimit, after));
         }
         if let Some(crash) = crash_after_start(&spec, draw.crash_budget) {
             ends.push((EndKind::Crash, crash));

@@ -59,15 +59,29 @@ fn same_seed_same_plan_other_start_other_plan() {
     assert_eq!((b.usage(), b.end), (a.usage(), a.end));
 }
 
+/// [`busy`], leaking 0.5–4 GiB an hour while it runs.
+fn leaky() -> Behaviour {
+    Behaviour {
+        memory_growth_per_hour: Some(Dist::Uniform {
+            min: 512.0 * MI as f64,
+            max: 4096.0 * MI as f64,
+        }),
+        ..busy()
+    }
+}
+
 /// The plans agree with the lifecycle the simulator and the node emulator
-/// run: same usage, same end, same time, start after start.
+/// run: same usage, same end, same time, start after start (a leak that
+/// reaches the limit included).
 #[test]
 fn agrees_with_the_pod_lifecycle() {
     let limits = Resources::new(500, 100 * MI);
     let config = ModelConfig::default();
     let mut kinds = std::collections::HashSet::new();
-    for ordinal in 0..60 {
-        let s = settings(busy(), limits, ordinal);
+    let mut leak_ooms = 0;
+    for (ordinal, behaviour) in (0..60).flat_map(|o| [(o, busy()), (o, leaky())]) {
+        let leaks = behaviour.memory_growth_per_hour.is_some();
+        let s = settings(behaviour, limits, ordinal);
         let spec = pod_spec(&s);
         let ctx = PodContext {
             spec: &spec,
@@ -138,6 +152,9 @@ fn agrees_with_the_pod_lifecycle() {
             );
             if let Some(e) = plan.end {
                 kinds.insert(e.kind);
+                if leaks && e.kind == EndKind::OomLimit && plan.memory_demand <= limits.memory_bytes {
+                    leak_ooms += 1;
+                }
             }
             // end this start by a kill, so the next start is a restart
             out.clear();
@@ -145,8 +162,9 @@ fn agrees_with_the_pod_lifecycle() {
             pending = out.timers.clone();
         }
     }
-    // the sample covers every way to end
+    // the sample covers every way to end, a leak's OOM kill among them
     assert_eq!(kinds.len(), 3, "{kinds:?}");
+    assert!(leak_ooms > 0, "no leak reached the limit");
 }
 
 #[test]

@@ -94,21 +94,26 @@ pub fn workload() -> Workload {
     }
 }
 
+/// Pod `id` of the test workload (schedulerName agmarl) in namespace `run`.
+pub fn pod(run: &str, id: u64) -> core::Pod {
+    let w = workload();
+    let ident = PodIdentity {
+        pod: PodId(id),
+        slot: PodSlot {
+            workload: w.id,
+            ordinal: id as u32,
+        },
+        incarnation: 0,
+    };
+    objects::pod_object(run, run, &ident, &w, 7)
+}
+
 /// Creates pods `ids` (schedulerName agmarl) in namespace `run`; returns their names.
 pub async fn create_pods(admin: &ApiClient, run: &str, ids: std::ops::Range<u64>) -> Vec<String> {
     let pods: Api<core::Pod> = Api::namespaced(admin.client(), run);
-    let w = workload();
     let mut names = Vec::new();
     for id in ids {
-        let ident = PodIdentity {
-            pod: PodId(id),
-            slot: PodSlot {
-                workload: w.id,
-                ordinal: id as u32,
-            },
-            incarnation: 0,
-        };
-        let pod = objects::pod_object(run, run, &ident, &w, 7);
+        let pod = pod(run, id);
         names.push(pod.metadata.name.clone().unwrap());
         pods.create(&PostParams::default(), &pod).await.unwrap();
     }

@@ -358,12 +358,8 @@ impl PodLifecycle {
         if draw.exceeds_memory_limit(ctx.spec) {
             self.set_timer(TimerKind::OomLimit, now + draw.oom_delay, out);
         } else if draw.memory_growth_per_ms > 0.0 {
-            if let Some(limit) = ctx.spec.memory_limit() {
-                // the leak reaches the limit: killed exactly then
-                let ms = ((limit - draw.memory_demand) as f64 / draw.memory_growth_per_ms).ceil();
-                if ms < CRASH_HORIZON_MS {
-                    self.set_timer(TimerKind::OomLimit, now + Span(ms as u64), out);
-                }
+            if let Some(after) = leak_reaches_limit(&draw, ctx.spec) {
+                self.set_timer(TimerKind::OomLimit, now + after, out);
             }
             self.set_timer(TimerKind::Grow, now + growth_step(ctx.config), out);
         }
@@ -534,6 +530,21 @@ fn crash_rate_per_ms(spec: &PodSpec, health: NodeHealth, config: &ModelConfig) -
     }
     let rate = base * health.crash_factor(config) / 3_600_000.0;
     if rate.is_finite() { rate } else { 0.0 }
+}
+
+/// The time from a container's start to the moment its leak
+/// (`memory_growth_per_hour`) reaches its memory limit, when the kernel
+/// kills it, exactly as the lifecycle schedules it (also for drivers that
+/// play one container by themselves: the workload image). None: no limit,
+/// no leak, a start already past the limit (that is `oom_delay`'s), or not
+/// within the horizon.
+pub fn leak_reaches_limit(draw: &super::draw::ContainerDraw, spec: &PodSpec) -> Option<Span> {
+    let limit = spec.memory_limit()?;
+    if draw.memory_growth_per_ms <= 0.0 || draw.exceeds_memory_limit(spec) {
+        return None;
+    }
+    let ms = (limit.saturating_sub(draw.memory_demand) as f64 / draw.memory_growth_per_ms).ceil();
+    (ms < CRASH_HORIZON_MS).then_some(Span(ms as u64))
 }
 
 /// The time from a container's start to its crash on a healthy node whose

@@ -28,6 +28,7 @@ pub use eviction::unreachable_eviction_delay;
 pub use health::{NodeHealth, under_memory_pressure};
 pub use lifecycle::{
     Effects, Input, PodContext, PodEnd, PodIdent, PodLifecycle, PodPhase, TimerKind, TimerRequest, crash_after_start,
+    leak_reaches_limit,
 };
 pub use oom::{OomCandidate, badness, oom_score_adj, oom_victim_pods, select_oom_victims};
 pub use owner::owner_recreates;

@@ -51,7 +51,10 @@ pub async fn setup(api: &ApiClient, timeline: &Timeline, opts: &RunOptions) -> R
     let started = Instant::now();
     check(timeline, opts)?;
     let affinity = match &opts.nodes {
-        NodeSource::Emulated => None,
+        // the run's own nodes only: a cluster may have others (a plane's
+        // real nodes, another run's, a kubeconfig cluster's own), where the
+        // cluster's scheduler would otherwise place the run's pods
+        NodeSource::Emulated => selector::node_affinity(&crate::labels::run_selector(&opts.run))?,
         NodeSource::Existing { selector } => selector::node_affinity(selector)?,
     };
     let retried = AtomicU64::new(0);

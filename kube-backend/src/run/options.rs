@@ -30,7 +30,8 @@ pub struct RunOptions {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NodeSource {
     /// Node objects made from the timeline's nodes, played by the node
-    /// emulator (labelled emulated=true and run=<run>).
+    /// emulator (labelled emulated=true and run=<run>). Pods are kept to
+    /// them with a node affinity on the run label.
     Emulated,
     /// The cluster's own nodes matched by a label selector ("" for all),
     /// numbered in name order. Pods are kept to them with a node affinity.

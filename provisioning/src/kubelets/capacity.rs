@@ -17,8 +17,8 @@ pub const NODES_PER_CORE: usize = 2;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Machine {
     pub available_mib: u64,
-    /// all of its memory (what a kubelet reports as capacity)
-    pub total_mib: u64,
+    /// all of its memory, in bytes (exactly what a kubelet reports as capacity)
+    pub total_bytes: u64,
     pub cores: usize,
 }
 
@@ -32,19 +32,21 @@ impl Machine {
             path: path.into(),
             detail: "no MemAvailable line".into(),
         })?;
-        let total_mib = mem_total_mib(&text).unwrap_or(available_mib);
+        let total_bytes = mem_total_bytes(&text).unwrap_or(available_mib << 20);
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
         Ok(Machine {
             available_mib,
-            total_mib,
+            total_bytes,
             cores,
         })
     }
 
-    /// The number of real nodes it holds.
+    /// The number of real nodes it holds (at most [`super::layout::MAX_NODES`]).
     pub fn fits(&self) -> usize {
         let by_memory = usize::try_from(self.available_mib / PER_NODE_MIB).unwrap_or(usize::MAX);
-        by_memory.min(self.cores.saturating_mul(NODES_PER_CORE))
+        by_memory
+            .min(self.cores.saturating_mul(NODES_PER_CORE))
+            .min(super::layout::MAX_NODES)
     }
 
     /// An error when `asked` nodes do not fit, naming the estimate.
@@ -69,15 +71,18 @@ pub fn mem_available_mib(meminfo: &str) -> Option<u64> {
     meminfo_mib(meminfo, "MemAvailable:")
 }
 
-/// `MemTotal` of /proc/meminfo text, in MiB.
-pub fn mem_total_mib(meminfo: &str) -> Option<u64> {
-    meminfo_mib(meminfo, "MemTotal:")
+/// `MemTotal` of /proc/meminfo text, in bytes.
+pub fn mem_total_bytes(meminfo: &str) -> Option<u64> {
+    meminfo_kib(meminfo, "MemTotal:").map(|kib| kib * 1024)
 }
 
 fn meminfo_mib(meminfo: &str, key: &str) -> Option<u64> {
+    meminfo_kib(meminfo, key).map(|kib| kib / 1024)
+}
+
+fn meminfo_kib(meminfo: &str, key: &str) -> Option<u64> {
     let line = meminfo.lines().find(|l| l.starts_with(key))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib / 1024)
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 #[cfg(test)]
@@ -88,7 +93,7 @@ mod tests {
     fn available_memory_is_read_from_meminfo() {
         let text = "MemTotal:       24576000 kB\nMemFree:         1000 kB\nMemAvailable:   20480000 kB\n";
         assert_eq!(mem_available_mib(text), Some(20000));
-        assert_eq!(mem_total_mib(text), Some(24000));
+        assert_eq!(mem_total_bytes(text), Some(24576000 * 1024));
         assert_eq!(mem_available_mib("MemTotal: 1 kB\n"), None);
         assert_eq!(mem_available_mib("MemAvailable: lots kB\n"), None);
     }
@@ -97,13 +102,13 @@ mod tests {
     fn the_scarcer_of_memory_and_cores_bounds_the_nodes() {
         let roomy = Machine {
             available_mib: 20_000,
-            total_mib: 24_000,
+            total_bytes: 24_000 << 20,
             cores: 2,
         };
         assert_eq!(roomy.fits(), 4);
         let tight = Machine {
             available_mib: 1_100,
-            total_mib: 2_000,
+            total_bytes: 2_000 << 20,
             cores: 8,
         };
         assert_eq!(tight.fits(), 2);
@@ -113,7 +118,7 @@ mod tests {
     fn too_many_nodes_is_refused_with_the_estimate() {
         let machine = Machine {
             available_mib: 20_000,
-            total_mib: 24_000,
+            total_bytes: 24_000 << 20,
             cores: 2,
         };
         assert!(machine.check(4).is_ok());

@@ -1,7 +1,8 @@
 //! One real node's configuration files and the kubelet's flags: containerd
 //! with its own root, state, socket and runc root; one CNI bridge network
 //! without a gateway or masquerading (so no iptables rules and no
-//! ip_forward change); a kubelet on loopback ports under its own cgroup root.
+//! ip_forward change); a kubelet on the node's own address under its own
+//! cgroup root.
 
 use super::layout::{KUBELET_ROOT, NodeLayout};
 use std::ffi::OsString;
@@ -21,7 +22,11 @@ pub struct KubeletTuning {
     pub taints: Vec<String>,
 }
 
-/// The loopback ports one kubelet serves on.
+/// The label every real node registers with (the in-cluster scheduler's
+/// local overlay runs there: emulated nodes run no containers).
+pub const REAL_NODE_LABEL: (&str, &str) = ("schedlab.io/real-node", "true");
+
+/// The ports one kubelet serves on (its API on the node's address, healthz on loopback).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct KubeletPorts {
     pub api: u16,
@@ -122,7 +127,7 @@ pub fn kubelet_yaml(node: &NodeLayout, ports: KubeletPorts, tuning: &KubeletTuni
     let base = format!(
         r#"apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
-address: 127.0.0.1
+address: {address}
 port: {api}
 readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
@@ -148,6 +153,7 @@ evictionHard:
   imagefs.available: "1%"
   nodefs.inodesFree: "1%"
 "#,
+        address = node.address(),
         api = ports.api,
         healthz = ports.healthz,
         cgroup = node.pods_cgroup(),
@@ -177,14 +183,15 @@ pub fn kubelet_flags(node: &NodeLayout, labels: &[(String, String)], tuning: &Ku
         "--hostname-override".into(),
         node.name.clone().into(),
         "--node-ip".into(),
-        "127.0.0.1".into(),
+        node.address().to_string().into(),
         "--register-node=true".into(),
         "--v=1".into(),
     ];
-    if !labels.is_empty() {
-        let text: Vec<String> = labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        out.push(format!("--node-labels={}", text.join(",")).into());
-    }
+    let (key, value) = REAL_NODE_LABEL;
+    let text: Vec<String> = std::iter::once(format!("{key}={value}"))
+        .chain(labels.iter().map(|(k, v)| format!("{k}={v}")))
+        .collect();
+    out.push(format!("--node-labels={}", text.join(",")).into());
     if !tuning.taints.is_empty() {
         out.push(format!("--register-with-taints={}", tuning.taints.join(",")).into());
     }
@@ -253,8 +260,12 @@ mod tests {
         );
         let flags: Vec<String> = flags.iter().map(|f| f.to_string_lossy().into_owned()).collect();
         assert!(flags.contains(&"--container-runtime-endpoint=unix:///st/nodes/real-1/containerd.sock".to_owned()));
-        assert!(flags.contains(&"--node-labels=pool=a,zone=z".to_owned()));
+        assert!(flags.contains(&"--node-labels=schedlab.io/real-node=true,pool=a,zone=z".to_owned()));
         assert!(flags.contains(&"real-1".to_owned()));
+        let address = node().address().to_string();
+        let node_ip = flags.iter().position(|f| f == "--node-ip").unwrap();
+        assert_eq!(flags[node_ip + 1], address);
+        assert!(text.contains(&format!("\naddress: {address}\n")), "{text}");
         assert!(!flags.iter().any(|f| f.starts_with("--register-with-taints")));
         assert!(!text.contains("systemReserved") && !text.contains("maxPods"), "{text}");
     }

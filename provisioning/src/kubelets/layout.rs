@@ -4,10 +4,15 @@
 
 use crate::local::StateLayout;
 use sha2::{Digest, Sha256};
+use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 
 /// The longest unix socket path the kernel takes (`sun_path` less its NUL).
 pub const MAX_SOCKET_PATH: usize = 107;
+
+/// The most real nodes one control plane has: each node's address takes 6
+/// bits beside the cluster's 16 in the 100.64.0.0/10 block.
+pub const MAX_NODES: usize = 64;
 
 /// The folder under a control plane's state folder that holds its real nodes.
 pub fn nodes_dir(state: &Path) -> PathBuf {
@@ -55,6 +60,19 @@ impl NodeLayout {
     /// The CNI bridge (at most 15 bytes, the kernel's limit).
     pub fn bridge(&self) -> String {
         format!("slb{}{}", self.tag, self.index)
+    }
+    /// The node's address: its InternalIP, where its kubelet listens and
+    /// where its host-network pods listen. The kubelet refuses a loopback
+    /// node IP, and nodes sharing one address would share every
+    /// host-network port (two replicas of the in-cluster scheduler would
+    /// crash-loop on theirs), so each node gets its own, on its bridge, from
+    /// the shared address space of RFC 6598 (100.64.0.0/10, not routed on a
+    /// host's own networks): 16 bits of the cluster's tag, 6 of the node's
+    /// index.
+    pub fn address(&self) -> Ipv4Addr {
+        let tag = u32::from_str_radix(&self.tag, 16).unwrap_or(0) >> 8;
+        let node = (self.index % MAX_NODES) as u32;
+        Ipv4Addr::from(u32::from(Ipv4Addr::new(100, 64, 0, 0)) | (tag << 6) | node)
     }
     /// The pods' subnet: addresses stay inside the node (no gateway, no masquerade).
     pub fn subnet(&self) -> String {
@@ -138,6 +156,24 @@ mod tests {
         assert_ne!(a0.bridge(), b0.bridge());
         assert_ne!(a0.subnet(), a1.subnet());
         assert_ne!(a0.pods_cgroup(), a0.runtime_cgroup());
+        assert_ne!(a0.address(), a1.address());
+        assert_ne!(a0.address(), b0.address());
+    }
+
+    #[test]
+    fn addresses_stay_in_the_shared_address_space_and_are_no_loopback() {
+        let shared = (u32::from(Ipv4Addr::new(100, 64, 0, 0)), 10);
+        for state in ["/s/a", "/s/b", "/tmp/schedlab-x"] {
+            for index in [0, 1, MAX_NODES - 1] {
+                let address = NodeLayout::new(Path::new(state), index).address();
+                assert_eq!(
+                    u32::from(address) >> (32 - shared.1),
+                    shared.0 >> (32 - shared.1),
+                    "{address}"
+                );
+                assert!(!address.is_loopback() && !address.is_link_local(), "{address}");
+            }
+        }
     }
 
     #[test]

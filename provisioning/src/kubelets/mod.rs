@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 pub const NODE_PACKAGES: &[&str] = &["containerd", "runc", "containernetworking-plugins", "binutils"];
 
 /// Programs real nodes run, and the CNI plugins their networks use.
-const TOOLS: &[&str] = &[
+pub(crate) const TOOLS: &[&str] = &[
     "containerd",
     "runc",
     "ctr",

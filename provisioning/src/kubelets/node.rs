@@ -75,6 +75,7 @@ pub fn wait_launched(
 pub fn launch(node: &NodeLayout, hierarchies: &[PathBuf], joining: &Joining<'_>) -> Result<Launched, KubeletError> {
     let t0 = Instant::now();
     write_files(node, joining)?;
+    make_bridge(node)?;
     cgroups::create(hierarchies, &node.pods_cgroup())?;
     cgroups::create(hierarchies, &node.runtime_cgroup())?;
 
@@ -335,7 +336,7 @@ pub fn ready_condition(node: &serde_json::Value) -> Option<bool> {
 /// first (so it does not restart containers), then every process in the
 /// node's cgroups (containerd, its shims, the containers, the namespace
 /// holder, whose end takes the namespace's mounts with it), the cgroups,
-/// the bridge, and the runtime's folders (logs stay).
+/// the bridge (and the node's address with it), and the runtime's folders (logs stay).
 pub fn stop(node: &NodeLayout, hierarchies: &[PathBuf]) -> Result<(), KubeletError> {
     let processes = node.processes();
     process::stop(&processes, KUBELET, KUBELET_GRACE)?;
@@ -379,6 +380,35 @@ pub fn restart_kubelet(node: &NodeLayout, hierarchies: &[PathBuf]) -> Result<(),
     })?;
     let args: Vec<OsString> = args.into_iter().map(OsString::from).collect();
     spawn_in_cgroup(node, hierarchies, KUBELET, Path::new("nsenter"), &args)?;
+    Ok(())
+}
+
+/// The node's bridge, made before its kubelet starts so that the node's
+/// address is on it (the kubelet checks its node IP is on an interface);
+/// the CNI bridge plugin takes the bridge as it finds it, and without a
+/// gateway it leaves the address alone. A bridge left by an earlier start
+/// of the same node goes first.
+fn make_bridge(node: &NodeLayout) -> Result<(), KubeletError> {
+    let bridge = node.bridge();
+    delete_bridge(&bridge)?;
+    let address = format!("{}/32", node.address());
+    let steps: [(Vec<&str>, String); 3] = [
+        (
+            vec!["link", "add", &bridge, "type", "bridge"],
+            format!("make the node's bridge {bridge}"),
+        ),
+        (
+            vec!["addr", "add", &address, "dev", &bridge],
+            format!("give the node's bridge {bridge} the node's address {address}"),
+        ),
+        (
+            vec!["link", "set", &bridge, "up"],
+            format!("bring the node's bridge {bridge} up"),
+        ),
+    ];
+    for (args, what) in steps {
+        external::run(&ExternalCommand::new("ip", args, what))?;
+    }
     Ok(())
 }
 

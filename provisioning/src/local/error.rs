@@ -32,7 +32,9 @@ pub enum ProvisionError {
         log: PathBuf,
         tail: String,
     },
-    #[error("`{tool}` is not on PATH and package installation is off")]
+    #[error(
+        "`{tool}` is not on PATH and package installation is off (install its Debian package, or drop --no-install)"
+    )]
     MissingTool { tool: &'static str },
     #[error("cannot install the Ctrl-C handler: {0}")]
     Interrupt(String),

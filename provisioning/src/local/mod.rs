@@ -308,7 +308,13 @@ fn up_inner(opts: &LocalOptions) -> Result<LocalCluster, ProvisionError> {
         } else {
             &["etcd", "openssl", "curl"]
         };
-        if let Some(tool) = tools.iter().find(|t| !crate::external::on_path(t)) {
+        // real nodes' tools too, before anything is built or started
+        let node_tools: &[&'static str] = if opts.real_nodes > 0 {
+            crate::kubelets::TOOLS
+        } else {
+            &[]
+        };
+        if let Some(tool) = tools.iter().chain(node_tools).find(|t| !crate::external::on_path(t)) {
             return Err(ProvisionError::MissingTool { tool });
         }
     }

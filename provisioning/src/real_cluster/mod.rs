@@ -99,17 +99,22 @@ pub(crate) enum Made {
     Kind(KindCluster),
     /// deleted unless kept when it was provisioned; an existing cluster is only used
     Gke(Option<GkeCluster>),
-    /// the local control plane with real nodes, stopped
-    Local(crate::local::ScopedCluster),
+    /// the local control plane with real nodes, stopped; `scheduler`: the
+    /// in-cluster scheduler's Deployment runs there (the runs have its arm)
+    Local {
+        plane: crate::local::ScopedCluster,
+        scheduler: bool,
+    },
 }
 
 impl Made {
-    /// The arm a scheduler inside the cluster serves: kind and GKE run the
-    /// in-cluster scheduler's Deployment; real nodes of this machine not yet.
+    /// The arm a scheduler inside the cluster serves: kind and GKE always run
+    /// the in-cluster scheduler's Deployment; real nodes of this machine when
+    /// the runs have its arm.
     pub(crate) fn in_cluster_arm(&self) -> Option<&'static str> {
         match self {
             Made::Kind(_) | Made::Gke(_) => Some(IN_CLUSTER_ARM),
-            Made::Local(_) => None,
+            Made::Local { scheduler, .. } => scheduler.then_some(IN_CLUSTER_ARM),
         }
     }
 }

@@ -264,6 +264,9 @@ pub struct LocalTarget {
     pub programs: crate::kubelets::PodPrograms,
     /// Ctrl-C while the nodes come up
     pub cancel: Arc<AtomicBool>,
+    /// the runs have the in-cluster scheduler's arm: deploy it from this
+    /// repository's local overlay (`deploy/kustomize/overlays/local`)
+    pub scheduler_repo: Option<PathBuf>,
 }
 
 /// How the manifest names the way node faults are played on real nodes of this machine.
@@ -282,30 +285,43 @@ pub fn local(
     rate: ClientRate,
 ) -> crate::Result<Provisioned> {
     target.flag.check(nodes.len()).map_err(UpError::Input)?;
+    let overlay = target
+        .scheduler_repo
+        .as_deref()
+        .map(|repo| scheduler_deploy::overlay_dir(repo, "local"));
+    if let Some(overlay) = overlay.as_deref().filter(|o| !o.join("kustomization.yaml").is_file()) {
+        return Err(UpError::Input(format!(
+            "the in-cluster scheduler's manifests are not at {} (the agmarl arm on real nodes runs from them): \
+             run from the schedlab repository or give --repo",
+            overlay.display()
+        ))
+        .into());
+    }
     let placement = target.flag.placement(nodes.len());
-    let host = crate::kubelets::capacity::Machine::this()?;
-    let host_cpu_milli = host.cores as u64 * 1000;
-    let host_memory_bytes = host.total_mib * (1 << 20);
     let real_specs = &nodes[..target.flag.count];
     let mut opts = crate::local::LocalOptions::private("real-nodes")?;
     opts.real_nodes = target.flag.count;
-    opts.real_node_tuning = real_specs
-        .iter()
-        .map(|spec| crate::kubelets::scenario::tuning_for(spec, host_cpu_milli, host_memory_bytes))
-        .collect();
+    opts.real_node_tuning = crate::kubelets::scenario::tunings(real_specs)?;
     opts.pod_programs = Some(target.programs);
     opts.cancel = Some(target.cancel);
     let plane = crate::local::ScopedCluster::up(&opts).map_err(|e| UpError::Local(Box::new(e)))?;
     let (client, admin) = connect_admin(runtime, Some(plane.admin_kubeconfig().to_path_buf()), None, rate)?;
     runtime
-        .block_on(label_like(&admin, real_specs))
+        .block_on(crate::kubelets::scenario::label_like(&admin, real_specs))
         .map_err(|e| UpError::Mark(Box::new(e)))?;
+    let images = Images::dev();
+    if let Some(overlay) = &overlay {
+        let env = scheduler_deploy::loopback_apiserver(plane.server()).map_err(|e| UpError::Deploy(Box::new(e)))?;
+        runtime.block_on(deploy_scheduler(&admin, overlay, &images, &env))?;
+    }
     let hierarchies = crate::kubelets::cgroups::hierarchies()?;
     let layouts = (0..target.flag.count)
         .map(|i| crate::kubelets::NodeLayout::new(&opts.state_dir, i))
         .collect();
-    let images = Images::dev();
-    let made = Made::Local(plane);
+    let made = Made::Local {
+        plane,
+        scheduler: overlay.is_some(),
+    };
     let facts = ProvisionFacts {
         kind: "local",
         cluster_name: None,
@@ -336,38 +352,6 @@ pub fn local(
         facts,
         cluster,
     })
-}
-
-/// Gives real node `real-i` the labels of scenario node `i`, its pool's
-/// label and its price (a merge patch after the node registered: the kubelet
-/// refuses some `kubernetes.io` labels on its command line).
-async fn label_like(admin: &ApiClient, specs: &[NodeSpec]) -> Result<(), KubeError> {
-    use k8s_openapi::api::core::v1::Node;
-    use kube::api::{Api, Patch, PatchParams};
-    let api: Api<Node> = Api::all(admin.client());
-    for (i, spec) in specs.iter().enumerate() {
-        let name = format!("real-{i}");
-        let mut labels: serde_json::Map<String, serde_json::Value> = spec
-            .labels
-            .iter()
-            .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
-            .collect();
-        labels.insert(
-            kube_backend::labels::POOL.to_string(),
-            kube_backend::objects::dns_label(&[&spec.pool.name]).into(),
-        );
-        let patch = serde_json::json!({
-            "metadata": {
-                "labels": labels,
-                "annotations": { kube_backend::labels::HOURLY_PRICE: spec.pool.hourly_price.to_string() },
-            }
-        });
-        admin.throttle().await;
-        api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-            .map_err(KubeError::api(format!("labelling node {name}")))?;
-    }
-    Ok(())
 }
 
 /// Connects as the admin of a cluster made ready for the runs, at the runs' client rate.
@@ -401,16 +385,25 @@ fn deploy_and_mark(
         gke::nodes::mark_nodes(admin, marks)
             .await
             .map_err(|e| UpError::Mark(Box::new(e)))?;
-        let deploy_failed = |e| UpError::Deploy(Box::new(e));
-        scheduler_deploy::deploy(admin, overlay, images)
-            .await
-            .map_err(deploy_failed)?;
-        eprintln!("waiting for the in-cluster scheduler to be ready");
-        scheduler_deploy::wait_ready(admin, scheduler_deploy::READY_TIMEOUT)
-            .await
-            .map_err(deploy_failed)?;
-        Ok(())
+        deploy_scheduler(admin, overlay, images, &[]).await
     })
+}
+
+/// Deploys the in-cluster scheduler from `overlay` and waits until it is ready.
+async fn deploy_scheduler(
+    admin: &ApiClient,
+    overlay: &Path,
+    images: &Images,
+    env: &[(&str, String)],
+) -> Result<(), UpError> {
+    let deploy_failed = |e| UpError::Deploy(Box::new(e));
+    scheduler_deploy::deploy(admin, overlay, images, env)
+        .await
+        .map_err(deploy_failed)?;
+    eprintln!("waiting for the in-cluster scheduler to be ready");
+    scheduler_deploy::wait_ready(admin, scheduler_deploy::READY_TIMEOUT)
+        .await
+        .map_err(deploy_failed)
 }
 
 #[cfg(test)]
