@@ -20,6 +20,7 @@ mod real_cluster;
 mod report_cmd;
 mod scenario_cmd;
 mod train_cmd;
+mod train_validation;
 
 use clap::Parser;
 use out::outln;

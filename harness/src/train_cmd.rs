@@ -8,7 +8,10 @@
 //! tracker of realised metrics. `--envs` episodes play at once, one thread
 //! each; the learner then updates between rounds.
 //!
-//! Writes `training_curve.csv`, `checkpoint.safetensors` and
+//! Every `validate_every` episodes the current actor also plays fixed probe
+//! episodes it does not learn from ([`crate::train_validation`]).
+//!
+//! Writes `training_curve.csv`, `validation_curve.csv`, `checkpoint.safetensors` and
 //! `checkpoint.json` (the sidecar, whose `training` object records the
 //! scenarios, seeds, episodes, every setting, the git revision and the wall
 //! time) into the output folder.
@@ -16,12 +19,15 @@
 use crate::cli::TrainArgs;
 use crate::exit::InputError;
 use crate::out::outln;
+use crate::train_validation as validation;
 use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressStyle};
+use results::metrics::RunMetricsBuilder;
 use results::run_folder::RunFolder;
 use scheduler::agmarl::checkpoint::{self, CheckpointMeta};
 use scheduler::agmarl::train::{
-    CURVE_HEADER, CurveRow, Episode, EpisodeStats, Explorer, RealisedTracker, RewardConfig, TrainConfig, Trainer,
+    CURVE_HEADER, CurveRow, Episode, EpisodeStats, Explorer, HeadReport, RealisedTracker, RewardConfig, TrainConfig,
+    Trainer,
 };
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -36,6 +42,7 @@ pub const MIN_TRAINING_SEED: u64 = 1000;
 pub const DEFAULT_SCENARIOS: &[&str] = &["pressure", "churn"];
 
 const CURVE_FILE: &str = "training_curve.csv";
+const VALIDATION_FILE: &str = "validation_curve.csv";
 const CHECKPOINT_FILE: &str = "checkpoint.safetensors";
 
 pub fn run(args: TrainArgs) -> Result<()> {
@@ -85,6 +92,8 @@ pub fn run(args: TrainArgs) -> Result<()> {
         .seed
         .checked_add(episodes as u64 - 1)
         .ok_or_else(|| InputError(format!("--seed {}: too large for {episodes} episodes", args.seed)))?;
+    let heldout = validation::heldout_scenarios(&scenarios)?;
+    let probes = validation::probes(&scenarios, &heldout, (args.seed, last_seed))?;
     let out = args.out.clone().unwrap_or_else(default_out);
 
     let folder = RunFolder::create(&out)?;
@@ -97,6 +106,24 @@ pub fn run(args: TrainArgs) -> Result<()> {
     let mut curve = String::from(CURVE_HEADER);
     curve.push('\n');
     let mut transitions = 0usize;
+    let every = trainer.config().validate_every;
+    let mut validation_curve = String::from(validation::VALIDATION_HEADER);
+    validation_curve.push('\n');
+    let mut last_point: Option<usize> = None;
+    let mut validated: Option<(usize, HeadReport)> = None;
+    let mut validate = |trainer: &Trainer, done: usize| -> Result<()> {
+        if !validation::due(every, done, episodes, last_point) {
+            return Ok(());
+        }
+        let point = validation::measure(trainer, &probes, done).context("playing the validation episodes")?;
+        validation_curve.push_str(&point.rows);
+        // rewritten after every point, as the training curve is
+        folder.write(VALIDATION_FILE, &validation_curve)?;
+        last_point = Some(done);
+        validated = Some((done, point.validation));
+        Ok(())
+    };
+    validate(&trainer, 0)?;
     for first in (0..episodes).step_by(envs) {
         let slots: Vec<Slot> = (first..(first + envs).min(episodes))
             .map(|e| Slot {
@@ -134,6 +161,7 @@ pub fn run(args: TrainArgs) -> Result<()> {
         }
         // rewritten after every round, so an interrupted run keeps its curve
         folder.write(CURVE_FILE, &curve)?;
+        validate(&trainer, first + slots.len())?;
     }
     progress.finish_and_clear();
 
@@ -161,6 +189,12 @@ pub fn run(args: TrainArgs) -> Result<()> {
         "started_at": started_at,
         "finished_at": jiff::Timestamp::now(),
         "wall_seconds": wall,
+        "validation": validated.as_ref().map(|(after, report)| serde_json::json!({
+            "after_episodes": after,
+            "scenarios": probes.iter().filter(|p| p.split == validation::Split::Validation)
+                .map(|p| serde_json::json!({"name": p.scenario.name(), "seed": p.seed})).collect::<Vec<_>>(),
+            "heads": report,
+        })),
     });
     let meta = CheckpointMeta::new(trainer.actor().hyper(), training);
     let weights = out.join(CHECKPOINT_FILE);
@@ -271,7 +305,7 @@ fn play_round(trainer: &Trainer, slots: &[Slot<'_>], progress: &ProgressBar) -> 
             .map(|(slot, explorer)| {
                 let tracker = trainer.tracker();
                 scope.spawn(move || {
-                    let episode = play_episode(slot, explorer, tracker, &reward)
+                    let episode = play_episode(slot.scenario, slot.seed, explorer, tracker, &reward, None)
                         .with_context(|| format!("episode on {} seed {}", slot.scenario.name(), slot.seed));
                     progress.inc(1);
                     episode
@@ -289,33 +323,45 @@ fn play_round(trainer: &Trainer, slots: &[Slot<'_>], progress: &ProgressBar) -> 
     outcomes.into_iter().collect()
 }
 
-/// Forwards the simulator's records to the realised-metrics tracker.
-struct TrackerSink<'a>(&'a mut RealisedTracker);
+/// Forwards the simulator's records to the realised-metrics tracker and,
+/// for a probe episode, to the run's metrics.
+struct TrackerSink<'a> {
+    tracker: &'a mut RealisedTracker,
+    metrics: Option<&'a mut RunMetricsBuilder>,
+}
 
 impl schedlab_core::RecordSink for TrackerSink<'_> {
     fn record(&mut self, record: schedlab_core::Record) {
-        self.0.observe(&record);
+        self.tracker.observe(&record);
+        if let Some(metrics) = self.metrics.as_deref_mut() {
+            metrics.push(&record);
+        }
     }
 }
 
-fn play_episode(
-    slot: &Slot<'_>,
+/// Plays `scenario` at `seed` on the simulator with `explorer` deciding,
+/// and assembles what it taught; the records also go to `metrics` when given.
+pub(crate) fn play_episode(
+    scenario: &workloads::Scenario,
+    seed: u64,
     mut explorer: Explorer,
     mut tracker: RealisedTracker,
     reward: &RewardConfig,
+    metrics: Option<&mut RunMetricsBuilder>,
 ) -> Result<Episode> {
-    let timeline = slot.scenario.expand(slot.seed);
-    let sim = schedlab_core::sim::Sim::new(timeline, slot.seed, schedlab_core::behaviour::ModelConfig::default())
+    let timeline = scenario.expand(seed);
+    let sim = schedlab_core::sim::Sim::new(timeline, seed, schedlab_core::behaviour::ModelConfig::default())
         .context("setting up the simulator")?;
     let mut placer =
         |pod: &schedlab_core::PendingPod<'_>, view: &schedlab_core::ClusterView<'_>| explorer.place(pod, view);
-    let summary = sim.finish(&mut placer, &mut TrackerSink(&mut tracker));
-    tracing::debug!(
-        scenario = slot.scenario.name(),
-        seed = slot.seed,
-        ?summary,
-        "episode played"
+    let summary = sim.finish(
+        &mut placer,
+        &mut TrackerSink {
+            tracker: &mut tracker,
+            metrics,
+        },
     );
+    tracing::debug!(scenario = scenario.name(), seed, ?summary, "episode played");
     let realised = tracker.take_completed();
     Ok(explorer.finish(realised, tracker.horizon(), reward)?)
 }

@@ -57,6 +57,59 @@ fn trains_a_loadable_checkpoint_and_writes_the_curve() {
     }
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     assert_eq!(rows.len(), 2);
+
+    // the probes it never learned from: before the first episode and after
+    // the last, each training scenario (validation) and held-out built-in
+    let validation = fs::read_to_string(out_dir.join("validation_curve.csv")).unwrap();
+    let mut vlines = validation.lines();
+    let vheader: Vec<&str> = vlines.next().unwrap().split(',').collect();
+    let vcol = |name: &str| vheader.iter().position(|h| *h == name).unwrap();
+    let points: Vec<(String, String, String, String)> = vlines
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (
+                f[vcol("trained_episodes")].to_string(),
+                f[vcol("split")].to_string(),
+                f[vcol("scenario")].to_string(),
+                f[vcol("seed")].to_string(),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, String, String, String)> = ["0", "2"]
+        .iter()
+        .flat_map(|done| {
+            [
+                ("validation", "pressure", "900000"),
+                ("validation", "churn", "900001"),
+                ("heldout", "mixed", "900"),
+                ("heldout", "trace", "901"),
+            ]
+            .map(|(split, scenario, seed)| {
+                (
+                    done.to_string(),
+                    split.to_string(),
+                    scenario.to_string(),
+                    seed.to_string(),
+                )
+            })
+        })
+        .collect();
+    assert_eq!(points, expected);
+    for l in validation.lines().skip(1) {
+        let f: Vec<&str> = l.split(',').collect();
+        let rmse_cost: f64 = f[vcol("rmse_cost")].parse().unwrap();
+        assert!((0.0..=1.0).contains(&rmse_cost), "{l}");
+        let cost: f64 = f[vcol("cost_usd")].parse().unwrap();
+        assert!(cost > 0.0, "{l}");
+    }
+    let sidecar: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(out_dir.join("checkpoint.json")).unwrap()).unwrap();
+    let heads = &sidecar["training"]["validation"]["heads"];
+    assert_eq!(sidecar["training"]["validation"]["after_episodes"], 2);
+    assert!(
+        heads["rmse"].as_array().unwrap().iter().all(|x| x.is_number()),
+        "{heads}"
+    );
     let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
     // default scenarios in turn, seeds SEED + e
     assert_eq!(rows[0][col("scenario")], "pressure");

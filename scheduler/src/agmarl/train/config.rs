@@ -31,6 +31,10 @@ pub struct TrainConfig {
     pub warmup: usize,
     /// learner updates per episode played (done after each round of episodes)
     pub updates_per_episode: usize,
+    /// every this many episodes (and before the first and after the last)
+    /// the actor plays noiseless probe episodes it does not learn from, for
+    /// the validation and held-out curves; 0: never
+    pub validate_every: usize,
 }
 
 impl Default for TrainConfig {
@@ -45,6 +49,7 @@ impl Default for TrainConfig {
             replay_capacity: 20_000,
             warmup: 1_000,
             updates_per_episode: 40,
+            validate_every: 25,
         }
     }
 }

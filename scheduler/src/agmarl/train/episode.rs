@@ -29,6 +29,7 @@ use crate::agmarl::policy::{AgmarlConfig, AgmarlScheduler};
 use crate::agmarl::train::censoring::estimate_censored;
 use crate::agmarl::train::error::TrainError;
 use crate::agmarl::train::exploration::GaussianNoise;
+use crate::agmarl::train::heads::{HeadSample, HeadStats};
 use crate::agmarl::train::realised::Realised;
 use crate::agmarl::train::reward::{Outcome, RewardConfig, reward};
 use crate::agmarl::train::transition::{State, Transition};
@@ -67,6 +68,8 @@ struct Logged {
 pub struct Episode {
     pub transitions: Vec<Transition>,
     pub stats: EpisodeStats,
+    /// how well the policy's noiseless scores predicted its placements
+    pub heads: HeadStats,
 }
 
 /// Summary of one episode.
@@ -188,10 +191,14 @@ fn assemble(log: Vec<Logged>, realised: &[Realised], cfg: &RewardConfig) -> Resu
         ..EpisodeStats::default()
     };
     let mut transitions = Vec::new();
+    let mut heads = HeadStats::default();
     let (mut reward_sum, mut ft_sum, mut gain_sum) = (0.0f64, 0.0f64, 0.0f64);
     let mut sq_sums = [0.0f64; 3];
     let mut known_counts = [0usize; 3];
     for (l, next) in log.into_iter().zip(next_state) {
+        if l.state.is_some() {
+            heads.push_decision(&l.clean);
+        }
         let (Some(state), Some(chosen)) = (&l.state, l.chosen) else {
             if l.kind == Kind::Decline {
                 stats.declines += 1;
@@ -237,6 +244,12 @@ fn assemble(log: Vec<Logged>, realised: &[Realised], cfg: &RewardConfig) -> Resu
                     continue;
                 };
                 let (metrics, known) = (realised.metrics, realised.known);
+                heads.push_placement(&HeadSample {
+                    predicted: clean,
+                    realised: metrics,
+                    known,
+                    censored: realised.settled.censored(),
+                });
                 let r = reward(
                     &Outcome::Bound {
                         predicted: acted,
@@ -284,7 +297,11 @@ fn assemble(log: Vec<Logged>, realised: &[Realised], cfg: &RewardConfig) -> Resu
     if stats.declines > 0 {
         stats.decline_gain = (gain_sum / stats.declines as f64) as f32;
     }
-    Ok(Episode { transitions, stats })
+    Ok(Episode {
+        transitions,
+        stats,
+        heads,
+    })
 }
 
 #[cfg(test)]

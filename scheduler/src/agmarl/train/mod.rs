@@ -15,6 +15,7 @@
 //! - [`reward`]: the reward of a decision.
 //! - [`transition`]: states and transitions as stored.
 //! - [`episode`]: the exploring policy and the assembly of an episode.
+//! - [`heads`]: how well each head predicts, and tells nodes apart.
 //! - [`exploration`]: the noise and its decay.
 //! - [`maddpg`]: the learner (losses and updates).
 //! - [`batch`]: the minibatch forward passes the learner runs.
@@ -30,6 +31,7 @@ pub mod curve;
 pub mod episode;
 pub mod error;
 pub mod exploration;
+pub mod heads;
 pub mod maddpg;
 pub mod realised;
 pub mod replay;
@@ -43,6 +45,7 @@ pub use curve::{CURVE_HEADER, CurveRow};
 pub use episode::{Episode, EpisodeStats, Explorer};
 pub use error::TrainError;
 pub use exploration::{GaussianNoise, NoiseSchedule};
+pub use heads::{HeadReport, HeadSample, HeadStats};
 pub use maddpg::{Learner, MaddpgConfig, UpdateStats};
 pub use realised::{DEFAULT_HORIZON, Realised, RealisedTracker, Settled};
 pub use replay::ReplayBuffer;
