@@ -376,7 +376,7 @@ fn toleration_of(t: &core::Toleration) -> Toleration {
 /// policy, tolerations and priority class, its identity in labels and its
 /// behaviour and the run's seed in annotations.
 pub fn pod_object(run: &str, namespace: &str, ident: &PodIdentity, workload: &Workload, seed: u64) -> core::Pod {
-    let spec = &workload.spec;
+    let spec = workload.spec_of(ident.slot.ordinal);
     let mut pod_labels = BTreeMap::new();
     pod_labels.insert(labels::RUN.to_string(), run.to_string());
     pod_labels.insert(labels::POD_ID.to_string(), ident.pod.0.to_string());
@@ -768,6 +768,7 @@ mod tests {
                 },
             },
             recreate: true,
+            slot_specs: Vec::new(),
         }
     }
 
