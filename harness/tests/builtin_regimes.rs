@@ -335,3 +335,46 @@ fn trace_queues_at_its_peaks_and_the_trace_deletes_its_pods() {
         );
     }
 }
+
+/// The memory request of each slot's first pod, by workload.
+fn memory_requests_by_workload(records: &[Record]) -> BTreeMap<u32, Vec<u64>> {
+    let mut seen = BTreeSet::new();
+    let mut out: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
+    for rec in records {
+        if let Record::Event(e) = rec
+            && let EventKind::PodCreated { slot, requests, .. } = &e.kind
+            && seen.insert(*slot)
+        {
+            out.entry(slot.workload.0).or_default().push(requests.memory_bytes);
+        }
+    }
+    out
+}
+
+#[test]
+fn autoscaled_varies_requests_within_workloads_under_memory_pressure_and_faults() {
+    for seed in SEEDS {
+        let records = play("autoscaled", seed, &[]);
+        let r = regime(&records);
+        eprintln!("autoscaled seed {seed}: {r:?}");
+        assert!(r.peak_requested_share >= 0.9, "tight: peak {}", r.peak_requested_share);
+        assert!(
+            r.pending_max >= 10,
+            "pods wait after the faults: peak {}",
+            r.pending_max
+        );
+        assert!(r.oom_node_pressure > 0, "node-pressure OOM kills occur");
+        assert!(r.degraded_then_failed > 0, "some nodes degrade before they fail");
+        // two workloads whose pods ask for memory spread over a factor > 2
+        // between their 10th and 90th percentiles
+        let varying = memory_requests_by_workload(&records)
+            .into_values()
+            .filter(|m| {
+                let mut m = m.clone();
+                m.sort_unstable();
+                m.len() >= 20 && m[m.len() * 9 / 10] as f64 > 2.0 * m[m.len() / 10] as f64
+            })
+            .count();
+        assert_eq!(varying, 2, "service and cache vary within the workload");
+    }
+}
