@@ -8,11 +8,16 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Plays `scenario` (a built-in name) with `default` on `seed`.
 fn play(scenario: &str, seed: u64, set: &[&str]) -> Vec<Record> {
+    play_arm(scenario, "default", seed, set)
+}
+
+/// Plays `scenario` with `arm` on `seed`.
+fn play_arm(scenario: &str, arm: &str, seed: u64, set: &[&str]) -> Vec<Record> {
     let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
     let s = workloads::load(scenario, &set).expect("the built-in loads");
     let mut sim = schedlab_core::sim::Sim::new(s.expand(seed), seed, schedlab_core::behaviour::ModelConfig::default())
         .expect("a valid timeline");
-    let mut policy = scheduler::arm("default", seed).expect("default builds");
+    let mut policy = scheduler::arm(arm, seed).expect("the arm builds");
     let mut placer =
         |pod: &schedlab_core::PendingPod<'_>, view: &schedlab_core::ClusterView<'_>| policy.schedule(pod, view);
     let mut records = Vec::new();
@@ -377,4 +382,33 @@ fn autoscaled_varies_requests_within_workloads_under_memory_pressure_and_faults(
             .count();
         assert_eq!(varying, 2, "service and cache vary within the workload");
     }
+}
+
+/// Common random numbers: whichever arm runs, the pod of a slot asks for
+/// the same requests on one seed (and for others on another seed). Only the
+/// requests are compared, never what the arms make of them.
+#[test]
+fn every_arm_of_a_seed_sees_the_same_drawn_requests() {
+    let requests = |records: &[Record]| {
+        let mut by_slot = BTreeMap::new();
+        for rec in records {
+            if let Record::Event(e) = rec
+                && let EventKind::PodCreated { slot, requests, .. } = &e.kind
+            {
+                let first = *by_slot.entry(*slot).or_insert(*requests);
+                assert_eq!(first, *requests, "{slot:?} keeps its requests across incarnations");
+            }
+        }
+        by_slot
+    };
+    let set = ["nodes=8"];
+    let default = requests(&play_arm("autoscaled", "default", 4, &set));
+    let random = requests(&play_arm("autoscaled", "random", 4, &set));
+    let common: Vec<_> = default.keys().filter(|k| random.contains_key(k)).collect();
+    assert!(common.len() > 50, "{} slots in both runs", common.len());
+    for slot in common {
+        assert_eq!(default[slot], random[slot], "{slot:?}");
+    }
+    let other_seed = requests(&play_arm("autoscaled", "default", 5, &set));
+    assert!(default.iter().any(|(k, v)| other_seed.get(k).is_some_and(|o| o != v)));
 }

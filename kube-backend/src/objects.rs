@@ -816,6 +816,32 @@ mod tests {
     }
 
     #[test]
+    fn a_slot_with_its_own_spec_makes_its_own_pod_object() {
+        let mut w = workload();
+        let mut own = w.spec.clone();
+        own.requests = Resources::new(300, 700 << 20);
+        own.limits = Some(Resources::new(0, 1400 << 20));
+        own.behaviour.memory_usage = Dist::Const {
+            value: (650u64 << 20) as f64,
+        };
+        w.slot_specs = vec![w.spec.clone(), own.clone()];
+        let ident = |ordinal| PodIdentity {
+            pod: PodId(1),
+            slot: PodSlot {
+                workload: WorkloadId(3),
+                ordinal,
+            },
+            incarnation: 0,
+        };
+        let mut back = pod_spec_of(&pod_object("r1", "ns", &ident(1), &w, 9)).unwrap();
+        back.priority = own.priority;
+        assert_eq!(back, own);
+        let mut first = pod_spec_of(&pod_object("r1", "ns", &ident(0), &w, 9)).unwrap();
+        first.priority = w.spec.priority;
+        assert_eq!(first, w.spec);
+    }
+
+    #[test]
     fn names_are_dns_labels() {
         assert_eq!(dns_label(&["A__b", "C"]), "a-b-c");
         let long = "x".repeat(100);
