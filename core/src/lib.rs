@@ -21,6 +21,8 @@
 //! - [`sim`]: the in-process discrete-event backend.
 //! - [`error`]: the crate's one error type, and [`error::UserInput`], which
 //!   every crate's error implements for the command line's exit code.
+//! - [`claims`]: the paper's claims the lab tests, and the roles a scenario
+//!   plays for them (one catalogue for `workloads` and `results`).
 //! - [`budget`], [`input`], [`json_input`], [`digest`]: reading what a user
 //!   hands us, bounded, and checking it.
 //! - `testing` (feature `testing`): builders and placers for the tests of
@@ -29,6 +31,7 @@
 pub mod backend;
 pub mod behaviour;
 pub mod budget;
+pub mod claims;
 pub mod digest;
 pub mod dist;
 pub mod error;
@@ -52,6 +55,7 @@ pub mod trouble;
 pub mod verdict;
 pub mod view;
 
+pub use claims::{ClaimName, ClaimRole, ClaimUse};
 pub use dist::Dist;
 pub use error::{Error, Result};
 pub use node::{NodeCondition, NodeId, NodePool, NodeSpec, NodeState, Provisioning, Taint, TaintEffect};

@@ -18,6 +18,8 @@ pub mod purpose {
     pub const NODE_FAULTS: u64 = 4;
     pub const STATISTICS: u64 = 5;
     pub const TRAINING: u64 = 6;
+    /// a pod slot's requests, when its template draws them per pod
+    pub const POD_REQUESTS: u64 = 7;
 }
 
 /// SplitMix64's finaliser: a fixed, well-mixed 64-bit hash step.

@@ -181,6 +181,7 @@ pub fn workload(id: u32, name: &str, spec: PodSpec) -> Workload {
         name: name.into(),
         spec,
         recreate: true,
+        slot_specs: Vec::new(),
     }
 }
 
@@ -230,6 +231,7 @@ impl TimelineBuilder {
             name: name.into(),
             spec,
             recreate,
+            slot_specs: Vec::new(),
         });
         self
     }

@@ -9,8 +9,8 @@ use crate::record::Record;
 use crate::time::{Span, Time};
 use serde::{Deserialize, Serialize};
 
-/// A set of identical pods with an owner (a controller such as a
-/// ReplicaSet or Job).
+/// A set of pods with an owner (a controller such as a ReplicaSet or Job),
+/// alike but for their requests when those vary by pod.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Workload {
     pub id: WorkloadId,
@@ -19,6 +19,21 @@ pub struct Workload {
     /// The owner replaces a pod of this workload that was evicted, deleted by
     /// churn, or failed for good (restartPolicy Never), as a ReplicaSet does.
     pub recreate: bool,
+    /// The spec of each pod slot (by ordinal) when requests vary between
+    /// pods of the workload, as a vertical autoscaler's recommendations do:
+    /// drawn once per slot at expansion, so every arm of a seed (and every
+    /// incarnation of the slot) asks for the same. Empty: every pod uses
+    /// `spec`; a slot beyond the list uses `spec` too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slot_specs: Vec<PodSpec>,
+}
+
+impl Workload {
+    /// The spec of the workload's pod in slot `ordinal`: what every backend
+    /// creates, schedules and runs for it.
+    pub fn spec_of(&self, ordinal: u32) -> &PodSpec {
+        self.slot_specs.get(ordinal as usize).unwrap_or(&self.spec)
+    }
 }
 
 /// Something the scenario does at a point in time.
@@ -94,6 +109,11 @@ impl Timeline {
         self.workloads.get(id.0 as usize)
     }
 
+    /// The spec of the pod in `slot`, if its workload exists.
+    pub fn spec_of(&self, slot: PodSlot) -> Option<&PodSpec> {
+        self.workload(slot.workload).map(|w| w.spec_of(slot.ordinal))
+    }
+
     /// The [`Record::Workload`] of every workload, in id order: what a
     /// backend writes after the nodes' records.
     pub fn workload_records(&self) -> impl Iterator<Item = Record> + '_ {
@@ -101,5 +121,21 @@ impl Timeline {
             workload: w.id,
             name: w.name.clone(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::{pod, workload};
+
+    #[test]
+    fn a_slot_uses_its_own_spec_when_it_has_one() {
+        let mut w = workload(0, "w", pod(500, 1 << 20));
+        assert_eq!(w.spec_of(3).requests.cpu_milli, 500);
+        w.slot_specs = vec![pod(100, 1 << 20), pod(200, 1 << 20)];
+        assert_eq!(w.spec_of(0).requests.cpu_milli, 100);
+        assert_eq!(w.spec_of(1).requests.cpu_milli, 200);
+        // a slot beyond the list (never created by the expansion) falls back
+        assert_eq!(w.spec_of(2).requests.cpu_milli, 500);
     }
 }

@@ -836,3 +836,27 @@ fn charged_decision_time_delays_binds_and_is_measured_either_way() {
         "{times:?}"
     );
 }
+
+#[test]
+fn a_slot_with_its_own_spec_asks_for_its_own_requests() {
+    // base spec: two pods of 500m fit one 1000m node; the slots' own specs
+    // ask for 400m and 700m, which do not both fit
+    let mut timeline = TimelineBuilder::new(100.0)
+        .nodes(1, 1000, GI)
+        .workload("sized", pod(500, 64 * MI), true)
+        .create(0.0, 0, 0, 2)
+        .build();
+    timeline.workloads[0].slot_specs = vec![pod(400, 64 * MI), pod(700, 128 * MI)];
+    let records = run(timeline, 1);
+    let requests = select(&records, |e| match e {
+        EventKind::PodCreated { slot, requests, .. } => Some((slot.ordinal, *requests)),
+        _ => None,
+    });
+    assert_eq!(
+        requests.into_iter().map(|(_, r)| r).collect::<Vec<_>>(),
+        vec![(0, Resources::new(400, 64 * MI)), (1, Resources::new(700, 128 * MI))]
+    );
+    assert_eq!(bound(&records).len(), 1, "400m + 700m do not fit on 1000m");
+    let n = node_sample(&records, secs(45.0), NodeId(0));
+    assert_eq!(n.requested, Resources::new(400, 64 * MI));
+}

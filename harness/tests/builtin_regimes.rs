@@ -8,11 +8,16 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Plays `scenario` (a built-in name) with `default` on `seed`.
 fn play(scenario: &str, seed: u64, set: &[&str]) -> Vec<Record> {
+    play_arm(scenario, "default", seed, set)
+}
+
+/// Plays `scenario` with `arm` on `seed`.
+fn play_arm(scenario: &str, arm: &str, seed: u64, set: &[&str]) -> Vec<Record> {
     let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
     let s = workloads::load(scenario, &set).expect("the built-in loads");
     let mut sim = schedlab_core::sim::Sim::new(s.expand(seed), seed, schedlab_core::behaviour::ModelConfig::default())
         .expect("a valid timeline");
-    let mut policy = scheduler::arm("default", seed).expect("default builds");
+    let mut policy = scheduler::arm(arm, seed).expect("the arm builds");
     let mut placer =
         |pod: &schedlab_core::PendingPod<'_>, view: &schedlab_core::ClusterView<'_>| policy.schedule(pod, view);
     let mut records = Vec::new();
@@ -334,4 +339,76 @@ fn trace_queues_at_its_peaks_and_the_trace_deletes_its_pods() {
             r.deleted_for_good
         );
     }
+}
+
+/// The memory request of each slot's first pod, by workload.
+fn memory_requests_by_workload(records: &[Record]) -> BTreeMap<u32, Vec<u64>> {
+    let mut seen = BTreeSet::new();
+    let mut out: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
+    for rec in records {
+        if let Record::Event(e) = rec
+            && let EventKind::PodCreated { slot, requests, .. } = &e.kind
+            && seen.insert(*slot)
+        {
+            out.entry(slot.workload.0).or_default().push(requests.memory_bytes);
+        }
+    }
+    out
+}
+
+#[test]
+fn autoscaled_varies_requests_within_workloads_under_memory_pressure_and_faults() {
+    for seed in SEEDS {
+        let records = play("autoscaled", seed, &[]);
+        let r = regime(&records);
+        eprintln!("autoscaled seed {seed}: {r:?}");
+        assert!(r.peak_requested_share >= 0.9, "tight: peak {}", r.peak_requested_share);
+        assert!(
+            r.pending_max >= 10,
+            "pods wait after the faults: peak {}",
+            r.pending_max
+        );
+        assert!(r.oom_node_pressure > 0, "node-pressure OOM kills occur");
+        assert!(r.degraded_then_failed > 0, "some nodes degrade before they fail");
+        // two workloads whose pods ask for memory spread over a factor > 2
+        // between their 10th and 90th percentiles
+        let varying = memory_requests_by_workload(&records)
+            .into_values()
+            .filter(|m| {
+                let mut m = m.clone();
+                m.sort_unstable();
+                m.len() >= 20 && m[m.len() * 9 / 10] as f64 > 2.0 * m[m.len() / 10] as f64
+            })
+            .count();
+        assert_eq!(varying, 2, "service and cache vary within the workload");
+    }
+}
+
+/// Common random numbers: whichever arm runs, the pod of a slot asks for
+/// the same requests on one seed (and for others on another seed). Only the
+/// requests are compared, never what the arms make of them.
+#[test]
+fn every_arm_of_a_seed_sees_the_same_drawn_requests() {
+    let requests = |records: &[Record]| {
+        let mut by_slot = BTreeMap::new();
+        for rec in records {
+            if let Record::Event(e) = rec
+                && let EventKind::PodCreated { slot, requests, .. } = &e.kind
+            {
+                let first = *by_slot.entry(*slot).or_insert(*requests);
+                assert_eq!(first, *requests, "{slot:?} keeps its requests across incarnations");
+            }
+        }
+        by_slot
+    };
+    let set = ["nodes=8"];
+    let default = requests(&play_arm("autoscaled", "default", 4, &set));
+    let random = requests(&play_arm("autoscaled", "random", 4, &set));
+    let common: Vec<_> = default.keys().filter(|k| random.contains_key(k)).collect();
+    assert!(common.len() > 50, "{} slots in both runs", common.len());
+    for slot in common {
+        assert_eq!(default[slot], random[slot], "{slot:?}");
+    }
+    let other_seed = requests(&play_arm("autoscaled", "default", 5, &set));
+    assert!(default.iter().any(|(k, v)| other_seed.get(k).is_some_and(|o| o != v)));
 }

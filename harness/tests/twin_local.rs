@@ -172,6 +172,7 @@ fn pod_shapes() -> Result<Vec<Workload>, Error> {
             ..template.clone()
         },
         recreate: false,
+        slot_specs: Vec::new(),
     };
     let spot = exists("cloud.google.com/gke-spot", Some(TaintEffect::NoSchedule));
     shapes.extend([

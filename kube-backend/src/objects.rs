@@ -376,7 +376,7 @@ fn toleration_of(t: &core::Toleration) -> Toleration {
 /// policy, tolerations and priority class, its identity in labels and its
 /// behaviour and the run's seed in annotations.
 pub fn pod_object(run: &str, namespace: &str, ident: &PodIdentity, workload: &Workload, seed: u64) -> core::Pod {
-    let spec = &workload.spec;
+    let spec = workload.spec_of(ident.slot.ordinal);
     let mut pod_labels = BTreeMap::new();
     pod_labels.insert(labels::RUN.to_string(), run.to_string());
     pod_labels.insert(labels::POD_ID.to_string(), ident.pod.0.to_string());
@@ -768,6 +768,7 @@ mod tests {
                 },
             },
             recreate: true,
+            slot_specs: Vec::new(),
         }
     }
 
@@ -812,6 +813,32 @@ mod tests {
         );
         back.priority = w.spec.priority;
         assert_eq!(back, w.spec);
+    }
+
+    #[test]
+    fn a_slot_with_its_own_spec_makes_its_own_pod_object() {
+        let mut w = workload();
+        let mut own = w.spec.clone();
+        own.requests = Resources::new(300, 700 << 20);
+        own.limits = Some(Resources::new(0, 1400 << 20));
+        own.behaviour.memory_usage = Dist::Const {
+            value: (650u64 << 20) as f64,
+        };
+        w.slot_specs = vec![w.spec.clone(), own.clone()];
+        let ident = |ordinal| PodIdentity {
+            pod: PodId(1),
+            slot: PodSlot {
+                workload: WorkloadId(3),
+                ordinal,
+            },
+            incarnation: 0,
+        };
+        let mut back = pod_spec_of(&pod_object("r1", "ns", &ident(1), &w, 9)).unwrap();
+        back.priority = own.priority;
+        assert_eq!(back, own);
+        let mut first = pod_spec_of(&pod_object("r1", "ns", &ident(0), &w, 9)).unwrap();
+        first.priority = w.spec.priority;
+        assert_eq!(first, w.spec);
     }
 
     #[test]

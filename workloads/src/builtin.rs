@@ -37,6 +37,12 @@ static BUILTINS: &[Builtin] = &[
         files: &[],
     },
     Builtin {
+        name: "autoscaled",
+        description: "vertically autoscaled services under churn and faults: memory requests drawn per pod, usage following each pod's own request, leaking neighbours and node faults",
+        yaml: include_str!("../scenarios/autoscaled.yaml"),
+        files: &[],
+    },
+    Builtin {
         name: "pressure-v1",
         description: "pressure as of schedlab 0.1 (never drains, no node-pressure OOMs), kept for its published tables",
         yaml: include_str!("../scenarios/pressure-v1.yaml"),

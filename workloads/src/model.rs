@@ -2,7 +2,7 @@
 //! `expand` turns into a timeline.
 
 use crate::error::Loc;
-use schedlab_core::{NodePool, PodSpec, Resources, Span, Taint};
+use schedlab_core::{ClaimUse, Dist, NodePool, PodSpec, Resources, Span, Taint};
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -15,6 +15,8 @@ pub(crate) struct Model {
     /// in the order of their names; a template's index is its workload id
     pub templates: Vec<Template>,
     pub phases: Vec<Phase>,
+    /// the claims the scenario declares it tests, in the order written
+    pub claims: Vec<ClaimUse>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -36,6 +38,40 @@ pub(crate) struct Template {
     /// made by a `replay` phase from its pods (so the resolved form leaves
     /// it out: the phase makes it again on load)
     pub from_trace: bool,
+    /// how each pod's requests and usage are drawn, when they vary by pod
+    pub sizing: Sizing,
+}
+
+/// Where a pod's use of one resource comes from.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) enum UsageSource {
+    /// the template's `usage` distribution (in `spec.behaviour`), whatever
+    /// the pod requests; also a trace workload's, already scaled
+    #[default]
+    Written,
+    /// the pod's own request (the default when `usage` is left out)
+    Requests,
+    /// a multiple of the pod's own request (`usage_ratio`)
+    Ratio(Dist),
+}
+
+/// A template's requests drawn per pod slot, and how its pods' limits and
+/// usage follow them. With nothing drawn, every pod uses the template's spec.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct Sizing {
+    /// the cpu request's distribution (millicores); None: the constant in the spec
+    pub cpu: Option<Dist>,
+    /// the memory request's distribution (bytes); None: the constant in the spec
+    pub memory: Option<Dist>,
+    pub cpu_usage: UsageSource,
+    pub memory_usage: UsageSource,
+}
+
+impl Sizing {
+    /// Whether some request is drawn per pod (and so may differ between pods).
+    pub(crate) fn draws(&self) -> bool {
+        self.cpu.is_some() || self.memory.is_some()
+    }
 }
 
 /// How a trace's qos class becomes a pod spec.

@@ -3,7 +3,7 @@
 //! itself a valid scenario (JSON is YAML) that expands to the same timelines.
 
 use crate::duration::format_exact;
-use crate::model::{Model, Pacing, PhaseKind, Pool, Replay, Template};
+use crate::model::{Model, Pacing, PhaseKind, Pool, Replay, Template, UsageSource};
 use crate::params::{Params, number_json};
 use crate::resolve::dist_json;
 use crate::value::Unit;
@@ -36,6 +36,7 @@ pub(crate) fn to_json(model: &Model, params: &Params) -> Value {
             m.insert(key.into(), body);
             Value::Object(m)
         }).collect::<Vec<_>>(),
+        "claims": model.claims,
     })
 }
 
@@ -73,7 +74,17 @@ fn template(t: &Template) -> Value {
     let s = &t.spec;
     let b = &s.behaviour;
     let mut m = Map::new();
-    m.insert("requests".into(), resources(s.requests));
+    let sizing = &t.sizing;
+    let request = |drawn: &Option<schedlab_core::Dist>, constant: String, unit: Unit| {
+        drawn.as_ref().map_or(json!(constant), |d| dist_json(d, unit))
+    };
+    m.insert(
+        "requests".into(),
+        json!({
+            "cpu": request(&sizing.cpu, format_cpu_milli(s.requests.cpu_milli), Unit::Cpu),
+            "memory": request(&sizing.memory, format_memory_bytes(s.requests.memory_bytes), Unit::Memory),
+        }),
+    );
     if let Some(l) = s.limits {
         let mut lm = Map::new();
         if l.cpu_milli > 0 {
@@ -112,10 +123,34 @@ fn template(t: &Template) -> Value {
         })
         .collect();
     m.insert("tolerations".into(), json!(tolerations));
-    m.insert(
-        "usage".into(),
-        json!({"cpu": dist_json(&b.cpu_usage, Unit::Cpu), "memory": dist_json(&b.memory_usage, Unit::Memory)}),
-    );
+    // a usage that follows each pod's own request is written as that rule,
+    // not as the template's typical pod's distribution
+    let mut usage = Map::new();
+    let mut usage_ratio = Map::new();
+    for (dim, source, d, drawn, unit) in [
+        ("cpu", &sizing.cpu_usage, &b.cpu_usage, sizing.cpu.is_some(), Unit::Cpu),
+        (
+            "memory",
+            &sizing.memory_usage,
+            &b.memory_usage,
+            sizing.memory.is_some(),
+            Unit::Memory,
+        ),
+    ] {
+        match source {
+            UsageSource::Ratio(ratio) => {
+                usage_ratio.insert(dim.into(), dist_json(ratio, Unit::Plain));
+            }
+            UsageSource::Requests if drawn => {}
+            UsageSource::Written | UsageSource::Requests => {
+                usage.insert(dim.into(), dist_json(d, unit));
+            }
+        }
+    }
+    m.insert("usage".into(), Value::Object(usage));
+    if !usage_ratio.is_empty() {
+        m.insert("usage_ratio".into(), Value::Object(usage_ratio));
+    }
     if let Some(run) = &b.run_seconds {
         m.insert("run".into(), dist_json(run, Unit::Seconds));
     }

@@ -27,6 +27,11 @@ impl Scenario {
         &self.model.description
     }
 
+    /// The claims the scenario declares it tests, each with its role.
+    pub fn claims(&self) -> &[schedlab_core::ClaimUse] {
+        &self.model.claims
+    }
+
     /// "builtin:churn" or the file path.
     pub fn origin(&self) -> &str {
         &self.origin

@@ -8,7 +8,15 @@ fn every_builtin_loads_under_its_own_name() {
     let names: Vec<&str> = builtins().iter().map(|b| b.name).collect();
     assert_eq!(
         names,
-        ["pressure", "churn", "trace", "mixed", "pressure-v1", "churn-v1"]
+        [
+            "pressure",
+            "churn",
+            "trace",
+            "mixed",
+            "autoscaled",
+            "pressure-v1",
+            "churn-v1"
+        ]
     );
     for b in builtins() {
         let s = load(b.name, &[]).unwrap();
@@ -110,6 +118,78 @@ fn nodes_do_not_depend_on_the_seed() {
         let first = s.expand(1).nodes;
         for seed in [2, 7, 999, 1_000_000] {
             assert!(s.expand(seed).nodes == first, "{}: seed {seed} has other nodes", b.name);
+        }
+    }
+}
+
+/// "claim/role" strings of a scenario's declaration.
+fn declared(s: &workloads::Scenario) -> Vec<String> {
+    s.claims().iter().map(|u| u.to_string()).collect()
+}
+
+#[test]
+fn the_builtins_declare_the_claims_they_test() {
+    let want: &[(&str, &[&str])] = &[
+        ("pressure", &["packing/cascading-pressure", "pareto/stress"]),
+        ("churn", &["restraint/churn-faults", "pareto/stress-faults"]),
+        ("mixed", &["pareto/stress-faults"]),
+        ("trace", &["pareto/stress"]),
+        ("autoscaled", &["decoupling/varying-requests", "pareto/stress-faults"]),
+        ("pressure-v1", &[]),
+        ("churn-v1", &[]),
+    ];
+    assert_eq!(want.len(), builtins().len(), "every built-in is listed here");
+    for (name, claims) in want {
+        assert_eq!(declared(&load(name, &[]).unwrap()), *claims, "{name}");
+    }
+}
+
+#[test]
+fn the_heldout_scenarios_declare_the_claims_they_test() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../evaluations/heldout");
+    let want: &[(&str, &[&str])] = &[
+        ("diurnal", &["pareto/stress"]),
+        ("heavy-tail", &["pareto/stress"]),
+        ("spot-storm", &["restraint/churn-faults", "pareto/stress-faults"]),
+        ("zone-outage", &["restraint/churn-faults", "pareto/stress-faults"]),
+    ];
+    let files = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "yaml"))
+        .count();
+    assert_eq!(files, want.len(), "every held-out scenario is listed here");
+    for (name, claims) in want {
+        let path = dir.join(format!("{name}.yaml"));
+        let s = load(path.to_str().unwrap(), &[]).unwrap();
+        assert_eq!(declared(&s), *claims, "{name}");
+    }
+}
+
+#[test]
+fn autoscaled_draws_memory_requests_per_pod_and_usage_follows_them() {
+    let s = load("autoscaled", &[]).unwrap();
+    let t = s.expand(1);
+    for name in ["service", "cache"] {
+        let w = t.workloads.iter().find(|w| w.name == name).unwrap();
+        let slots = t
+            .actions
+            .iter()
+            .filter(|a| matches!(a.action, Action::CreatePod { slot } if slot.workload == w.id))
+            .count();
+        assert_eq!(w.slot_specs.len(), slots, "{name}: one spec per slot");
+        let mut memory: Vec<u64> = w.slot_specs.iter().map(|p| p.requests.memory_bytes).collect();
+        memory.sort_unstable();
+        let median = memory[memory.len() / 2] as f64 / w.spec.requests.memory_bytes as f64;
+        assert!((0.85..1.15).contains(&median), "{name}: median/typical {median}");
+        // a log-normal spread of about 0.4: the 10th and 90th percentiles
+        // lie about a factor 1.7 from the median
+        let spread = memory[memory.len() * 9 / 10] as f64 / memory[memory.len() / 10] as f64;
+        assert!(spread > 2.0, "{name}: p90/p10 {spread}");
+        for p in &w.slot_specs {
+            let usage = p.behaviour.memory_usage.mean() / p.requests.memory_bytes as f64;
+            assert!((0.85..1.0).contains(&usage), "{name}: usage/request {usage}");
+            let limit = p.limits.unwrap().memory_bytes as f64 / p.requests.memory_bytes as f64;
+            assert!((limit - 1.5).abs() < 0.001, "{name}: limit/request {limit}");
         }
     }
 }

@@ -152,7 +152,7 @@ impl Sim {
                 if !lifecycle.is_running() {
                     return None;
                 }
-                let spec = &self.timeline.workloads[entry.slot.workload.0 as usize].spec;
+                let spec = self.timeline.workloads[entry.slot.workload.0 as usize].spec_of(entry.slot.ordinal);
                 Some((
                     pod,
                     OomCandidate {

@@ -75,7 +75,7 @@ impl Sim {
         let incarnation = state.incarnations;
         state.incarnations = state.incarnations.saturating_add(1);
         state.current = Some(id);
-        let spec = &workload.spec;
+        let spec = workload.spec_of(slot.ordinal);
         let event = EventKind::pod_created(id, slot, spec);
         let priority = spec.priority;
         self.pods.push(PodEntry {
@@ -129,7 +129,7 @@ impl Sim {
             return;
         }
         let slot = entry.slot;
-        let spec = &self.timeline.workloads[slot.workload.0 as usize].spec;
+        let spec = self.timeline.workloads[slot.workload.0 as usize].spec_of(slot.ordinal);
         let ctx = PodContext {
             spec,
             config: &self.model,
@@ -176,7 +176,7 @@ impl Sim {
             return;
         };
         let ctx = PodContext {
-            spec: &self.timeline.workloads[entry.slot.workload.0 as usize].spec,
+            spec: self.timeline.workloads[entry.slot.workload.0 as usize].spec_of(entry.slot.ordinal),
             config: &self.model,
             seed: self.seed,
         };
@@ -253,7 +253,9 @@ impl Sim {
         {
             *moved_pos = pos;
         }
-        let requests = self.timeline.workloads[slot.workload.0 as usize].spec.requests;
+        let requests = self.timeline.workloads[slot.workload.0 as usize]
+            .spec_of(slot.ordinal)
+            .requests;
         let n = &mut self.nodes[node.index()];
         n.requested -= requests;
         n.non_zero_requested -= requests.non_zero_for_scoring();

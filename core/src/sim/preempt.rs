@@ -24,7 +24,7 @@ impl Sim {
         sink: &mut dyn RecordSink,
     ) -> Result<(), String> {
         let entry = self.pods.get(pod.0 as usize).ok_or("the pod does not exist")?;
-        let spec = &self.timeline.workloads[entry.slot.workload.0 as usize].spec;
+        let spec = self.timeline.workloads[entry.slot.workload.0 as usize].spec_of(entry.slot.ordinal);
         let (priority, requests) = (spec.priority, spec.requests);
         let on_node = self
             .node_pods

@@ -32,7 +32,7 @@ impl Sim {
                 continue;
             };
             let w = entry.slot.workload.0 as usize;
-            let spec = &self.timeline.workloads[w].spec;
+            let spec = self.timeline.workloads[w].spec_of(entry.slot.ordinal);
             let request = PendingPod {
                 id: pod,
                 slot: entry.slot,
@@ -73,7 +73,7 @@ impl Sim {
         if !matches!(entry.state, PodState::Pending(_)) {
             return;
         }
-        let spec = &self.timeline.workloads[entry.slot.workload.0 as usize].spec;
+        let spec = self.timeline.workloads[entry.slot.workload.0 as usize].spec_of(entry.slot.ordinal);
         match placement.verdict(&self.view(), spec) {
             Verdict::Bind(node) => self.bind(pod, node, sink),
             Verdict::NotPlaced {
@@ -142,7 +142,9 @@ impl Sim {
         if let PodState::Pending(pending) = &entry.state
             && pending.retry_generation == generation
         {
-            let priority = self.timeline.workloads[entry.slot.workload.0 as usize].spec.priority;
+            let priority = self.timeline.workloads[entry.slot.workload.0 as usize]
+                .spec_of(entry.slot.ordinal)
+                .priority;
             self.active.push(pod, priority, entry.created);
         }
     }

@@ -19,21 +19,24 @@ pub(super) fn validate(timeline: &mut Timeline, model: &ModelConfig) -> Result<(
         if w.id.0 as usize != index {
             return Err(SimError::WorkloadIdMismatch { index, id: w.id });
         }
-        let b = &w.spec.behaviour;
-        let dists = [
-            ("cpu_usage", Some(&b.cpu_usage)),
-            ("memory_usage", Some(&b.memory_usage)),
-            ("run_seconds", b.run_seconds.as_ref()),
-        ];
-        for (field, dist) in dists {
-            if let Some(d) = dist {
-                d.validate().map_err(|source| SimError::InvalidDistribution {
-                    workload: w.name.clone(),
-                    field,
-                    source,
-                })?;
+        for spec in std::iter::once(&w.spec).chain(&w.slot_specs) {
+            let b = &spec.behaviour;
+            let dists = [
+                ("cpu_usage", Some(&b.cpu_usage)),
+                ("memory_usage", Some(&b.memory_usage)),
+                ("run_seconds", b.run_seconds.as_ref()),
+            ];
+            for (field, dist) in dists {
+                if let Some(d) = dist {
+                    d.validate().map_err(|source| SimError::InvalidDistribution {
+                        workload: w.name.clone(),
+                        field,
+                        source,
+                    })?;
+                }
             }
         }
+        let b = &w.spec.behaviour;
         if !(b.crash_rate_per_hour.is_finite() && b.crash_rate_per_hour >= 0.0) {
             return Err(SimError::InvalidCrashRate {
                 workload: w.name.clone(),

@@ -121,7 +121,9 @@ impl KubeBackend {
         };
         let mut timeline = req.timeline;
         for w in &mut timeline.workloads {
-            w.spec.scheduler_name = scheduler_name.clone();
+            for spec in std::iter::once(&mut w.spec).chain(&mut w.slot_specs) {
+                spec.scheduler_name = scheduler_name.clone();
+            }
         }
         let run_id = run::new_run_id(&format!("{}-s{}", req.arm, req.seed));
         let opts = RunOptions {

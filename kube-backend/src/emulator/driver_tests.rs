@@ -37,6 +37,7 @@ fn workload(id: u32, name: &str, spec: PodSpec, recreate: bool) -> Workload {
         name: name.into(),
         spec,
         recreate,
+        slot_specs: Vec::new(),
     }
 }
 

@@ -368,7 +368,7 @@ impl Player<'_> {
         let Some(workload) = self.timeline.workload(slot.workload) else {
             return;
         };
-        self.event(EventKind::pod_created(pod, slot, &workload.spec));
+        self.event(EventKind::pod_created(pod, slot, workload.spec_of(slot.ordinal)));
     }
 
     fn on_pod(&mut self, change: Change<core::Pod>) {

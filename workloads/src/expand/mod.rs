@@ -6,6 +6,7 @@
 
 mod faults;
 mod pacing;
+mod requests;
 mod slots;
 
 use crate::duration::format_human;
@@ -58,7 +59,11 @@ pub(crate) fn expand(model: &Model, seed: u64) -> Expansion {
     e.run();
     let end = e.end;
     let planned = e.actions.len();
-    let mut actions: Vec<TimedAction> = e.actions.into_iter().flatten().filter(|a| a.at < end).collect();
+    let mut actions: Vec<TimedAction> = std::mem::take(&mut e.actions)
+        .into_iter()
+        .flatten()
+        .filter(|a| a.at < end)
+        .collect();
     actions.sort_by_key(|a| a.at);
     tracing::debug!(
         scenario = %model.name,
@@ -74,18 +79,20 @@ pub(crate) fn expand(model: &Model, seed: u64) -> Expansion {
                 .templates
                 .iter()
                 .enumerate()
-                .map(|(i, t)| Workload {
+                .zip(&e.slots)
+                .map(|((i, t), slots)| Workload {
                     id: WorkloadId(i as u32),
                     name: t.name.clone(),
                     spec: t.spec.clone(),
                     recreate: t.recreate,
+                    slot_specs: requests::slot_specs(t, seed, slots.len()),
                 })
                 .collect(),
             actions,
             end,
             sample_interval: model.sample_interval,
         },
-        issues: e.issues,
+        issues: std::mem::take(&mut e.issues),
     }
 }
 

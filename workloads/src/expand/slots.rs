@@ -25,6 +25,11 @@ impl Slots {
         (self.lives.len() - 1) as u32
     }
 
+    /// How many slots were created.
+    pub(crate) fn len(&self) -> u32 {
+        self.lives.len() as u32
+    }
+
     /// Marks a slot deleted for good from `at` on.
     pub(crate) fn delete(&mut self, ordinal: u32, at: Time) {
         if let Some(l) = self.lives.get_mut(ordinal as usize) {

@@ -21,6 +21,19 @@ pub(crate) struct RawDist {
     pub kind: RawDistKind,
 }
 
+impl RawDist {
+    /// Where its first value was written.
+    pub(crate) fn loc(&self) -> Option<crate::error::Loc> {
+        match &self.kind {
+            RawDistKind::Const(v)
+            | RawDistKind::Uniform { min: v, .. }
+            | RawDistKind::Normal { mean: v, .. }
+            | RawDistKind::LogNormal { median: v, .. }
+            | RawDistKind::Exponential { mean: v } => v.loc,
+        }
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct UniformArgs {
@@ -128,8 +141,27 @@ impl<'de> Visitor<'de> for DistVisitor {
     }
 }
 
-impl<'de> Deserialize<'de> for RawDist {
+/// A distribution without the place it was written.
+struct Unplaced(RawDist);
+
+impl<'de> Deserialize<'de> for Unplaced {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(DistVisitor)
+        d.deserialize_any(DistVisitor).map(Unplaced)
+    }
+}
+
+impl<'de> Deserialize<'de> for RawDist {
+    /// A plain value gets the place it was written, as every leaf does, so
+    /// that errors about a constant (a request) point at its line.
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let spanned = serde_saphyr::Spanned::<Unplaced>::deserialize(d)?;
+        let at = spanned.referenced;
+        let mut dist = spanned.value.0;
+        if let RawDistKind::Const(v) = &mut dist.kind
+            && v.loc.is_none()
+        {
+            v.loc = crate::error::Loc::known(at.line(), at.column());
+        }
+        Ok(dist)
     }
 }

@@ -28,6 +28,17 @@ pub(crate) struct RawScenario {
     pub templates: BTreeMap<String, RawTemplate>,
     #[serde(default)]
     pub phases: Vec<RawPhase>,
+    #[serde(default)]
+    pub claims: Vec<RawClaim>,
+}
+
+/// One entry of `claims:`: a claim of the paper and the role the scenario
+/// plays in testing it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawClaim {
+    pub claim: Located,
+    pub role: Located,
 }
 
 #[derive(Debug, Deserialize)]
@@ -97,7 +108,7 @@ pub(crate) struct RawToleration {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawTemplate {
     #[serde(default)]
-    pub requests: RawResources,
+    pub requests: RawRequests,
     #[serde(default)]
     pub limits: Option<RawResources>,
     #[serde(default)]
@@ -108,6 +119,8 @@ pub(crate) struct RawTemplate {
     pub tolerations: Vec<RawToleration>,
     #[serde(default)]
     pub usage: RawUsage,
+    #[serde(default)]
+    pub usage_ratio: RawUsage,
     #[serde(default)]
     pub run: Option<RawDist>,
     #[serde(default)]
@@ -120,6 +133,17 @@ pub(crate) struct RawTemplate {
     pub unstable: Option<Located>,
     #[serde(default)]
     pub recreate: Option<Located>,
+}
+
+/// A template's requests: each a constant, or a distribution drawn once per
+/// pod slot (requests that vary between pods, as a vertical autoscaler's do).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawRequests {
+    #[serde(default)]
+    pub cpu: Option<RawDist>,
+    #[serde(default)]
+    pub memory: Option<RawDist>,
 }
 
 #[derive(Debug, Default, Deserialize)]

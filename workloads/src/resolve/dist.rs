@@ -109,3 +109,54 @@ pub(crate) fn to_json(d: &Dist, unit: Unit) -> serde_json::Value {
         Dist::Exponential { mean } => json!({"exponential": {"mean": f(mean)}}),
     }
 }
+
+/// A ratio distribution times `x`: usage as a multiple of a request.
+pub(crate) fn scaled(d: &Dist, x: f64) -> Dist {
+    match *d {
+        Dist::Const { value } => Dist::Const { value: value * x },
+        Dist::Uniform { min, max } => Dist::Uniform {
+            min: min * x,
+            max: max * x,
+        },
+        Dist::Normal { mean, std } => Dist::Normal {
+            mean: mean * x,
+            std: std * x,
+        },
+        Dist::LogNormal { median, sigma } => Dist::LogNormal {
+            median: median * x,
+            sigma,
+        },
+        Dist::Exponential { mean } => Dist::Exponential { mean: mean * x },
+    }
+}
+
+/// The distribution's median (of the untruncated normal): the typical
+/// request of a drawn one, which the template's spec shows and its limits
+/// are relative to.
+pub(crate) fn median(d: &Dist) -> f64 {
+    match *d {
+        Dist::Const { value } => value,
+        Dist::Uniform { min, max } => (min + max) / 2.0,
+        Dist::Normal { mean, .. } => mean,
+        Dist::LogNormal { median, .. } => median,
+        Dist::Exponential { mean } => mean * std::f64::consts::LN_2,
+    }
+}
+
+/// The largest request a drawn request may take: draws are capped at the
+/// distribution's 99.9th percentile (its max, if bounded), so a template
+/// whose cap fits some node has no pod that fits none.
+pub(crate) fn request_cap(d: &Dist) -> f64 {
+    d.high()
+}
+
+/// Whether two draws can differ.
+pub(crate) fn varies(d: &Dist) -> bool {
+    match *d {
+        Dist::Const { .. } => false,
+        Dist::Uniform { min, max } => max > min,
+        Dist::Normal { std, .. } => std > 0.0,
+        Dist::LogNormal { sigma, .. } => sigma > 0.0,
+        Dist::Exponential { .. } => true,
+    }
+}

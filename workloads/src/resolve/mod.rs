@@ -1,6 +1,7 @@
 //! From the scenario as written to the checked [`Model`]: params substituted,
 //! every value typed and range-checked, names cross-referenced.
 
+mod claims;
 mod cluster;
 mod dist;
 mod phases;
@@ -8,7 +9,7 @@ mod replay;
 mod templates;
 
 pub(crate) use cluster::ZONE_LABEL;
-pub(crate) use dist::to_json as dist_json;
+pub(crate) use dist::{request_cap, scaled, to_json as dist_json};
 
 use crate::error::ScenarioError;
 use crate::model::Model;
@@ -59,6 +60,7 @@ pub(crate) fn resolve(
     let pools = cluster::pools(&r, &raw.cluster)?;
     let mut templates = templates::templates(&r, &raw.templates, &pools)?;
     let phases = phases::phases(&r, files, &raw.phases, &pools, &mut templates, duration)?;
+    let claims = claims::claims(&r, &raw.claims, &templates, &phases)?;
     let model = Model {
         name,
         description,
@@ -67,6 +69,7 @@ pub(crate) fn resolve(
         pools,
         templates,
         phases,
+        claims,
     };
     Ok((params, model))
 }

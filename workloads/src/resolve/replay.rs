@@ -1,7 +1,7 @@
 //! `replay` phases: a cluster trace's rows as pods, grouped into workloads.
 
 use super::check_object_name;
-use super::dist::dist;
+use super::dist::{dist, scaled};
 use super::templates::DEFAULT_SCHEDULER;
 use crate::error::ScenarioError;
 use crate::model::{Pool, QosClass, Replay, ReplayPod, Template};
@@ -336,26 +336,7 @@ fn trace_template(pod: &ReplayPod, class: QosClass, ratio: &(Dist, Dist)) -> Tem
         // the trace's deletion still ends the slot for good
         recreate: true,
         from_trace: true,
-    }
-}
-
-/// A ratio distribution times `x`.
-fn scaled(d: &Dist, x: f64) -> Dist {
-    match *d {
-        Dist::Const { value } => Dist::Const { value: value * x },
-        Dist::Uniform { min, max } => Dist::Uniform {
-            min: min * x,
-            max: max * x,
-        },
-        Dist::Normal { mean, std } => Dist::Normal {
-            mean: mean * x,
-            std: std * x,
-        },
-        Dist::LogNormal { median, sigma } => Dist::LogNormal {
-            median: median * x,
-            sigma,
-        },
-        Dist::Exponential { mean } => Dist::Exponential { mean: mean * x },
+        sizing: Default::default(),
     }
 }
 

@@ -2,10 +2,10 @@
 
 use super::check_object_name;
 use super::cluster::TAINT_EFFECTS;
-use super::dist::dist;
+use super::dist::{dist, median, request_cap, scaled, written};
 use crate::error::ScenarioError;
-use crate::model::{Pool, Template};
-use crate::raw::{RawResources, RawTemplate, RawToleration};
+use crate::model::{Pool, Sizing, Template, UsageSource};
+use crate::raw::{RawDist, RawRequests, RawResources, RawTemplate, RawToleration};
 use crate::value::{Resolver, Unit};
 use schedlab_core::resources::{format_cpu_milli, format_memory_bytes};
 use schedlab_core::{Behaviour, Dist, PodSpec, Resources, RestartPolicy, TaintEffect, Toleration, TolerationOperator};
@@ -53,17 +53,82 @@ fn resources(r: &Resolver<'_>, raw: &RawResources, path: &str) -> Result<Resourc
     Ok(Resources::new(cpu, memory))
 }
 
+/// One request: a constant, or a distribution drawn per pod slot (a
+/// written `{const: V}` is a constant).
+fn request(r: &Resolver<'_>, raw: &Option<RawDist>, path: &str, unit: Unit) -> Result<Option<Dist>, ScenarioError> {
+    let Some(raw) = raw else {
+        return Ok(None);
+    };
+    if let crate::raw::RawDistKind::Const(v) = &raw.kind {
+        let value = match unit {
+            Unit::Cpu => r.cpu_milli(v, path)?,
+            _ => r.memory_bytes(v, path)?,
+        };
+        return Ok(Some(Dist::Const { value: value as f64 }));
+    }
+    dist(r, raw, path, unit).map(Some)
+}
+
+/// The requests of a template's spec (a drawn request's median) and the
+/// distributions drawn per pod.
+fn requests(r: &Resolver<'_>, raw: &RawRequests, path: &str) -> Result<(Resources, Sizing), ScenarioError> {
+    let cpu = request(r, &raw.cpu, &format!("{path}.cpu"), Unit::Cpu)?;
+    let memory = request(r, &raw.memory, &format!("{path}.memory"), Unit::Memory)?;
+    let typical = |d: &Option<Dist>| d.as_ref().map_or(0, |d| median(d).round() as u64);
+    let drawn = |d: Option<Dist>| d.filter(|d| !matches!(d, Dist::Const { .. }));
+    let requests = Resources::new(typical(&cpu), typical(&memory));
+    let sizing = Sizing {
+        cpu: drawn(cpu),
+        memory: drawn(memory),
+        ..Sizing::default()
+    };
+    Ok((requests, sizing))
+}
+
+/// Where a pod's use of one resource comes from, and the template's usage
+/// distribution for a pod that requests `request`.
+fn usage(
+    r: &Resolver<'_>,
+    written_usage: &Option<RawDist>,
+    ratio: &Option<RawDist>,
+    path: &str,
+    dim: &str,
+    unit: Unit,
+    request: u64,
+) -> Result<(UsageSource, Dist), ScenarioError> {
+    match (written_usage, ratio) {
+        (Some(_), Some(ratio)) => Err(ScenarioError::invalid(
+            r.origin,
+            format!("{path}.usage_ratio.{dim}"),
+            Some(written(
+                &dist(r, ratio, &format!("{path}.usage_ratio.{dim}"), Unit::Plain)?,
+                Unit::Plain,
+            )),
+            format!("give usage.{dim} or usage_ratio.{dim}, not both"),
+            ratio.loc(),
+        )),
+        (Some(d), None) => Ok((UsageSource::Written, dist(r, d, &format!("{path}.usage.{dim}"), unit)?)),
+        (None, Some(d)) => {
+            let ratio = dist(r, d, &format!("{path}.usage_ratio.{dim}"), Unit::Plain)?;
+            let usage = scaled(&ratio, request as f64);
+            Ok((UsageSource::Ratio(ratio), usage))
+        }
+        (None, None) => Ok((UsageSource::Requests, Dist::Const { value: request as f64 })),
+    }
+}
+
 fn template(r: &Resolver<'_>, name: &str, t: &RawTemplate, path: &str) -> Result<Template, ScenarioError> {
-    let requests = resources(r, &t.requests, &format!("{path}.requests"))?;
+    let (requests, mut sizing) = requests(r, &t.requests, &format!("{path}.requests"))?;
     let limits = match &t.limits {
         Some(raw) => {
             let lp = format!("{path}.limits");
             let l = resources(r, raw, &lp)?;
-            for (v, limit, request, dim, fmt) in [
+            for (v, limit, request, drawn, dim, fmt) in [
                 (
                     &raw.cpu,
                     l.cpu_milli,
                     requests.cpu_milli,
+                    sizing.cpu.is_some(),
                     "cpu",
                     format_cpu_milli as fn(u64) -> String,
                 ),
@@ -71,6 +136,7 @@ fn template(r: &Resolver<'_>, name: &str, t: &RawTemplate, path: &str) -> Result
                     &raw.memory,
                     l.memory_bytes,
                     requests.memory_bytes,
+                    sizing.memory.is_some(),
                     "memory",
                     format_memory_bytes,
                 ),
@@ -85,6 +151,18 @@ fn template(r: &Resolver<'_>, name: &str, t: &RawTemplate, path: &str) -> Result
                             v,
                             r.shown(v, &p),
                             "a limit must be above 0; leave the field out for no limit".to_string(),
+                        ));
+                    }
+                    if limit < request && drawn {
+                        return Err(r.error(
+                            &p,
+                            v,
+                            r.shown(v, &p),
+                            format!(
+                                "below the request's median ({}); with a request drawn per pod, each pod's limit keeps \
+                                 the written limit's ratio to the median, so it must be at least the median",
+                                fmt(request)
+                            ),
                         ));
                     }
                     if limit < request {
@@ -118,18 +196,26 @@ fn template(r: &Resolver<'_>, name: &str, t: &RawTemplate, path: &str) -> Result
         .enumerate()
         .map(|(i, tol)| toleration(r, tol, &format!("{path}.tolerations[{i}]")))
         .collect::<Result<Vec<_>, _>>()?;
-    let cpu_usage = match &t.usage.cpu {
-        Some(d) => dist(r, d, &format!("{path}.usage.cpu"), Unit::Cpu)?,
-        None => Dist::Const {
-            value: requests.cpu_milli as f64,
-        },
-    };
-    let memory_usage = match &t.usage.memory {
-        Some(d) => dist(r, d, &format!("{path}.usage.memory"), Unit::Memory)?,
-        None => Dist::Const {
-            value: requests.memory_bytes as f64,
-        },
-    };
+    let (cpu_source, cpu_usage) = usage(
+        r,
+        &t.usage.cpu,
+        &t.usage_ratio.cpu,
+        path,
+        "cpu",
+        Unit::Cpu,
+        requests.cpu_milli,
+    )?;
+    let (memory_source, memory_usage) = usage(
+        r,
+        &t.usage.memory,
+        &t.usage_ratio.memory,
+        path,
+        "memory",
+        Unit::Memory,
+        requests.memory_bytes,
+    )?;
+    sizing.cpu_usage = cpu_source;
+    sizing.memory_usage = memory_source;
     let run_seconds = t
         .run
         .as_ref()
@@ -191,6 +277,7 @@ fn template(r: &Resolver<'_>, name: &str, t: &RawTemplate, path: &str) -> Result
         },
         recreate,
         from_trace: false,
+        sizing,
     })
 }
 
@@ -281,27 +368,47 @@ fn check_fits(
     pools: &[Pool],
     path: &str,
 ) -> Result<(), ScenarioError> {
+    // a drawn request is checked at its cap, the largest any pod asks for
+    let sizing = &template.sizing;
+    let capped = |d: &Option<Dist>, constant: u64| d.as_ref().map_or(constant, |d| request_cap(d).round() as u64);
+    let largest = PodSpec {
+        requests: Resources::new(
+            capped(&sizing.cpu, template.spec.requests.cpu_milli),
+            capped(&sizing.memory, template.spec.requests.memory_bytes),
+        ),
+        ..template.spec.clone()
+    };
     let live: Vec<&Pool> = pools.iter().filter(|p| p.count > 0).collect();
-    let reasons: Vec<String> = live.iter().filter_map(|p| misfit(&template.spec, p)).collect();
+    let reasons: Vec<String> = live.iter().filter_map(|p| misfit(&largest, p)).collect();
     if reasons.len() < live.len() {
         return Ok(());
     }
-    let requests = template.spec.requests;
     let loc = raw
         .requests
         .cpu
         .as_ref()
         .or(raw.requests.memory.as_ref())
-        .and_then(|v| v.loc);
+        .and_then(RawDist::loc);
+    let shown = |d: &Option<Dist>, constant: String, unit: Unit| d.as_ref().map_or(constant, |d| written(d, unit));
+    let requests = template.spec.requests;
+    let what = if sizing.draws() {
+        format!(
+            "the largest pod it may draw (cpu {}, memory {}, each request capped at its distribution's 99.9th percentile) fits on no node",
+            format_cpu_milli(largest.requests.cpu_milli),
+            format_memory_bytes(largest.requests.memory_bytes)
+        )
+    } else {
+        "the pod fits on no node".to_string()
+    };
     Err(ScenarioError::invalid(
         r.origin,
         format!("{path}.requests"),
         Some(format!(
             "{{cpu: {}, memory: {}}}",
-            format_cpu_milli(requests.cpu_milli),
-            format_memory_bytes(requests.memory_bytes)
+            shown(&sizing.cpu, format_cpu_milli(requests.cpu_milli), Unit::Cpu),
+            shown(&sizing.memory, format_memory_bytes(requests.memory_bytes), Unit::Memory)
         )),
-        format!("the pod fits on no node: {}", reasons.join("; ")),
+        format!("{what}: {}", reasons.join("; ")),
         loc,
     ))
 }
