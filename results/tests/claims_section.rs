@@ -14,6 +14,7 @@ fn run(arm: &str, seed: u64, crashes: u32) -> RunResult {
     RunResult {
         arm: arm.to_string(),
         seed,
+        training_run: None,
         metrics: metrics_of(&synthetic_run(seed, crashes)).expect("synthetic runs are consistent"),
     }
 }

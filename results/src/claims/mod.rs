@@ -6,6 +6,7 @@
 //! and a verdict by a stated rule ([`verdict`]); rendered in every format
 //! `schedlab report` writes ([`render`]).
 
+pub mod catalogue;
 pub mod effect;
 pub mod input;
 pub mod mapping;

@@ -3,7 +3,8 @@
 //! and metrics.
 
 use super::layout::{INCOMPLETE_MARKER, MANIFEST_FILE, RECORDS_FILE, RUNS_DIR, run_dir, seed_of_dir_name};
-use super::manifest_check::{self, Manifest};
+use super::manifest_check::{self, ArmFacts, Manifest};
+use crate::claims::catalogue::{ClaimUse, uses_of};
 use crate::metrics::{MetricsError, RunMetrics};
 use crate::report::ReportError;
 use crate::series::RunSeries;
@@ -24,6 +25,9 @@ pub struct LoadedRun {
     pub arm: String,
     pub seed: u64,
     pub records: PathBuf,
+    /// what its folder's manifest says about its arm; `None` when it says
+    /// nothing (a folder written before arm facts): unknown
+    pub facts: Option<ArmFacts>,
     /// everything the reports take from the records, from one reading of them
     pub series: std::sync::Arc<RunSeries>,
 }
@@ -31,6 +35,10 @@ pub struct LoadedRun {
 impl LoadedRun {
     pub fn metrics(&self) -> &RunMetrics {
         &self.series.metrics
+    }
+    /// The training run of the arm's checkpoint, when its folder names one.
+    pub fn training_run(&self) -> Option<&str> {
+        self.facts.as_ref().and_then(|f| f.training_run.as_deref())
     }
 }
 
@@ -40,6 +48,8 @@ impl LoadedRun {
 pub struct SkippedRun {
     pub arm: String,
     pub seed: u64,
+    /// as [`LoadedRun::training_run`]
+    pub training_run: Option<String>,
     /// why, naming the file (and line)
     pub reason: String,
 }
@@ -59,6 +69,9 @@ pub struct RunFolderData {
     pub scenario: String,
     /// the scenario with its parameters substituted, as the manifest holds it
     pub resolved_scenario: serde_json::Value,
+    /// the claims the scenario declares it tests, and in which role
+    /// (`resolved_scenario.claims`)
+    pub claims: Vec<ClaimUse>,
     pub backend: String,
     /// in the first folder's order (its first arm is the reference), then
     /// arms only later folders have
@@ -153,6 +166,7 @@ impl RunFolderData {
             .map(|r| RunResult {
                 arm: r.arm.clone(),
                 seed: r.seed,
+                training_run: r.training_run().map(str::to_string),
                 metrics: r.metrics().clone(),
             })
             .collect()
@@ -213,6 +227,11 @@ fn load_one(dir: &Path, options: LoadOptions) -> Result<RunFolderData, ReportErr
         });
     }
     refuse_unlisted_runs(dir, &manifest.arms, &manifest.seeds)?;
+    let claims = uses_of(&manifest.resolved_scenario).map_err(|(field, why)| ReportError::ManifestInvalid {
+        path: manifest_path.clone(),
+        reason: format!("field resolved_scenario.{field}: {why}"),
+    })?;
+    let facts_of = |arm: &str| manifest.arm_facts.as_ref().and_then(|f| f.get(arm)).cloned();
     let mut runs = Vec::new();
     let mut skipped = Vec::new();
     for arm in &manifest.arms {
@@ -227,6 +246,7 @@ fn load_one(dir: &Path, options: LoadOptions) -> Result<RunFolderData, ReportErr
                     arm: arm.clone(),
                     seed,
                     records: path,
+                    facts: facts_of(arm),
                     series,
                 }),
                 Err(err) if options.allow_incomplete && is_partial(&err) => {
@@ -234,6 +254,7 @@ fn load_one(dir: &Path, options: LoadOptions) -> Result<RunFolderData, ReportErr
                     skipped.push(SkippedRun {
                         arm: arm.clone(),
                         seed,
+                        training_run: facts_of(arm).and_then(|f| f.training_run),
                         reason: err.to_string(),
                     });
                 }
@@ -247,6 +268,7 @@ fn load_one(dir: &Path, options: LoadOptions) -> Result<RunFolderData, ReportErr
     Ok(RunFolderData {
         scenario: manifest.scenario,
         resolved_scenario: manifest.resolved_scenario,
+        claims,
         backend: manifest.backend,
         arms: manifest.arms,
         seeds: manifest.seeds,
@@ -334,17 +356,24 @@ fn merge(into: &mut RunFolderData, into_dir: &Path, next: RunFolderData, next_di
             b_backend: next.backend,
         });
     }
-    let taken = |arm: &str, seed: u64| {
-        into.runs.iter().any(|r| r.arm == arm && r.seed == seed)
-            || into.skipped.iter().any(|r| r.arm == arm && r.seed == seed)
+    // One arm may come from several training runs (checkpoints), each its
+    // own invocation over the same seeds: a run is (arm, training run, seed).
+    let taken = |arm: &str, run: Option<&str>, seed: u64| {
+        into.runs
+            .iter()
+            .any(|r| r.arm == arm && r.training_run() == run && r.seed == seed)
+            || into
+                .skipped
+                .iter()
+                .any(|r| r.arm == arm && r.training_run.as_deref() == run && r.seed == seed)
     };
     let dup = next
         .runs
         .iter()
-        .map(|r| (&r.arm, r.seed))
-        .chain(next.skipped.iter().map(|r| (&r.arm, r.seed)))
-        .find(|(arm, seed)| taken(arm, *seed));
-    if let Some((arm, seed)) = dup {
+        .map(|r| (&r.arm, r.training_run(), r.seed))
+        .chain(next.skipped.iter().map(|r| (&r.arm, r.training_run.as_deref(), r.seed)))
+        .find(|(arm, run, seed)| taken(arm, *run, *seed));
+    if let Some((arm, _, seed)) = dup {
         // name the folder holding the first copy
         let first = into
             .folders
