@@ -15,7 +15,7 @@
 //! folders (`schedlab report`) is the one to publish: it recomputes every
 //! value from the records and reads the manifests.
 
-use results::claims::{ClaimUse, ClaimsTable, DEFAULT_ARM, ScenarioValues};
+use results::claims::{ClaimName, ClaimRole, ClaimUse, ClaimsTable, DEFAULT_ARM, ScenarioValues};
 use std::process::ExitCode;
 
 /// "SCENARIO:CLAIM:ROLE".
@@ -23,7 +23,8 @@ fn declaration(text: &str) -> Result<(String, ClaimUse), String> {
     let [scenario, claim, role] = text.split(':').collect::<Vec<_>>()[..] else {
         return Err(format!("--declare {text}: expected SCENARIO:CLAIM:ROLE"));
     };
-    let (claim, role) = (claim.parse()?, role.parse()?);
+    let claim = claim.parse::<ClaimName>().map_err(|e| e.to_string())?;
+    let role = role.parse::<ClaimRole>().map_err(|e| e.to_string())?;
     if !results::claims::catalogue::roles(claim).contains(&role) {
         return Err(format!("--declare {text}: {role} is not a role of claim {claim}"));
     }

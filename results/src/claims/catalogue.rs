@@ -1,9 +1,12 @@
 //! The claim/role catalogue (interface 1 of the session's plan): the paper's
 //! claims by name and number, and the roles in which a scenario may test
-//! each. Its home is `schedlab_core::claims` (helper `scen`); until that
-//! lands, this module holds the same names so the claims table can read a
-//! scenario's `claims:` declaration. Switch: replace this module's items by
-//! `pub use schedlab_core::claims::{ClaimName, ClaimRole, ClaimUse, roles};`.
+//! each; and [`uses_of`], which reads a run folder's
+//! `resolved_scenario.claims` against it. The catalogue's home is
+//! `schedlab_core::claims`; until that lands on main, this module holds the
+//! same names. Switch: replace everything above [`uses_of`] (and its
+//! `names` helper's callers) by
+//! `pub use schedlab_core::claims::{ClaimName, ClaimRole, ClaimUse, roles};`
+//! and keep [`uses_of`] and the tests.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
