@@ -27,13 +27,15 @@ pub(super) struct Manifest {
     /// what the run folder says about each arm; absent in folders written
     /// before it existed: unknown
     #[serde(default)]
-    pub arm_facts: Option<BTreeMap<String, ArmFacts>>,
+    pub arm_facts: Option<BTreeMap<String, FolderArmFacts>>,
 }
 
-/// What the invocation manifest's `arm_facts.<arm>` says about an arm (the
-/// fields the claims table reads; the writer's type says more).
+/// What the invocation manifest's `arm_facts.<arm>` says about an arm, as the
+/// reports read it back: every field optional, so a folder whose writer
+/// left one out reads as unknown rather than refused (the writer's type,
+/// `manifests::ArmFacts`, always writes all four).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct ArmFacts {
+pub struct FolderArmFacts {
     /// the arm runs kube-scheduler's DefaultPreemption (or its equal) as
     /// its PostFilter; `None`: unknown
     #[serde(default)]

@@ -14,14 +14,13 @@
 
 pub mod finish;
 pub mod layout;
-mod manifest_check;
+pub mod manifest_check;
 pub mod manifests;
 pub mod reader;
 pub mod writer;
 
 pub use finish::{FinishError, finish, write_report};
 pub use layout::{INCOMPLETE_MARKER, MANIFEST_FILE, RECORDS_FILE, REPORT_DIR, run_dir};
-pub use manifest_check::ArmFacts;
 pub use manifests::{Build, InvocationManifest, MANIFEST_VERSION, RunExplain, RunManifest};
 pub use reader::{FolderFacts, LoadOptions, LoadedRun, RunFolderData, SkippedRun};
 pub use writer::{FolderError, RunFolder, write_atomic, write_json};

@@ -3,7 +3,7 @@
 //! and metrics.
 
 use super::layout::{INCOMPLETE_MARKER, MANIFEST_FILE, RECORDS_FILE, RUNS_DIR, run_dir, seed_of_dir_name};
-use super::manifest_check::{self, ArmFacts, Manifest};
+use super::manifest_check::{self, FolderArmFacts, Manifest};
 use crate::claims::catalogue::{ClaimUse, uses_of};
 use crate::metrics::{MetricsError, RunMetrics};
 use crate::report::ReportError;
@@ -27,7 +27,7 @@ pub struct LoadedRun {
     pub records: PathBuf,
     /// what its folder's manifest says about its arm; `None` when it says
     /// nothing (a folder written before arm facts): unknown
-    pub facts: Option<ArmFacts>,
+    pub facts: Option<FolderArmFacts>,
     /// everything the reports take from the records, from one reading of them
     pub series: std::sync::Arc<RunSeries>,
 }
