@@ -436,14 +436,35 @@ fn a_closed_stdout_does_not_turn_a_regression_into_a_pass() {
     );
 }
 
-/// Two tiny claim scenarios with `default` and `agmarl`, reported together:
-/// each scenario's report in its own folder, the claims table at the top in
-/// every format and on the terminal.
+/// Declares `claims` ("claim/role") in a run folder's manifest, as a
+/// scenario file's `claims:` leaves them (`resolved_scenario.claims`), so the
+/// test does not depend on which built-ins declare what.
+fn declare(dir: &Path, claims: &[&str]) {
+    let path = dir.join("manifest.json");
+    let mut m: serde_json::Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    let list: Vec<serde_json::Value> = claims
+        .iter()
+        .map(|c| {
+            let (claim, role) = c.split_once('/').unwrap();
+            serde_json::json!({"claim": claim, "role": role})
+        })
+        .collect();
+    m["resolved_scenario"]["claims"] = serde_json::Value::Array(list);
+    fs::write(&path, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+}
+
+/// Two tiny scenarios with `default` and `agmarl` that declare claims,
+/// reported together: each scenario's report in its own folder, the claims
+/// table at the top in every format and on the terminal; a declaration of an
+/// unknown claim refused with exit 2.
 #[test]
 fn a_report_over_the_claim_scenarios_adds_the_claims_table() {
     let tmp = tempfile::tempdir().unwrap();
     let mut dirs = Vec::new();
-    for scenario in ["churn", "pressure"] {
+    for (scenario, claims) in [
+        ("churn", &["restraint/churn-faults", "pareto/stress-faults"][..]),
+        ("pressure", &["packing/cascading-pressure", "pareto/stress"][..]),
+    ] {
         let dir = tmp.path().join(scenario);
         let out = schedlab()
             .args(["scenario", scenario, "--arms", "default,agmarl", "--seeds", "2"])
@@ -452,6 +473,7 @@ fn a_report_over_the_claim_scenarios_adds_the_claims_table() {
             .output()
             .unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        declare(&dir, claims);
         dirs.push(dir);
     }
     let report = tmp.path().join("claims");
@@ -469,7 +491,11 @@ fn a_report_over_the_claim_scenarios_adds_the_claims_table() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("\nClaims\n") && stdout.contains("Claim 1: smart packing"),
+        stdout.contains("\nClaims\n") && stdout.contains("Claim 1 (packing): smart packing"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("evaluations/PREREGISTRATION.md") && stdout.contains("SHA-256"),
         "{stdout}"
     );
     assert!(stdout.contains("Verdict against `default`"), "{stdout}");
@@ -480,14 +506,17 @@ fn a_report_over_the_claim_scenarios_adds_the_claims_table() {
     ] {
         let text = fs::read_to_string(report.join(file)).unwrap();
         assert!(text.contains(marker), "{file}");
-        for n in 1..=4 {
-            assert!(text.contains(&format!("Claim {n}: ")), "claim {n} in {file}");
+        // claim 3 is declared by neither; claim 5 is stated whenever any claim is
+        for n in [1, 2, 4, 5] {
+            assert!(text.contains(&format!("Claim {n} (")), "claim {n} in {file}");
         }
+        assert!(!text.contains("Claim 3 ("), "claim 3 in {file}");
     }
     let json: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(report.join("claims.json")).unwrap()).unwrap();
     assert_eq!(json["arm"], "agmarl");
     assert_eq!(json["claims"].as_array().unwrap().len(), 4);
+    assert_eq!(json["preregistration"]["date"], "2026-12-06");
     for claim in json["claims"].as_array().unwrap() {
         let verdict = claim["verdict"].as_str().unwrap();
         assert!(
@@ -532,4 +561,22 @@ fn a_report_over_the_claim_scenarios_adds_the_claims_table() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("agmarl-nope"));
     assert!(!tmp.path().join("nope").exists());
+
+    // a folder declaring a claim the catalogue does not know: exit 2, naming the file, field and value
+    declare(&dirs[0], &["restraint/churn-faults", "speed/stress"]);
+    let out = schedlab()
+        .arg("report")
+        .args(&dirs)
+        .arg("--out")
+        .arg(tmp.path().join("bad"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("churn/manifest.json")
+            && stderr.contains("resolved_scenario.claims[1].claim")
+            && stderr.contains("speed"),
+        "{stderr}"
+    );
 }

@@ -452,6 +452,81 @@ pub const METRICS: &[MetricDef] = &[
                      Undefined when no container ran.",
     },
     MetricDef {
+        key: "completions_per_hour",
+        label: "pods completed per hour",
+        unit: "pods/h",
+        better: Better::Higher,
+        definition: "Pods that reached Succeeded ÷ the run's scenario hours. Pods that reached Succeeded: pod \
+                     incarnations with a PodSucceeded event; scenario hours: the End record's time in hours (runs \
+                     start at 0). Undefined for a run of zero length.",
+    },
+    MetricDef {
+        key: "pending_time_mean_s",
+        label: "time pending, mean",
+        unit: "s",
+        better: Better::Lower,
+        definition: "Over every pod created, the time from its creation to its first bind, or, for a pod never bound, \
+                     to its deletion or the run's end; arithmetic mean in seconds. Creation: the pod incarnation's \
+                     PodCreated; first bind: its first PodBound; deletion: its first PodDeleted; the run's end: the \
+                     End record. Undefined when no pod was created.",
+    },
+    MetricDef {
+        key: "pods_never_bound",
+        label: "pods never bound",
+        unit: "pods",
+        better: Better::Lower,
+        definition: "Pods created and never bound (deleted while pending, or pending at the run's end): pod \
+                     incarnations with a PodCreated and no PodBound event.",
+    },
+    MetricDef {
+        key: "fault_headroom_mean",
+        label: "free memory head-room under faults, mean",
+        unit: "fraction",
+        better: Better::Higher,
+        definition: "Over the cluster samples in the fault window (the window of fault_cost_rate_cv), 1 − Σ memory \
+                     requests on Ready nodes ÷ Σ their allocatable memory; arithmetic mean. Undefined without faults. \
+                     At each ClusterSample time inside the window (bounds included): the NodeSample.requested memory \
+                     of that time's node samples whose condition is Ready or Degraded (Ready in the core/v1 sense, as \
+                     in mem_util_mean) and those nodes' allocatable memory from their Node records; a sample time \
+                     without such a node is left out, and the metric is undefined when every one is.",
+    },
+    MetricDef {
+        key: "failure_concentration",
+        label: "share of failures on the 10% of nodes with most",
+        unit: "fraction",
+        better: Better::Higher,
+        definition: "The share of the run's pod failures (as counted in failures) on the ⌈10%⌉ of the run's nodes \
+                     with the most failures (at least one node). Undefined without failures. The run's nodes: its \
+                     Node records; each failure counts on the node its event names; k = max(1, ⌈0.1 × nodes⌉), and \
+                     the share is the failures of the k nodes with the most failures divided by failures.",
+    },
+    MetricDef {
+        key: "goodput_pod_hours",
+        label: "running pod-hours of pods that ended well",
+        unit: "pod-h",
+        better: Better::Higher,
+        definition: "The running pod-hours (as running_pod_hours) of the pods whose life did not end in a failure, \
+                     eviction, OOM kill, preemption or node loss (they succeeded, were deleted by their workload, or \
+                     were still running at the end). A pod incarnation's life ends at its first PodSucceeded, \
+                     PodFailed, PodEvicted or PodDeleted, or at a NodeLost of the node it was last bound to; it counts \
+                     when that is a PodSucceeded or a PodDeleted with cause churn or scenario, or, with no such end \
+                     before the End record, when its container is running then (started and not stopped, as \
+                     running_pod_hours counts it).",
+    },
+    MetricDef {
+        key: "pareto_hv",
+        label: "Pareto hypervolume against the reference arm",
+        unit: "volume",
+        better: Better::Higher,
+        definition: "The hypervolume dominated by the run's point (cost_usd, failure_rate, restarts), each divided by \
+                     the mean over seeds of the reference arm (default) on the same scenario and size, against the \
+                     fixed reference point (2, 2, 2): Π max(0, 2 − xᵢ/refᵢ). A component whose reference mean is 0 \
+                     counts as xᵢ/refᵢ = 1 if xᵢ is 0, else 2. Undefined when the folder has no reference arm. The \
+                     reference means are over the default arm's runs in which each metric is defined, in the \
+                     summary of the scenario's run folders (a run alone cannot define it); undefined too where the \
+                     run's or the reference's value of a component is.",
+    },
+    MetricDef {
         key: "decision_time_p50_ms",
         label: "scheduling decision wall-clock time, p50",
         unit: "ms",

@@ -79,10 +79,15 @@ fn records_is_input(e: &RecordsError) -> bool {
     }
 }
 
-/// The claims' own mapping is schedlab's; the arm and the summaries are the user's.
+/// The claims' own mapping is schedlab's; the arm and the summaries are the
+/// user's. A pre-registration that disagrees with the code is bad input to
+/// the build (exit 2, as the pre-registration asks), never a crash.
 pub(crate) fn claims_is_input(e: &ClaimsError) -> bool {
     match e {
-        ClaimsError::EmptyArm | ClaimsError::DuplicateScenario { .. } | ClaimsError::SummaryJson { .. } => true,
+        ClaimsError::EmptyArm
+        | ClaimsError::DuplicateScenario { .. }
+        | ClaimsError::SummaryJson { .. }
+        | ClaimsError::Preregistration { .. } => true,
         ClaimsError::UnknownMetric { .. } | ClaimsError::DirectionMismatch { .. } => false,
     }
 }

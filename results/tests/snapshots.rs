@@ -12,6 +12,7 @@ fn run(arm: &str, seed: u64, crashes: u32) -> RunResult {
     RunResult {
         arm: arm.to_string(),
         seed,
+        training_run: None,
         metrics: metrics_of(&synthetic_run(seed, crashes)).expect("synthetic runs are consistent"),
     }
 }
@@ -31,6 +32,7 @@ fn three_arms() -> Vec<RunResult> {
     runs.push(RunResult {
         arm: "spread&50%".into(),
         seed: 1,
+        training_run: None,
         metrics: metrics_of(&hand_run()).expect("the hand run is consistent"),
     });
     runs

@@ -10,6 +10,7 @@ fn run(arm: &str, seed: u64, crashes: u32) -> RunResult {
     RunResult {
         arm: arm.to_string(),
         seed,
+        training_run: None,
         metrics: metrics_of(&synthetic_run(seed, crashes)).expect("synthetic runs are consistent"),
     }
 }
@@ -198,6 +199,7 @@ fn one_seed_says_n_1_and_undefined_says_n_a() {
         RunResult {
             arm: "idle".into(),
             seed: 5,
+            training_run: None,
             metrics: empty.finish().unwrap(),
         },
     ];
@@ -233,6 +235,7 @@ fn partly_undefined_metric_is_counted() {
         RunResult {
             arm: "a".into(),
             seed: 3,
+            training_run: None,
             metrics: idle.finish().unwrap(),
         },
     ];

@@ -1,8 +1,17 @@
-//! Which metrics test which of the paper's claims. Fixed from the paper's
-//! wording (AGMARL-DKS, arXiv 2603.12031), before any result was looked at:
-//! a claim is not re-mapped to the metrics on which it happens to hold.
+//! Which metrics test which of the paper's claims, on which scenarios, and
+//! against which arms: the rows of `evaluations/PREREGISTRATION.md`, fixed
+//! from the paper's wording before any of them was computed. A claim is not
+//! re-mapped to the metrics on which it happens to hold; the mapping changes
+//! only with a dated amendment of the pre-registration, and
+//! [`super::prereg`] checks the two agree.
+//!
+//! A row applies to a scenario by the role the scenario declares for the
+//! claim (`claims:` in its file, `resolved_scenario.claims` in its run
+//! folder), never by the scenario's name: a built-in, a held-out scenario
+//! and a user's file are read alike.
 
 use super::ClaimsError;
+use super::catalogue::{ClaimName, ClaimRole};
 use crate::definitions::{self, Better};
 
 /// What a row of a claim does in its verdict.
@@ -35,6 +44,26 @@ pub enum Direction {
     Claim(Better),
 }
 
+impl Direction {
+    /// The direction the row states, wherever it comes from.
+    pub fn stated(self) -> Better {
+        match self {
+            Direction::Definition(b) | Direction::Claim(b) => b,
+        }
+    }
+}
+
+/// To which pairs of arms a row applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Applies {
+    /// every pair
+    Always,
+    /// only pairs whose two arms both preempt (the invocation manifest's
+    /// `arm_facts.<arm>.preempts`); for any other pair the row is "not
+    /// applicable", outside the verdict and the Holm family
+    BothPreempt,
+}
+
 /// One metric of a claim.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RowSpec {
@@ -46,100 +75,267 @@ pub struct RowSpec {
     /// the row tests the size of the metric, its absolute value: a
     /// correlation's distance from zero, whatever its sign
     pub magnitude: bool,
-    /// the scenarios of the claim the row is tested on, when not all: a
-    /// metric that only some of them can define (the fault window's cost
-    /// swings need a scenario with faults)
-    pub only: Option<&'static [&'static str]>,
+    /// the scenario roles the row applies to
+    pub roles: &'static [ClaimRole],
+    pub applies: Applies,
+}
+
+/// What a regime row requires of its arm's values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Condition {
+    /// the 95% interval of the mean over seeds lies above 0
+    IntervalAboveZero,
+}
+
+impl Condition {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Condition::IntervalAboveZero => "interval-above-zero",
+        }
+    }
+}
+
+/// The premise a claim needs before its rows can say anything: on every
+/// scenario it applies to, `arm`'s `metric` must meet `condition`, else the
+/// claim is "not shown (regime not reached)".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RegimeSpec {
+    pub arm: &'static str,
+    pub metric: &'static str,
+    pub condition: Condition,
+    pub roles: &'static [ClaimRole],
+    pub reading: &'static str,
 }
 
 /// One of the paper's claims against the default kube-scheduler.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClaimSpec {
     pub number: u8,
+    pub name: ClaimName,
     pub title: &'static str,
     /// the paper's claim, in brief
     pub paper: &'static str,
-    /// every scenario of the claim; each row is tested on each of them
-    pub scenarios: &'static [&'static str],
+    pub regime: &'static [RegimeSpec],
     pub rows: &'static [RowSpec],
+    /// why a claim without rows is not shown
+    pub without_rows: Option<&'static str>,
 }
 
-const fn lower(metric: &'static str, role: Role, reading: &'static str) -> RowSpec {
+use ClaimRole::{CascadingPressure, ChurnFaults, Stress, StressFaults, VaryingRequests};
+
+const fn row(
+    metric: &'static str,
+    role: Role,
+    better: Better,
+    roles: &'static [ClaimRole],
+    reading: &'static str,
+) -> RowSpec {
     RowSpec {
         metric,
         role,
-        direction: Direction::Definition(Better::Lower),
+        direction: Direction::Definition(better),
         reading,
         magnitude: false,
-        only: None,
+        roles,
+        applies: Applies::Always,
     }
 }
 
-/// The four claims, in the paper's order.
+const LOWER: Better = Better::Lower;
+const HIGHER: Better = Better::Higher;
+const PRIMARY: Role = Role::Primary;
+const GUARD: Role = Role::Guard;
+
+/// The five claims, in the paper's order.
 pub const CLAIMS: &[ClaimSpec] = &[
     ClaimSpec {
         number: 1,
-        title: "smart packing under cascading resource pressure",
-        paper: "AGMARL packs the cluster's work onto fewer nodes than default when resource pressure cascades",
-        scenarios: &["pressure"],
+        name: ClaimName::Packing,
+        title: "smart packing (higher utilisation and throughput, no starvation)",
+        paper: "AGMARL packs the cluster's work onto fewer nodes than default, using them more, without losing \
+                throughput or starving pods, when resource pressure cascades",
+        regime: &[],
         rows: &[
-            lower("nodes_in_use_mean", Role::Primary, "fewer nodes in use"),
-            lower("failure_rate", Role::Guard, "packing does not cost failures"),
+            row(
+                "nodes_in_use_mean",
+                PRIMARY,
+                LOWER,
+                &[CascadingPressure],
+                "packing puts the work on fewer nodes",
+            ),
+            row(
+                "cpu_util_in_use_mean",
+                PRIMARY,
+                HIGHER,
+                &[CascadingPressure],
+                "higher utilisation of the nodes it uses",
+            ),
+            row(
+                "completions_per_hour",
+                GUARD,
+                HIGHER,
+                &[CascadingPressure],
+                "packing must not cost completed work",
+            ),
+            row(
+                "pending_time_mean_s",
+                GUARD,
+                LOWER,
+                &[CascadingPressure],
+                "no starvation: pods must not wait longer",
+            ),
+            row(
+                "pods_never_bound",
+                GUARD,
+                LOWER,
+                &[CascadingPressure],
+                "no starvation: no pod left behind",
+            ),
         ],
+        without_rows: None,
     },
     ClaimSpec {
         number: 2,
-        title: "strategic restraint under churn and faults",
+        name: ClaimName::Restraint,
+        title: "strategic restraint (head-room, cascades, hotspots, critical work)",
         paper: "AGMARL keeps head-room, prevents cascades, isolates hotspots and serves mission-critical work fast \
                 under churn and node faults",
-        scenarios: &["churn"],
+        regime: &[],
         rows: &[
-            lower(
-                "failures_per_running_pod_hour",
-                Role::Primary,
-                "fewer failures for the work done",
+            row(
+                "fault_headroom_mean",
+                PRIMARY,
+                HIGHER,
+                &[ChurnFaults],
+                "head-room kept while nodes fail",
             ),
-            lower("oom_pressure_events", Role::Primary, "fewer OOM cascades"),
-            lower("critical_bind_p99_s", Role::Primary, "mission-critical pods bound fast"),
-            lower("pods_pending_end", Role::Guard, "restraint does not strand pods"),
+            row(
+                "oom_pressure_events",
+                PRIMARY,
+                LOWER,
+                &[ChurnFaults],
+                "cascades prevented: node-pressure OOM kills",
+            ),
+            row(
+                "failure_concentration",
+                PRIMARY,
+                HIGHER,
+                &[ChurnFaults],
+                "hotspots isolated: failures stay on few nodes",
+            ),
+            RowSpec {
+                applies: Applies::BothPreempt,
+                ..row(
+                    "critical_bind_p99_s",
+                    PRIMARY,
+                    LOWER,
+                    &[ChurnFaults],
+                    "mission-critical work served fast",
+                )
+            },
+            row(
+                "goodput_pod_hours",
+                GUARD,
+                HIGHER,
+                &[ChurnFaults],
+                "restraint must not cost the work done",
+            ),
+            row(
+                "pods_never_bound",
+                GUARD,
+                LOWER,
+                &[ChurnFaults],
+                "restraint must not strand pods",
+            ),
         ],
+        without_rows: None,
     },
     ClaimSpec {
         number: 3,
+        name: ClaimName::Decoupling,
         title: "decoupling of memory request and failures",
         paper: "default's memory request correlates with failures (Pearson 0.72), AGMARL's does not",
-        scenarios: &["churn", "pressure"],
-        rows: &[RowSpec {
-            metric: "mem_failure_pearson",
-            role: Role::Primary,
-            direction: Direction::Claim(Better::Lower),
-            reading: "a weaker correlation of memory request with failures",
-            // "does not correlate" is a correlation near zero: a strongly
-            // negative one couples as much as a strongly positive one
-            magnitude: true,
-            only: None,
+        regime: &[RegimeSpec {
+            arm: "default",
+            metric: "mem_failure_partial_pearson",
+            condition: Condition::IntervalAboveZero,
+            roles: &[VaryingRequests],
+            reading: "the paper's premise: default's request correlates with failures within workloads",
         }],
+        rows: &[
+            RowSpec {
+                direction: Direction::Claim(LOWER),
+                ..row(
+                    "mem_failure_partial_pearson",
+                    PRIMARY,
+                    LOWER,
+                    &[VaryingRequests],
+                    "AGMARL's within-workload correlation is below default's (signed)",
+                )
+            },
+            RowSpec {
+                direction: Direction::Claim(LOWER),
+                magnitude: true,
+                ..row(
+                    "mem_failure_partial_pearson",
+                    GUARD,
+                    LOWER,
+                    &[VaryingRequests],
+                    "and not a strong correlation of the other sign",
+                )
+            },
+        ],
+        without_rows: None,
     },
     ClaimSpec {
         number: 4,
-        title: "Pareto balance and small cost swings",
+        name: ClaimName::Pareto,
+        title: "Pareto balance and small cost swings under stress",
         paper: "AGMARL balances cost, failures and restarts better than default, with small cost swings under stress",
-        scenarios: &["churn", "pressure"],
+        regime: &[],
         rows: &[
-            lower("cost_usd", Role::Primary, "cheaper"),
-            lower("failures", Role::Primary, "fewer failures"),
-            lower("restarts", Role::Primary, "fewer restarts"),
-            // `pressure` injects no node faults, so it has no fault window
-            RowSpec {
-                only: Some(&["churn"]),
-                ..lower("fault_cost_rate_cv", Role::Primary, "smaller cost swings under faults")
-            },
+            row(
+                "pareto_hv",
+                PRIMARY,
+                HIGHER,
+                &[Stress, StressFaults],
+                "a better balance of cost, failures and restarts",
+            ),
+            row(
+                "cost_rate_cv",
+                PRIMARY,
+                LOWER,
+                &[Stress, StressFaults],
+                "small cost swings",
+            ),
+            row(
+                "fault_cost_rate_cv",
+                PRIMARY,
+                LOWER,
+                &[StressFaults],
+                "small cost swings under faults",
+            ),
         ],
+        without_rows: None,
+    },
+    ClaimSpec {
+        number: 5,
+        name: ClaimName::Scaling,
+        title: "per-node agents scale where a monolithic agent does not",
+        paper: "AGMARL's per-node agents keep their decisions good and fast as the cluster grows, where a monolithic \
+                agent does not",
+        regime: &[],
+        rows: &[],
+        without_rows: Some("no monolithic foil"),
     },
 ];
 
 /// The arm judged unless `--claims-arm` names another.
 pub const DEFAULT_ARM: &str = "agmarl";
+
+/// The controls through the same controller, judged by the same rule and
+/// shown beside the judged arm where the folders hold them.
+pub const CONTROLS: &[&str] = &["agmarl-untrained", "agmarl-analytic"];
 
 /// The baselines the judged arm is tested against, in this order, where a
 /// scenario has them.
@@ -148,16 +344,21 @@ pub const BASELINES: &[&str] = &["default", "binpack", "cost-binpack", "target-l
 /// The baseline of the paper's comparison: its verdict is the claim's.
 pub const HEADLINE_BASELINE: &str = "default";
 
-/// Every scenario some claim is tested on.
-pub fn claim_scenarios() -> Vec<&'static str> {
-    let mut out: Vec<&'static str> = Vec::new();
-    for s in CLAIMS.iter().flat_map(|c| c.scenarios) {
-        if !out.contains(s) {
-            out.push(s);
-        }
-    }
-    out
-}
+/// One Holm family per table, judged arm and baseline.
+pub const HOLM_FAMILY: &str = "table-judged-baseline";
+
+/// The unit of replication of an arm with several training runs.
+pub const REPLICATION_UNIT: &str = "training-run";
+
+/// The training seeds the pre-registration registers (the evaluation runs
+/// them; the table reads whatever training runs the folders hold).
+pub const TRAINING_SEEDS: &[u64] = &[1000, 2000, 3000, 4000, 5000];
+
+/// The evaluation seeds registered, first and last.
+pub const EVALUATION_SEEDS: [u64; 2] = [1, 10];
+
+/// The version of the machine-readable block this code reads.
+pub const PREREG_VERSION: u64 = 1;
 
 impl RowSpec {
     /// How the row's quantity is named: the metric, or `abs(metric)`.
@@ -174,9 +375,9 @@ impl RowSpec {
         if self.magnitude { x.abs() } else { x }
     }
 
-    /// Whether the row is tested on `scenario` (one of its claim's).
-    pub fn applies_to(&self, scenario: &str) -> bool {
-        self.only.is_none_or(|only| only.contains(&scenario))
+    /// Whether the row is tested on a scenario that declares `role` for its claim.
+    pub fn applies_to(&self, role: ClaimRole) -> bool {
+        self.roles.contains(&role)
     }
 
     /// The direction in which the row is better: the definition's own where it
@@ -206,58 +407,73 @@ impl RowSpec {
     }
 }
 
+/// The metric keys the claims name (rows and regimes), each once.
+pub fn claim_metrics() -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    let keys = CLAIMS
+        .iter()
+        .flat_map(|c| c.rows.iter().map(|r| r.metric).chain(c.regime.iter().map(|g| g.metric)));
+    for key in keys {
+        if !out.contains(&key) {
+            out.push(key);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::claims::catalogue::roles;
 
     /// Fails loudly when a metric's definition (its key or its better
     /// direction) no longer agrees with the claim mapping above.
     #[test]
-    fn every_row_names_a_metric_whose_direction_agrees_with_the_summary() {
+    fn every_row_names_a_metric_whose_direction_agrees_with_its_definition() {
         for claim in CLAIMS {
             for row in claim.rows {
                 let better = row.better().unwrap_or_else(|e| panic!("claim {}: {e}", claim.number));
-                assert_eq!(better, Better::Lower, "every row of the mapping is lower-is-better");
+                assert_eq!(better, row.direction.stated());
                 let def = definitions::find(row.metric).unwrap();
                 match row.direction {
                     Direction::Definition(b) => assert_eq!(def.better, b, "{}", row.metric),
                     Direction::Claim(_) => assert_eq!(def.better, Better::Neither, "{}", row.metric),
                 }
             }
-        }
-    }
-
-    #[test]
-    fn a_row_restricted_to_some_scenarios_applies_to_those_only() {
-        let claim4 = CLAIMS.iter().find(|c| c.number == 4).unwrap();
-        let swings = claim4.rows.iter().find(|r| r.metric == "fault_cost_rate_cv").unwrap();
-        assert!(swings.applies_to("churn") && !swings.applies_to("pressure"));
-        let cost = claim4.rows.iter().find(|r| r.metric == "cost_usd").unwrap();
-        assert!(cost.applies_to("churn") && cost.applies_to("pressure"));
-        // a restriction names scenarios of its claim
-        for claim in CLAIMS {
-            for row in claim.rows {
-                for s in row.only.unwrap_or_default() {
-                    assert!(
-                        claim.scenarios.contains(s),
-                        "claim {}: {} on {s}",
-                        claim.number,
-                        row.metric
-                    );
-                }
+            for regime in claim.regime {
+                assert!(definitions::find(regime.metric).is_some(), "{}", regime.metric);
             }
         }
     }
 
     #[test]
+    fn rows_name_roles_of_their_own_claim_and_claims_are_in_order() {
+        for (i, claim) in CLAIMS.iter().enumerate() {
+            assert_eq!(usize::from(claim.number), i + 1);
+            assert_eq!(claim.name.number(), claim.number);
+            assert_eq!(claim.rows.is_empty(), claim.without_rows.is_some());
+            for r in claim
+                .rows
+                .iter()
+                .flat_map(|r| r.roles)
+                .chain(claim.regime.iter().flat_map(|g| g.roles))
+            {
+                assert!(roles(claim.name).contains(r), "claim {}: role {r}", claim.number);
+            }
+        }
+        let swings = CLAIMS[3]
+            .rows
+            .iter()
+            .find(|r| r.metric == "fault_cost_rate_cv")
+            .unwrap();
+        assert!(swings.applies_to(StressFaults) && !swings.applies_to(Stress));
+    }
+
+    #[test]
     fn a_disagreeing_direction_is_an_error_naming_both() {
         let wrong = RowSpec {
-            metric: "cost_usd",
-            role: Role::Primary,
             direction: Direction::Definition(Better::Higher),
-            reading: "",
-            magnitude: false,
-            only: None,
+            ..row("cost_usd", Role::Primary, Better::Lower, &[Stress], "")
         };
         let err = wrong.better().unwrap_err().to_string();
         assert!(
@@ -280,41 +496,16 @@ mod tests {
     }
 
     #[test]
-    fn decoupling_is_tested_on_the_size_of_the_correlation() {
-        let claim3 = CLAIMS.iter().find(|c| c.number == 3).unwrap();
-        let row = &claim3.rows[0];
-        assert!(row.magnitude);
-        assert_eq!(row.label(), "abs(mem_failure_pearson)");
-        // a strong negative correlation couples as much as a positive one
-        assert_eq!(row.value(-0.6), 0.6);
-        assert!(row.value(-0.6) > row.value(0.3));
-        let cost = &CLAIMS[3].rows[0];
-        assert_eq!((cost.label(), cost.value(-2.0)), ("cost_usd".to_string(), -2.0));
-    }
-
-    #[test]
-    fn the_mapping_is_the_one_fixed_from_the_paper() {
-        let rows = |n: usize| -> Vec<(&str, Role)> { CLAIMS[n].rows.iter().map(|r| (r.metric, r.role)).collect() };
-        assert_eq!(CLAIMS[0].scenarios, ["pressure"]);
-        assert_eq!(
-            rows(0),
-            [("nodes_in_use_mean", Role::Primary), ("failure_rate", Role::Guard)]
-        );
-        assert_eq!(CLAIMS[1].scenarios, ["churn"]);
-        assert_eq!(
-            rows(1),
-            [
-                ("failures_per_running_pod_hour", Role::Primary),
-                ("oom_pressure_events", Role::Primary),
-                ("critical_bind_p99_s", Role::Primary),
-                ("pods_pending_end", Role::Guard)
-            ]
-        );
-        assert_eq!(CLAIMS[2].scenarios, ["churn", "pressure"]);
-        assert_eq!(rows(2), [("mem_failure_pearson", Role::Primary)]);
-        assert_eq!(CLAIMS[3].scenarios, ["churn", "pressure"]);
-        let keys: Vec<&str> = CLAIMS[3].rows.iter().map(|r| r.metric).collect();
-        assert_eq!(keys, ["cost_usd", "failures", "restarts", "fault_cost_rate_cv"]);
-        assert_eq!(claim_scenarios(), ["pressure", "churn"]);
+    fn decoupling_tests_the_signed_correlation_and_guards_its_size() {
+        let [signed, size] = CLAIMS[2].rows else {
+            panic!("two rows")
+        };
+        assert!(!signed.magnitude && size.magnitude);
+        assert_eq!(signed.label(), "mem_failure_partial_pearson");
+        assert_eq!(size.label(), "abs(mem_failure_partial_pearson)");
+        assert_eq!(signed.value(-0.6), -0.6);
+        assert_eq!(size.value(-0.6), 0.6);
+        assert_eq!(CLAIMS[2].regime[0].arm, "default");
+        assert!(claim_metrics().contains(&"mem_failure_partial_pearson"));
     }
 }

@@ -1,29 +1,39 @@
 //! The paper's claims (AGMARL-DKS, arXiv 2603.12031) against the default
-//! kube-scheduler, computed from the run folders of the claim scenarios:
-//! per claim the metrics that test it ([`mapping`]), the judged arm's effect
-//! against each baseline with a seeded bootstrap interval and a
-//! Holm-adjusted Mann–Whitney p over the whole table ([`table`], [`effect`]),
-//! and a verdict by a stated rule ([`verdict`]); rendered in every format
-//! `schedlab report` writes ([`render`]).
+//! kube-scheduler, as `evaluations/PREREGISTRATION.md` registers them
+//! ([`prereg`] checks the code against it): per claim the rows that test it
+//! on the scenarios that declare it ([`mapping`], [`catalogue`]), the judged
+//! arm's effect against each baseline with a seeded bootstrap interval and
+//! a Mann–Whitney p, by training run where the folders hold several
+//! ([`effect`]), Holm-adjusted per judged arm and baseline ([`table`]), a
+//! verdict by the registered rule ([`verdict`]) and the controls' verdicts
+//! beside it; rendered in every format `schedlab report` writes
+//! ([`render`]).
 
+pub mod catalogue;
 pub mod effect;
 pub mod input;
 pub mod mapping;
+pub mod prereg;
 pub mod render;
 pub mod table;
 pub mod verdict;
 
+pub use catalogue::{ClaimName, ClaimRole, ClaimUse};
 pub use input::{ArmValues, ScenarioValues, SeedValues};
-pub use mapping::{BASELINES, CLAIMS, ClaimSpec, DEFAULT_ARM, Direction, HEADLINE_BASELINE, Role, RowSpec};
-pub use table::{BaselineVerdict, Cell, ClaimResult, ClaimsTable, Row, ScenarioFacts};
-pub use verdict::{Outcome, VERDICT_RULE, Verdict, verdict};
+pub use mapping::{
+    Applies, BASELINES, CLAIMS, CONTROLS, ClaimSpec, DEFAULT_ARM, Direction, HEADLINE_BASELINE, RegimeSpec, Role,
+    RowSpec,
+};
+pub use prereg::Registration;
+pub use table::{BaselineVerdict, Cell, ClaimResult, ClaimsTable, Family, Judgement, RegimeCheck, Row, ScenarioFacts};
+pub use verdict::{Outcome, Regime, VERDICT_RULE, Verdict, verdict};
 
 use crate::definitions::Better;
 
 /// The file of the claims table beside the reports.
 pub const CLAIMS_JSON: &str = "claims.json";
 
-fn better_name(b: Better) -> &'static str {
+pub(crate) fn better_name(b: Better) -> &'static str {
     match b {
         Better::Lower => "lower",
         Better::Higher => "higher",
@@ -52,4 +62,10 @@ pub enum ClaimsError {
     DuplicateScenario { scenario: String },
     #[error("not a schedlab summary.json: {what}")]
     SummaryJson { what: String },
+    #[error(
+        "{}: field {field}: {detail}; the claims mapping may only change with a dated amendment of the \
+         pre-registration",
+        prereg::PREREGISTRATION_PATH
+    )]
+    Preregistration { field: String, detail: String },
 }

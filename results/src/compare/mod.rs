@@ -276,6 +276,7 @@ mod tests {
                 seeds.clone().map(move |seed| RunResult {
                     arm: arm.to_string(),
                     seed,
+                    training_run: None,
                     metrics: metrics_of(&synthetic_run(seed, crashes)).unwrap(),
                 })
             })

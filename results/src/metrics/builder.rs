@@ -1,6 +1,7 @@
 //! The streaming accumulator: records in, [`RunMetrics`] out.
 
 use super::cascades::Cascades;
+use super::concentration::FailureSpread;
 use super::cost_volatility::CostSeries;
 use super::goodput::Goodput;
 use super::node_health::NodeHealth;
@@ -39,6 +40,7 @@ pub struct RunMetricsBuilder {
     workload_names: BTreeMap<WorkloadId, String>,
     node_health: NodeHealth,
     cascades: Cascades,
+    spread: FailureSpread,
     goodput: Goodput,
     cost: CostSeries,
 }
@@ -68,6 +70,7 @@ impl RunMetricsBuilder {
             workload_names: BTreeMap::new(),
             node_health: NodeHealth::default(),
             cascades: Cascades::default(),
+            spread: FailureSpread::default(),
             goodput: Goodput::default(),
             cost: CostSeries::default(),
         }
@@ -127,6 +130,7 @@ impl RunMetricsBuilder {
                     && e.kind.is_failure()
                 {
                     self.cascades.failure(e.t, node);
+                    self.spread.failure(node);
                 }
                 if let EventKind::ContainerExited {
                     node,
@@ -188,7 +192,10 @@ impl RunMetricsBuilder {
             .then(|| latencies.iter().map(|&ms| u128::from(ms)).sum::<u128>() as f64 / latencies.len() as f64 / 1000.0);
 
         let pods = self.pods.counts();
+        let fault_window = self.node_health.fault_window(end);
+        let fault_headroom_mean = self.samples.headroom_mean(fault_window);
         let s = self.samples.finish(end);
+        let failure_concentration = self.spread.finish(s.nodes);
         let minutes = end.as_millis() as f64 / 60_000.0;
         let (mem, failures): (Vec<f64>, Vec<f64>) = pods
             .outcomes
@@ -196,9 +203,10 @@ impl RunMetricsBuilder {
             .map(|p| (p.memory_request_bytes as f64, f64::from(p.failures)))
             .unzip();
         let templates: Vec<u64> = pods.outcomes.iter().map(|p| u64::from(p.workload.0)).collect();
-        let fault_window = self.node_health.fault_window(end);
         let (cost_volatility, fault_cost_volatility) = self.cost.finish(fault_window);
-        let running_pod_hours = self.goodput.finish(end);
+        let hours = self.goodput.finish(end);
+        let running_pod_hours = hours.running;
+        let scenario_hours = end.as_millis() as f64 / 3_600_000.0;
         Ok(RunMetrics {
             end,
             samples: s,
@@ -207,6 +215,9 @@ impl RunMetricsBuilder {
             pods_pending_end: pods.pending_end,
             pods_declined: pods.declined,
             pods_unschedulable: pods.unschedulable,
+            pods_never_bound: pods.never_bound,
+            completions_per_hour: (end.as_millis() > 0).then(|| pods.succeeded as f64 / scenario_hours),
+            pending_time_mean_s: self.pods.pending_time_mean_s(end),
             binds: self.pods.binds,
             throughput_per_min: (end.as_millis() > 0).then(|| self.pods.binds as f64 / minutes),
             restarts: self.pods.restarts,
@@ -234,6 +245,9 @@ impl RunMetricsBuilder {
             running_pod_hours,
             failures_per_running_pod_hour: (running_pod_hours > 0.0)
                 .then(|| self.pods.failures as f64 / running_pod_hours),
+            goodput_pod_hours: hours.good,
+            fault_headroom_mean,
+            failure_concentration,
             decision_times: None,
         })
     }

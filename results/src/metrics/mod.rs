@@ -3,9 +3,11 @@
 
 mod builder;
 mod cascades;
+mod concentration;
 mod cost_volatility;
 mod goodput;
 mod node_health;
+mod pareto_hv;
 mod pods;
 mod samples;
 mod strata;
@@ -14,6 +16,7 @@ pub use samples::SampleMetrics;
 
 pub use builder::RunMetricsBuilder;
 pub use cascades::BURST_GAP;
+pub use pareto_hv::{HV_REFERENCE, pareto_hv};
 
 use crate::decision_time::{DECISION_TIMES_FILE, DecisionTimes, DecisionTimesError};
 use crate::records::{RecordsError, for_each_numbered_record};
@@ -134,6 +137,12 @@ pub struct RunMetrics {
     pub pods_pending_end: u64,
     pub pods_declined: u64,
     pub pods_unschedulable: u64,
+    /// pods created and never bound
+    pub pods_never_bound: u64,
+    /// pods with a PodSucceeded event per scenario hour
+    pub completions_per_hour: Option<f64>,
+    /// creation to first bind (or deletion, or the end), mean
+    pub pending_time_mean_s: Option<f64>,
     /// PodBound events
     pub binds: u64,
     pub throughput_per_min: Option<f64>,
@@ -175,6 +184,12 @@ pub struct RunMetrics {
     pub fault_window: Option<(Time, Time)>,
     pub running_pod_hours: f64,
     pub failures_per_running_pod_hour: Option<f64>,
+    /// running pod-hours of the pods whose life ended well
+    pub goodput_pod_hours: f64,
+    /// free memory head-room over the fault window; `None` without faults
+    pub fault_headroom_mean: Option<f64>,
+    /// share of failures on the top ⌈10%⌉ of nodes; `None` without failures
+    pub failure_concentration: Option<f64>,
 
     /// from decision_times.json beside the records, when there is one; not
     /// from the records
@@ -203,6 +218,14 @@ impl RunMetrics {
             "pods_pending_end" => count(self.pods_pending_end),
             "pods_declined" => count(self.pods_declined),
             "pods_unschedulable" => count(self.pods_unschedulable),
+            "pods_never_bound" => count(self.pods_never_bound),
+            "completions_per_hour" => self.completions_per_hour,
+            "pending_time_mean_s" => self.pending_time_mean_s,
+            "goodput_pod_hours" => Some(self.goodput_pod_hours),
+            "fault_headroom_mean" => self.fault_headroom_mean,
+            "failure_concentration" => self.failure_concentration,
+            // needs the reference arm's means: the summary computes it
+            "pareto_hv" => None,
             "throughput_per_min" => self.throughput_per_min,
             "restarts" => count(self.restarts),
             "oom_kills" => count(self.oom_kills),

@@ -21,6 +21,7 @@ struct Pod {
     degraded_binds: u32,
     declined: bool,
     unschedulable: bool,
+    succeeded: bool,
     failures: u32,
 }
 
@@ -53,6 +54,10 @@ pub(super) struct PodCounts {
     pub declined: u64,
     pub unschedulable: u64,
     pub with_failure: u64,
+    /// pods with a PodSucceeded event
+    pub succeeded: u64,
+    /// pods with no PodBound event
+    pub never_bound: u64,
     pub outcomes: Vec<PodOutcome>,
     pub strata: Vec<StratumPod>,
 }
@@ -86,6 +91,7 @@ impl Pods {
                 degraded_binds: 0,
                 declined: false,
                 unschedulable: false,
+                succeeded: false,
                 failures: 0,
             });
             return Ok(());
@@ -146,7 +152,8 @@ impl Pods {
                 pod.deleted.get_or_insert(t);
             }
             E::PodNominated { .. } => self.preemptions += 1,
-            E::PodFailed { .. } | E::PodSucceeded { .. } | E::PodCreated { .. } => {}
+            E::PodSucceeded { .. } => pod.succeeded = true,
+            E::PodFailed { .. } | E::PodCreated { .. } => {}
             E::NodeFailed { .. }
             | E::NodeDegraded { .. }
             | E::NodeRecovered { .. }
@@ -160,6 +167,23 @@ impl Pods {
         Ok(())
     }
 
+    /// `pending_time_mean_s`: each pod's wait from creation to its first
+    /// bind, or, never bound, to its deletion or `end`; `None` without pods.
+    pub fn pending_time_mean_s(&self, end: Time) -> Option<f64> {
+        if self.pods.is_empty() {
+            return None;
+        }
+        let total_ms: u128 = self
+            .pods
+            .iter()
+            .map(|p| {
+                let until = p.first_bound.or(p.deleted).unwrap_or(end);
+                u128::from(until.since(p.created).as_millis())
+            })
+            .sum();
+        Some(total_ms as f64 / self.pods.len() as f64 / 1000.0)
+    }
+
     pub fn counts(&self) -> PodCounts {
         let count = |f: fn(&Pod) -> bool| self.pods.iter().filter(|p| f(p)).count() as u64;
         PodCounts {
@@ -169,6 +193,8 @@ impl Pods {
             declined: count(|p| p.declined),
             unschedulable: count(|p| p.unschedulable),
             with_failure: count(|p| p.failures > 0),
+            succeeded: count(|p| p.succeeded),
+            never_bound: count(|p| p.first_bound.is_none()),
             outcomes: self
                 .pods
                 .iter()

@@ -25,6 +25,8 @@ pub(super) struct Samples {
     // sample before or after its node samples.
     by_time: BTreeMap<Time, NodeSums>,
     cluster_samples: u64,
+    /// every cluster sample's time, in order
+    cluster_times: Vec<Time>,
     last_cluster: Option<(Time, f64)>,
     // Σ hourly_cost × interval in ms, divided by 3.6e6 at the end
     cost_ms: f64,
@@ -112,9 +114,27 @@ impl Samples {
         }
         self.last_cluster = Some((s.t, s.hourly_cost));
         self.cluster_samples += 1;
+        self.cluster_times.push(s.t);
         self.nodes_in_use_sum += u64::from(s.nodes_in_use);
         self.nodes_in_use_max = self.nodes_in_use_max.max(s.nodes_in_use);
         Ok(())
+    }
+
+    /// `fault_headroom_mean`: at each cluster sample time inside `window`
+    /// (bounds included), 1 − the memory requested on Ready nodes over their
+    /// allocatable memory; the mean. `None` without a window or without a
+    /// sample time in it that has Ready allocatable memory.
+    pub fn headroom_mean(&self, window: Option<(Time, Time)>) -> Option<f64> {
+        let (start, stop) = window?;
+        let free: Vec<f64> = self
+            .cluster_times
+            .iter()
+            .filter(|t| start <= **t && **t <= stop)
+            .filter_map(|t| self.by_time.get(t))
+            .filter_map(|sums| ratio(sums.ready_requested.memory_bytes, sums.ready_allocatable.memory_bytes))
+            .map(|used| 1.0 - used)
+            .collect();
+        mean(&free)
     }
 
     pub fn finish(self, end: Time) -> SampleMetrics {

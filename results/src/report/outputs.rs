@@ -107,7 +107,7 @@ pub fn render_report_with(
     let values = groups
         .iter()
         .zip(summaries)
-        .map(|(d, s)| ScenarioValues::from_summary(s, d.incomplete_banner()))
+        .map(|(d, s)| ScenarioValues::from_summary(s, d.incomplete_banner()).map(|v| v.with_folder(d)))
         .collect::<Result<Vec<_>, _>>()?;
     let claims = ClaimsTable::evaluate(&values, claims_arm)?;
     let claims = (!claims.is_empty()).then_some(claims);
@@ -266,7 +266,7 @@ pub fn render_scenario(
 mod tests {
     use super::*;
     use crate::run_folder::LoadOptions;
-    use crate::run_folder::reader::tests::{write_folder, write_folder_of};
+    use crate::run_folder::reader::tests::{write_folder, write_folder_declaring, write_folder_of};
 
     #[test]
     fn the_same_records_give_the_same_bytes() {
@@ -376,6 +376,19 @@ mod tests {
         RunFolderData::load(dir).unwrap()
     }
 
+    /// A synthetic folder whose scenario declares `claims` ("claim/role").
+    fn declaring(dir: &std::path::Path, scenario: &str, claims: &[&str], arms: &[&str]) -> RunFolderData {
+        let list: Vec<serde_json::Value> = claims
+            .iter()
+            .map(|c| {
+                let (claim, role) = c.split_once('/').unwrap();
+                serde_json::json!({"claim": claim, "role": role})
+            })
+            .collect();
+        write_folder_declaring(dir, scenario, serde_json::Value::Array(list), arms, &[1, 2], 4);
+        RunFolderData::load(dir).unwrap()
+    }
+
     fn text_of(files: &[OutputFile], name: &str) -> String {
         String::from_utf8(files.iter().find(|f| f.path == name).unwrap().bytes.clone()).unwrap()
     }
@@ -383,24 +396,33 @@ mod tests {
     #[test]
     fn claims_are_added_only_where_a_claim_scenario_is_reported() {
         let tmp = tempfile::tempdir().unwrap();
-        // not a claim scenario: the report of before, nothing added
-        let other = folder_of(&tmp.path().join("o"), "synthetic", &["default", "agmarl"]);
+        // a scenario that declares no claim: the report of before, nothing added
+        let other = folder_of(&tmp.path().join("o"), "churn", &["default", "agmarl"]);
         let report = render_report(std::slice::from_ref(&other), DEFAULT_ARM).unwrap();
         assert_eq!(report.files, render_scenario(&other, &other.summary(), None).unwrap());
         assert!(!report.files.iter().any(|f| f.path == CLAIMS_JSON));
         assert_eq!(report.terminal, other.summary().to_terminal_table());
 
-        // one claim scenario: its report with the claims section added at the end
-        let churn = folder_of(&tmp.path().join("c"), "churn", &["default", "agmarl"]);
+        // one scenario declaring claims: its report with the claims section added at the end
+        let churn = declaring(
+            &tmp.path().join("c"),
+            "my-churn",
+            &["restraint/churn-faults", "pareto/stress-faults"],
+            &["default", "agmarl"],
+        );
         let files = render(&churn).unwrap();
         let plain = render_scenario(&churn, &churn.summary(), None).unwrap();
         let (md, before) = (text_of(&files, "report.md"), text_of(&plain, "report.md"));
         let added = md.strip_prefix(&before).expect("the report of before, then the claims");
         assert!(
-            added.contains("## Claims") && added.contains("Claim 2: strategic restraint"),
+            added.contains("## Claims") && added.contains("Claim 2 (restraint): strategic restraint"),
             "{added}"
         );
-        assert!(!added.contains("Claim 1:"), "claim 1 is tested on pressure only");
+        assert!(!added.contains("Claim 1 "), "claim 1 is not declared");
+        assert!(
+            added.contains("SHA-256") && added.contains("2026-12-06"),
+            "the pre-registration is named"
+        );
         assert!(text_of(&files, "report.tex").contains("\\section*{Claims}"));
         assert!(text_of(&files, "report.html").contains("id=\"claims\""));
         assert_eq!(text_of(&files, "summary.json"), text_of(&plain, "summary.json"));
@@ -408,11 +430,16 @@ mod tests {
         assert_eq!(json["arm"], "agmarl");
 
         // two scenarios: each report in its folder, without claims; index and claims at the top
-        let pressure = folder_of(&tmp.path().join("p"), "pressure", &["default", "agmarl"]);
+        let pressure = declaring(
+            &tmp.path().join("p"),
+            "pressure",
+            &["packing/cascading-pressure", "pareto/stress"],
+            &["default", "agmarl"],
+        );
         let report = render_report(&[churn.clone(), pressure.clone()], "agmarl").unwrap();
         let names: Vec<&str> = report.files.iter().map(|f| f.path.as_str()).collect();
         for want in [
-            "churn/report.html",
+            "my-churn/report.html",
             "pressure/summary.json",
             "report.md",
             "report.tex",
@@ -421,12 +448,14 @@ mod tests {
         ] {
             assert!(names.contains(&want), "{want} in {names:?}");
         }
-        assert!(!text_of(&report.files, "churn/report.md").contains("## Claims"));
-        assert_eq!(text_of(&report.files, "churn/report.md"), before);
+        assert!(!text_of(&report.files, "my-churn/report.md").contains("## Claims"));
+        assert_eq!(text_of(&report.files, "my-churn/report.md"), before);
         let index = text_of(&report.files, "report.html");
-        assert!(index.contains("href=\"churn/report.html\"") && index.contains("href=\"pressure/report.html\""));
-        assert!(index.contains("Claim 1: smart packing") && index.contains("Claim 4: Pareto balance"));
-        assert!(report.terminal.contains("scenario churn") && report.terminal.contains("scenario pressure"));
+        assert!(index.contains("href=\"my-churn/report.html\"") && index.contains("href=\"pressure/report.html\""));
+        assert!(
+            index.contains("Claim 1 (packing): smart packing") && index.contains("Claim 4 (pareto): Pareto balance")
+        );
+        assert!(report.terminal.contains("scenario my-churn") && report.terminal.contains("scenario pressure"));
         assert!(report.terminal.contains("\nClaims\n"));
         assert_eq!(
             render_report(&[churn, pressure], "agmarl").unwrap(),

@@ -7,6 +7,7 @@ use super::layout::RUN_MANIFEST_FILE;
 use super::manifests::MANIFEST_VERSION;
 use crate::report::ReportError;
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::path::Path;
 
 #[derive(Debug, Clone, Deserialize)]
@@ -23,6 +24,32 @@ pub(super) struct Manifest {
     pub git_revision: Option<String>,
     #[serde(default)]
     pub complete: bool,
+    /// what the run folder says about each arm; absent in folders written
+    /// before it existed: unknown
+    #[serde(default)]
+    pub arm_facts: Option<BTreeMap<String, FolderArmFacts>>,
+}
+
+/// What the invocation manifest's `arm_facts.<arm>` says about an arm, as the
+/// reports read it back: every field optional, so a folder whose writer
+/// left one out reads as unknown rather than refused (the writer's type,
+/// `manifests::ArmFacts`, always writes all four).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct FolderArmFacts {
+    /// the arm runs kube-scheduler's DefaultPreemption (or its equal) as
+    /// its PostFilter; `None`: unknown
+    #[serde(default)]
+    pub preempts: Option<bool>,
+    /// `"untrained"`, `"analytic"` for the controls of the learned arm
+    #[serde(default)]
+    pub control: Option<String>,
+    /// the AGMARL variant whose controller the arm runs
+    #[serde(default)]
+    pub variant: Option<String>,
+    /// one training run of a learned arm (`"seed:1000"`, `"init:1000"`,
+    /// `"sha256:…"`); `None` for arms without one
+    #[serde(default)]
+    pub training_run: Option<String>,
 }
 
 /// An arm name becomes a folder name: refuse anything that could leave the

@@ -14,7 +14,7 @@
 
 pub mod finish;
 pub mod layout;
-mod manifest_check;
+pub mod manifest_check;
 pub mod manifests;
 pub mod reader;
 pub mod writer;

@@ -3,7 +3,8 @@
 //! and metrics.
 
 use super::layout::{INCOMPLETE_MARKER, MANIFEST_FILE, RECORDS_FILE, RUNS_DIR, run_dir, seed_of_dir_name};
-use super::manifest_check::{self, Manifest};
+use super::manifest_check::{self, FolderArmFacts, Manifest};
+use crate::claims::catalogue::{ClaimUse, uses_of};
 use crate::metrics::{MetricsError, RunMetrics};
 use crate::report::ReportError;
 use crate::series::RunSeries;
@@ -24,6 +25,9 @@ pub struct LoadedRun {
     pub arm: String,
     pub seed: u64,
     pub records: PathBuf,
+    /// what its folder's manifest says about its arm; `None` when it says
+    /// nothing (a folder written before arm facts): unknown
+    pub facts: Option<FolderArmFacts>,
     /// everything the reports take from the records, from one reading of them
     pub series: std::sync::Arc<RunSeries>,
 }
@@ -31,6 +35,10 @@ pub struct LoadedRun {
 impl LoadedRun {
     pub fn metrics(&self) -> &RunMetrics {
         &self.series.metrics
+    }
+    /// The training run of the arm's checkpoint, when its folder names one.
+    pub fn training_run(&self) -> Option<&str> {
+        self.facts.as_ref().and_then(|f| f.training_run.as_deref())
     }
 }
 
@@ -40,6 +48,8 @@ impl LoadedRun {
 pub struct SkippedRun {
     pub arm: String,
     pub seed: u64,
+    /// as [`LoadedRun::training_run`]
+    pub training_run: Option<String>,
     /// why, naming the file (and line)
     pub reason: String,
 }
@@ -59,6 +69,9 @@ pub struct RunFolderData {
     pub scenario: String,
     /// the scenario with its parameters substituted, as the manifest holds it
     pub resolved_scenario: serde_json::Value,
+    /// the claims the scenario declares it tests, and in which role
+    /// (`resolved_scenario.claims`)
+    pub claims: Vec<ClaimUse>,
     pub backend: String,
     /// in the first folder's order (its first arm is the reference), then
     /// arms only later folders have
@@ -153,6 +166,7 @@ impl RunFolderData {
             .map(|r| RunResult {
                 arm: r.arm.clone(),
                 seed: r.seed,
+                training_run: r.training_run().map(str::to_string),
                 metrics: r.metrics().clone(),
             })
             .collect()
@@ -213,6 +227,11 @@ fn load_one(dir: &Path, options: LoadOptions) -> Result<RunFolderData, ReportErr
         });
     }
     refuse_unlisted_runs(dir, &manifest.arms, &manifest.seeds)?;
+    let claims = uses_of(&manifest.resolved_scenario).map_err(|(field, why)| ReportError::ManifestInvalid {
+        path: manifest_path.clone(),
+        reason: format!("field resolved_scenario.{field}: {why}"),
+    })?;
+    let facts_of = |arm: &str| manifest.arm_facts.as_ref().and_then(|f| f.get(arm)).cloned();
     let mut runs = Vec::new();
     let mut skipped = Vec::new();
     for arm in &manifest.arms {
@@ -227,6 +246,7 @@ fn load_one(dir: &Path, options: LoadOptions) -> Result<RunFolderData, ReportErr
                     arm: arm.clone(),
                     seed,
                     records: path,
+                    facts: facts_of(arm),
                     series,
                 }),
                 Err(err) if options.allow_incomplete && is_partial(&err) => {
@@ -234,6 +254,7 @@ fn load_one(dir: &Path, options: LoadOptions) -> Result<RunFolderData, ReportErr
                     skipped.push(SkippedRun {
                         arm: arm.clone(),
                         seed,
+                        training_run: facts_of(arm).and_then(|f| f.training_run),
                         reason: err.to_string(),
                     });
                 }
@@ -247,6 +268,7 @@ fn load_one(dir: &Path, options: LoadOptions) -> Result<RunFolderData, ReportErr
     Ok(RunFolderData {
         scenario: manifest.scenario,
         resolved_scenario: manifest.resolved_scenario,
+        claims,
         backend: manifest.backend,
         arms: manifest.arms,
         seeds: manifest.seeds,
@@ -334,17 +356,24 @@ fn merge(into: &mut RunFolderData, into_dir: &Path, next: RunFolderData, next_di
             b_backend: next.backend,
         });
     }
-    let taken = |arm: &str, seed: u64| {
-        into.runs.iter().any(|r| r.arm == arm && r.seed == seed)
-            || into.skipped.iter().any(|r| r.arm == arm && r.seed == seed)
+    // One arm may come from several training runs (checkpoints), each its
+    // own invocation over the same seeds: a run is (arm, training run, seed).
+    let taken = |arm: &str, run: Option<&str>, seed: u64| {
+        into.runs
+            .iter()
+            .any(|r| r.arm == arm && r.training_run() == run && r.seed == seed)
+            || into
+                .skipped
+                .iter()
+                .any(|r| r.arm == arm && r.training_run.as_deref() == run && r.seed == seed)
     };
     let dup = next
         .runs
         .iter()
-        .map(|r| (&r.arm, r.seed))
-        .chain(next.skipped.iter().map(|r| (&r.arm, r.seed)))
-        .find(|(arm, seed)| taken(arm, *seed));
-    if let Some((arm, seed)) = dup {
+        .map(|r| (&r.arm, r.training_run(), r.seed))
+        .chain(next.skipped.iter().map(|r| (&r.arm, r.training_run.as_deref(), r.seed)))
+        .find(|(arm, run, seed)| taken(arm, *run, *seed));
+    if let Some((arm, _, seed)) = dup {
         // name the folder holding the first copy
         let first = into
             .folders
@@ -393,9 +422,22 @@ pub(crate) mod tests {
 
     /// [`write_folder`] of a scenario called `scenario`.
     pub(crate) fn write_folder_of(dir: &Path, scenario: &str, arms: &[&str], seeds: &[u64], nodes: u64) {
+        write_folder_declaring(dir, scenario, serde_json::Value::Null, arms, seeds, nodes);
+    }
+
+    /// [`write_folder_of`] whose scenario declares `claims` (its
+    /// `resolved_scenario.claims`; null: none).
+    pub(crate) fn write_folder_declaring(
+        dir: &Path,
+        scenario: &str,
+        claims: serde_json::Value,
+        arms: &[&str],
+        seeds: &[u64],
+        nodes: u64,
+    ) {
         let manifest = serde_json::json!({
             "scenario": scenario,
-            "resolved_scenario": {"nodes": nodes},
+            "resolved_scenario": {"nodes": nodes, "claims": claims},
             "arms": arms,
             "seeds": seeds,
             "backend": "sim",
@@ -610,6 +652,124 @@ pub(crate) mod tests {
         assert!(data.skipped[0].reason.contains("seed-2"), "{:?}", data.skipped);
         let banner = data.incomplete_banner().unwrap();
         assert!(banner.starts_with("INCOMPLETE: 3 of 4 runs"), "{banner}");
+    }
+
+    /// Sets the folder manifest's `arm_facts`.
+    fn set_arm_facts(dir: &Path, facts: serde_json::Value) {
+        let path = dir.join(MANIFEST_FILE);
+        let mut m: serde_json::Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+        m["arm_facts"] = facts;
+        fs::write(&path, m.to_string()).unwrap();
+    }
+
+    #[test]
+    fn a_scenarios_claims_are_read_and_an_unknown_one_names_the_manifest_field_and_value() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let claims = serde_json::json!([{"claim": "restraint", "role": "churn-faults"}]);
+        write_folder_declaring(dir, "mine", claims, &["default"], &[1], 4);
+        let data = RunFolderData::load(dir).unwrap();
+        assert_eq!(data.claims.len(), 1);
+        assert_eq!(data.claims[0].role.as_str(), "churn-faults");
+
+        let bad = tmp.path().join("bad");
+        let claims =
+            serde_json::json!([{"claim": "restraint", "role": "churn-faults"}, {"claim": "speed", "role": "stress"}]);
+        write_folder_declaring(&bad, "mine", claims, &["default"], &[1], 4);
+        let err = RunFolderData::load(&bad).unwrap_err();
+        assert!(err.is_input_error());
+        let text = err.to_string();
+        assert!(
+            text.contains(&bad.join(MANIFEST_FILE).display().to_string())
+                && text.contains("resolved_scenario.claims[1].claim")
+                && text.contains("\"speed\""),
+            "{text}"
+        );
+        let role = tmp.path().join("role");
+        write_folder_declaring(
+            &role,
+            "mine",
+            serde_json::json!([{"claim": "packing", "role": "stress"}]),
+            &["default"],
+            &[1],
+            4,
+        );
+        let text = RunFolderData::load(&role).unwrap_err().to_string();
+        assert!(
+            text.contains("resolved_scenario.claims[0].role") && text.contains("stress"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn several_training_runs_of_one_arm_merge_and_carry_their_facts() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (a, b, c) = (tmp.path().join("a"), tmp.path().join("b"), tmp.path().join("c"));
+        for (dir, run) in [(&a, "seed:1000"), (&b, "seed:2000"), (&c, "seed:2000")] {
+            write_folder(dir, &["default", "agmarl"], &[1, 2], 4);
+            set_arm_facts(
+                dir,
+                serde_json::json!({
+                    "default": {"preempts": true, "control": null, "variant": null, "training_run": null},
+                    "agmarl": {"preempts": true, "control": null, "variant": "agmarl", "training_run": run},
+                }),
+            );
+        }
+        // default's runs are the same in a and b: refused, as before
+        let err = RunFolderData::load_many(&[a.clone(), b.clone()], LoadOptions::default()).unwrap_err();
+        assert!(
+            matches!(err, crate::Error::Report(ReportError::DuplicateRun { .. })),
+            "{err}"
+        );
+        // b without default: agmarl's seeds 1 and 2 of another training run merge
+        let manifest = b.join(MANIFEST_FILE);
+        let mut m: serde_json::Value = serde_json::from_str(&fs::read_to_string(&manifest).unwrap()).unwrap();
+        m["arms"] = serde_json::json!(["agmarl"]);
+        fs::write(&manifest, m.to_string()).unwrap();
+        fs::remove_dir_all(b.join("runs/default")).unwrap();
+        let data = RunFolderData::load_many(&[a.clone(), b.clone()], LoadOptions::default()).unwrap();
+        let runs: Vec<(&str, Option<&str>, u64)> = data
+            .runs
+            .iter()
+            .map(|r| (r.arm.as_str(), r.training_run(), r.seed))
+            .collect();
+        assert_eq!(
+            runs,
+            [
+                ("default", None, 1),
+                ("default", None, 2),
+                ("agmarl", Some("seed:1000"), 1),
+                ("agmarl", Some("seed:2000"), 1),
+                ("agmarl", Some("seed:1000"), 2),
+                ("agmarl", Some("seed:2000"), 2),
+            ]
+        );
+        assert!(
+            data.runs
+                .iter()
+                .all(|r| r.facts.as_ref().and_then(|f| f.preempts) == Some(true))
+        );
+        let summary = data.summary();
+        let agmarl = summary.arm("agmarl").unwrap();
+        assert_eq!(agmarl.runs.len(), 4);
+        assert_eq!(
+            agmarl
+                .runs
+                .iter()
+                .filter(|r| r.training_run.as_deref() == Some("seed:2000"))
+                .count(),
+            2
+        );
+        // the same training run twice is the same run twice: refused
+        let err = RunFolderData::load_many(&[b.clone(), c.clone()], LoadOptions::default()).unwrap_err();
+        assert!(
+            matches!(err, crate::Error::Report(ReportError::DuplicateRun { .. })),
+            "{err}"
+        );
+        // a folder without arm facts: unknown
+        write_folder(&tmp.path().join("old"), &["default"], &[1], 4);
+        let old = RunFolderData::load(&tmp.path().join("old")).unwrap();
+        assert!(old.runs[0].facts.is_none() && old.runs[0].training_run().is_none());
     }
 
     #[test]

@@ -46,6 +46,10 @@ pub struct Decoupling {
 pub struct RunResult {
     pub arm: String,
     pub seed: u64,
+    /// the training run of a learned arm's checkpoint (the invocation
+    /// manifest's `arm_facts.<arm>.training_run`); `None` when it has none or
+    /// it is unknown
+    pub training_run: Option<String>,
     pub metrics: RunMetrics,
 }
 
@@ -150,14 +154,24 @@ impl Summary {
                 None => grouped.push((run.arm.clone(), vec![run])),
             }
         }
+        let hv_reference = grouped
+            .iter()
+            .find(|(arm, _)| arm == REFERENCE_ARM)
+            .and_then(|(_, runs)| pareto_reference(runs));
         let mut arms: Vec<ArmSummary> = grouped
             .into_iter()
             .map(|(arm, mut runs)| {
                 runs.sort_by_key(|r| r.seed);
-                if runs.windows(2).any(|w| w[0].seed == w[1].seed) {
+                if runs
+                    .windows(2)
+                    .any(|w| w[0].seed == w[1].seed && w[0].training_run == w[1].training_run)
+                {
                     tracing::warn!(%arm, "an arm has several runs with the same seed; each counts as a run");
                 }
-                let metrics = METRICS.iter().map(|def| metric_stats(def, &runs, stats_seed)).collect();
+                let metrics = METRICS
+                    .iter()
+                    .map(|def| metric_stats(def, &runs, stats_seed, hv_reference))
+                    .collect();
                 let correlations = runs
                     .iter()
                     .map(|r| {
@@ -267,8 +281,37 @@ impl Summary {
     }
 }
 
-fn metric_stats(def: &'static MetricDef, runs: &[RunResult], stats_seed: u64) -> MetricStats {
-    let values: Vec<(u64, Option<f64>)> = runs.iter().map(|r| (r.seed, r.metrics.value(def.key))).collect();
+/// A run's Pareto objectives ([`crate::pareto::OBJECTIVES`]), where all are defined.
+fn objectives(m: &RunMetrics) -> Option<[f64; 3]> {
+    Some([m.value("cost_usd")?, m.value("failure_rate")?, m.value("restarts")?])
+}
+
+/// The reference arm's means over its seeds of each Pareto objective, over
+/// the runs that define it: the scale of `pareto_hv`.
+fn pareto_reference(runs: &[RunResult]) -> Option<[f64; 3]> {
+    let mean_of = |key: &str| {
+        let v: Vec<f64> = runs.iter().filter_map(|r| r.metrics.value(key)).collect();
+        crate::stats::mean(&v)
+    };
+    Some([mean_of("cost_usd")?, mean_of("failure_rate")?, mean_of("restarts")?])
+}
+
+/// A run's value of metric `def`: its own, or for `pareto_hv` its point
+/// scaled by the reference arm's means (undefined without a reference arm).
+fn run_value(def: &MetricDef, run: &RunResult, hv_reference: Option<[f64; 3]>) -> Option<f64> {
+    match def.key {
+        "pareto_hv" => crate::metrics::pareto_hv(objectives(&run.metrics)?, hv_reference?),
+        key => run.metrics.value(key),
+    }
+}
+
+fn metric_stats(
+    def: &'static MetricDef,
+    runs: &[RunResult],
+    stats_seed: u64,
+    hv_reference: Option<[f64; 3]>,
+) -> MetricStats {
+    let values: Vec<(u64, Option<f64>)> = runs.iter().map(|r| (r.seed, run_value(def, r, hv_reference))).collect();
     let defined: Vec<f64> = values.iter().filter_map(|(_, v)| *v).collect();
     let mut rng = stream(stats_seed, &[purpose::STATISTICS, STREAM_MEAN, key_hash(def.key)]);
     MetricStats {

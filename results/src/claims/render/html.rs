@@ -36,11 +36,15 @@ impl ClaimsTable {
                 esc(claim.spec.paper)
             );
             out.push_str("<ul class=\"verdicts\">\n");
-            for (v, line) in verdict_lines(claim, &self.arm) {
+            for (v, line) in verdict_lines(claim, &self.arm, &self.controls) {
                 let class = v.map_or("none", class);
                 let _ = writeln!(out, "<li class=\"verdict-{class}\">{}</li>", text(&line));
             }
-            out.push_str("</ul>\n<table>\n<thead><tr>");
+            out.push_str("</ul>\n");
+            if claim.rows.is_empty() {
+                continue;
+            }
+            out.push_str("<table>\n<thead><tr>");
             for h in header(&self.arm) {
                 let _ = write!(out, "<th>{}</th>", esc(&h));
             }

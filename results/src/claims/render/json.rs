@@ -1,7 +1,9 @@
 //! claims.json: every number of the claims table, beside the reports.
 
-use crate::claims::{ClaimsTable, VERDICT_RULE};
-use crate::definitions::Better;
+use crate::claims::effect::Side;
+use crate::claims::prereg::PREREGISTRATION_PATH;
+use crate::claims::table::{ClaimResult, Family, Judgement};
+use crate::claims::{ClaimsTable, VERDICT_RULE, better_name};
 use crate::stats::{ALPHA, BOOTSTRAP_RESAMPLES, CONFIDENCE};
 use serde_json::{Value, json};
 
@@ -9,97 +11,156 @@ fn num(x: Option<f64>) -> Value {
     x.filter(|v| v.is_finite()).map_or(Value::Null, Value::from)
 }
 
+fn side(s: Option<Side>) -> Value {
+    s.map_or(Value::Null, |s| {
+        json!({
+            "n": s.n,
+            "unit": if s.by_run { "training-run" } else { "seed" },
+            "training_runs": s.runs,
+            "seeds": s.seeds,
+            "undefined": s.undefined,
+            "mean": num(Some(s.mean)),
+        })
+    })
+}
+
+fn families(f: &[Family]) -> Value {
+    Value::Array(
+        f.iter()
+            .map(|f| json!({"baseline": f.baseline, "size": f.size}))
+            .collect(),
+    )
+}
+
+/// One arm's claims: per claim its verdicts, regime rows and every row
+/// against every baseline.
+fn claims(list: &[ClaimResult]) -> Value {
+    let out: Vec<Value> = list
+        .iter()
+        .map(|claim| {
+            let verdicts: Vec<Value> = claim
+                .verdicts
+                .iter()
+                .map(|v| json!({"baseline": v.baseline, "verdict": v.verdict.as_str(), "reasons": v.reasons}))
+                .collect();
+            let regime: Vec<Value> = claim
+                .regime
+                .iter()
+                .map(|r| {
+                    json!({
+                        "scenario": r.scenario,
+                        "arm": r.spec.arm,
+                        "metric": r.spec.metric,
+                        "condition": r.spec.condition.as_str(),
+                        "values": side(r.side),
+                        "ci_low": num(r.ci.map(|c| c.low)),
+                        "ci_high": num(r.ci.map(|c| c.high)),
+                        "regime": r.regime,
+                        "undefined_because": r.missing,
+                    })
+                })
+                .collect();
+            let rows: Vec<Value> = claim
+                .rows
+                .iter()
+                .map(|row| {
+                    let vs: Vec<Value> = row
+                        .cells
+                        .iter()
+                        .map(|c| {
+                            let e = c.effect;
+                            json!({
+                                "baseline": c.baseline,
+                                "baseline_values": side(c.baseline_side),
+                                "diff_of_means": num(e.map(|e| e.diff)),
+                                "ci_low": num(e.and_then(|e| e.ci).map(|ci| ci.low)),
+                                "ci_high": num(e.and_then(|e| e.ci).map(|ci| ci.high)),
+                                "p": num(e.map(|e| e.test.p)),
+                                "p_method": e.map(|e| e.test.method.as_str()),
+                                "p_holm": num(c.p_holm),
+                                "tied": e.map(|e| e.tied),
+                                "cliffs_delta": num(e.map(|e| e.cliffs_delta)),
+                                "outcome": c.outcome.as_str(),
+                                "undefined_because": c.missing,
+                            })
+                        })
+                        .collect();
+                    json!({
+                        "scenario": row.scenario,
+                        "scenario_role": row.scenario_role.as_str(),
+                        "metric": row.spec.metric,
+                        "absolute_value": row.spec.magnitude,
+                        "role": row.spec.role.as_str(),
+                        "reading": row.spec.reading,
+                        "better": better_name(row.better),
+                        "direction_from": if row.spec.direction_from_claim() { "claim" } else { "definition" },
+                        "applies": match row.spec.applies {
+                            crate::claims::Applies::Always => "always",
+                            crate::claims::Applies::BothPreempt => "both-preempt",
+                        },
+                        "arm_values": side(row.arm_side),
+                        "vs": vs,
+                    })
+                })
+                .collect();
+            let scenarios: Vec<Value> = claim
+                .scenarios
+                .iter()
+                .map(|(s, roles)| json!({"scenario": s, "roles": roles}))
+                .collect();
+            json!({
+                "claim": claim.spec.number,
+                "name": claim.spec.name.as_str(),
+                "title": claim.spec.title,
+                "paper": claim.spec.paper,
+                "scenarios": scenarios,
+                "verdict": claim.headline().map(|v| v.verdict.as_str()),
+                "verdicts": verdicts,
+                "regime": regime,
+                "rows": rows,
+            })
+        })
+        .collect();
+    Value::Array(out)
+}
+
+fn control(j: &Judgement) -> Value {
+    json!({"arm": j.arm, "holm_families": families(&j.families), "claims": claims(&j.claims)})
+}
+
 impl ClaimsTable {
-    /// The table as JSON: the judged arm, the test's settings and the rule,
-    /// the scenarios, and per claim its verdicts and every row against every
-    /// baseline. `Value::Null` when no claim applies.
+    /// The table as JSON: the pre-registration followed, the judged arm, the
+    /// test's settings and the rule, the scenarios, per claim its verdicts
+    /// and every row against every baseline, and the controls' the same way.
+    /// `Value::Null` when no claim applies.
     pub fn to_json(&self) -> Value {
         if self.is_empty() {
             return Value::Null;
         }
-        let claims: Vec<Value> = self
-            .claims
-            .iter()
-            .map(|claim| {
-                let verdicts: Vec<Value> = claim
-                    .verdicts
-                    .iter()
-                    .map(|v| json!({"baseline": v.baseline, "verdict": v.verdict.as_str(), "reasons": v.reasons}))
-                    .collect();
-                let rows: Vec<Value> = claim
-                    .rows
-                    .iter()
-                    .map(|row| {
-                        let side = |s: Option<crate::claims::effect::Side>| {
-                            s.map_or(
-                                Value::Null,
-                                |s| json!({"n": s.n, "undefined": s.undefined, "mean": num(Some(s.mean))}),
-                            )
-                        };
-                        let vs: Vec<Value> = row
-                            .cells
-                            .iter()
-                            .map(|c| {
-                                let e = c.effect;
-                                json!({
-                                    "baseline": c.baseline,
-                                    "baseline_values": side(c.baseline_side),
-                                    "diff_of_means": num(e.map(|e| e.diff)),
-                                    "ci_low": num(e.and_then(|e| e.ci).map(|ci| ci.low)),
-                                    "ci_high": num(e.and_then(|e| e.ci).map(|ci| ci.high)),
-                                    "p": num(e.map(|e| e.test.p)),
-                                    "p_method": e.map(|e| e.test.method.as_str()),
-                                    "p_holm": num(c.p_holm),
-                                    "tied": e.map(|e| e.tied),
-                                    "cliffs_delta": num(e.map(|e| e.cliffs_delta)),
-                                    "outcome": c.outcome.as_str(),
-                                    "undefined_because": c.missing,
-                                })
-                            })
-                            .collect();
-                        json!({
-                            "scenario": row.scenario,
-                            "metric": row.spec.metric,
-                            "absolute_value": row.spec.magnitude,
-                            "role": row.spec.role.as_str(),
-                            "reading": row.spec.reading,
-                            "better": match row.better {
-                                Better::Lower => "lower",
-                                Better::Higher => "higher",
-                                Better::Neither => "neither",
-                            },
-                            "direction_from": if row.spec.direction_from_claim() { "claim" } else { "definition" },
-                            "arm_values": side(row.arm_side),
-                            "vs": vs,
-                        })
-                    })
-                    .collect();
-                json!({
-                    "claim": claim.spec.number,
-                    "title": claim.spec.title,
-                    "paper": claim.spec.paper,
-                    "scenarios": claim.spec.scenarios,
-                    "verdict": claim.headline().map(|v| v.verdict.as_str()),
-                    "verdicts": verdicts,
-                    "rows": rows,
-                })
-            })
-            .collect();
         let scenarios: Vec<Value> = self
             .scenarios
             .iter()
-            .map(|s| json!({"scenario": s.scenario, "stats_seed": s.stats_seed, "arms": s.arms, "incomplete": s.incomplete}))
+            .map(|s| {
+                json!({"scenario": s.scenario, "claims": s.uses, "stats_seed": s.stats_seed, "arms": s.arms, "incomplete": s.incomplete})
+            })
             .collect();
         json!({
+            "preregistration": {
+                "path": PREREGISTRATION_PATH,
+                "date": self.registration.date,
+                "sha256": self.registration.sha256,
+            },
             "arm": self.arm,
             "paper": "AGMARL-DKS, arXiv 2603.12031",
             "alpha": ALPHA,
             "confidence": CONFIDENCE,
             "bootstrap_resamples": BOOTSTRAP_RESAMPLES,
-            "holm_family_size": self.family_size,
+            "holm_families": families(&self.families),
+            "holm_family_size": self.family_size(),
             "verdict_rule": VERDICT_RULE,
             "scenarios": scenarios,
-            "claims": claims,
+            "claims": claims(&self.claims),
+            "controls": self.controls.iter().map(control).collect::<Vec<_>>(),
         })
     }
 }

@@ -43,11 +43,14 @@ impl ClaimsTable {
                 tex(claim.spec.paper)
             );
             out.push_str("\\begin{itemize}\n");
-            for (_, line) in verdict_lines(claim, &self.arm) {
+            for (_, line) in verdict_lines(claim, &self.arm, &self.controls) {
                 let _ = writeln!(out, "\\item {}", tex(&line));
             }
             out.push_str("\\end{itemize}\n");
-            out.push_str("{\\scriptsize\n\\begin{tabular}{llllrrrrrl}\n\\toprule\n");
+            if claim.rows.is_empty() {
+                continue;
+            }
+            out.push_str("{\\scriptsize\n\\begin{tabular}{llllrrlrrrl}\n\\toprule\n");
             let mut head: Vec<String> = header(&self.arm).iter().map(|h| tex(h)).collect();
             head.push("result".to_string());
             let _ = writeln!(out, "{} \\\\\n\\midrule", head.join(" & "));

@@ -21,10 +21,13 @@ impl ClaimsTable {
         for claim in &self.claims {
             let _ = writeln!(out, "### {}\n", md_escape(&claim_title(claim)));
             let _ = writeln!(out, "{}.\n", claim.spec.paper);
-            for (_, line) in verdict_lines(claim, &self.arm) {
+            for (_, line) in verdict_lines(claim, &self.arm, &self.controls) {
                 let _ = writeln!(out, "- {}", line.replace('|', "\\|"));
             }
             out.push('\n');
+            if claim.rows.is_empty() {
+                continue;
+            }
             let mut head = header(&self.arm).to_vec();
             head.push("result".to_string());
             let _ = writeln!(
@@ -34,7 +37,7 @@ impl ClaimsTable {
             );
             let _ = writeln!(
                 out,
-                "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"
+                "| --- | --- | --- | --- | ---: | ---: | --- | ---: | ---: | ---: | --- |"
             );
             for (row, cell) in lines(claim) {
                 let (c, outcome) = cells(row, cell);

@@ -9,8 +9,8 @@ mod markdown;
 mod terminal;
 
 use super::effect::Side;
-use super::table::{Cell, ClaimResult, ClaimsTable, Row};
-use super::verdict::Verdict;
+use super::table::{Cell, ClaimResult, ClaimsTable, Judgement, Row};
+use super::verdict::{Regime, Verdict};
 use crate::definitions::Better;
 use crate::stats::{ALPHA, CONFIDENCE};
 use crate::summary::format::{NA, p_value, plain};
@@ -22,6 +22,21 @@ pub(super) fn mean_text(side: Option<Side>) -> String {
         Some(s) if s.undefined > 0 => format!("{} (n={})", plain(s.mean), s.n),
         Some(s) => plain(s.mean),
     }
+}
+
+/// A side's n: "10 seeds", or "5 runs, 50 seeds" where the unit is the
+/// training run.
+pub(super) fn n_side(side: Option<Side>) -> String {
+    match side {
+        None => NA.to_string(),
+        Some(s) if s.by_run => format!("{} runs, {} seeds", s.runs, s.seeds),
+        Some(s) => format!("{} seeds", s.seeds),
+    }
+}
+
+/// Both n of a test: the judged arm's, then the baseline's.
+pub(super) fn n_text(row: &Row, cell: &Cell) -> String {
+    format!("{} vs {}", n_side(row.arm_side), n_side(cell.baseline_side))
 }
 
 /// "diff [low, high]".
@@ -61,20 +76,78 @@ pub(super) fn metric_text(row: &Row) -> String {
     format!("{} {}{star}", row.spec.label(), arrow(row.better))
 }
 
-/// "Claim 1: smart packing under cascading resource pressure (pressure)".
+/// "Claim 1 (packing): smart packing (…) on pressure (cascading-pressure)".
 pub(super) fn claim_title(claim: &ClaimResult) -> String {
-    format!(
-        "Claim {}: {} ({})",
-        claim.spec.number,
-        claim.spec.title,
-        claim.spec.scenarios.join(", ")
-    )
+    let on: Vec<String> = claim
+        .scenarios
+        .iter()
+        .map(|(s, roles)| {
+            let roles: Vec<&str> = roles.iter().map(|r| r.as_str()).collect();
+            format!("{s} ({})", roles.join(", "))
+        })
+        .collect();
+    let title = format!(
+        "Claim {} ({}): {}",
+        claim.spec.number, claim.spec.name, claim.spec.title
+    );
+    if on.is_empty() {
+        title
+    } else {
+        format!("{title} on {}", on.join(", "))
+    }
 }
 
-/// The verdict against `default`, then the others, each with its reasons;
-/// text with `code` spans.
-pub(super) fn verdict_lines(claim: &ClaimResult, arm: &str) -> Vec<(Option<Verdict>, String)> {
+/// A control's verdicts on `claim`, in one line.
+fn control_line(control: &Judgement, number: u8) -> Option<(Option<Verdict>, String)> {
+    let claim = control.claim(number)?;
+    let headline = claim.headline();
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(v) = headline {
+        parts.push(format!(
+            "against `default`: {} ({})",
+            v.verdict.as_str(),
+            v.reasons.join("; ")
+        ));
+    }
+    for v in claim.others() {
+        parts.push(format!("against `{}`: {}", v.baseline, v.verdict.as_str()));
+    }
+    Some((
+        headline.map(|v| v.verdict),
+        format!(
+            "Control `{}` (same rule, its own families): {}.",
+            control.arm,
+            parts.join("; ")
+        ),
+    ))
+}
+
+/// The regime rows, then the verdict against `default`, then the others,
+/// each with its reasons, then each control's; text with `code` spans.
+pub(super) fn verdict_lines(claim: &ClaimResult, arm: &str, controls: &[Judgement]) -> Vec<(Option<Verdict>, String)> {
     let mut out = Vec::new();
+    for r in &claim.regime {
+        let numbers = match (r.side, r.ci) {
+            (Some(s), Some(ci)) => format!("{} [{}, {}]", plain(s.mean), plain(ci.low), plain(ci.high)),
+            _ => NA.to_string(),
+        };
+        let state = match r.regime {
+            Regime::Reached => "above 0: reached",
+            Regime::NotReached => "not above 0: not reached",
+            Regime::Undefined => "undefined",
+        };
+        out.push((
+            None,
+            format!(
+                "Regime on `{}`: `{}`'s mean `{}` {} ({}% interval), {state}.",
+                r.scenario,
+                r.spec.arm,
+                r.spec.metric,
+                numbers,
+                CONFIDENCE * 100.0
+            ),
+        ));
+    }
     match claim.headline() {
         Some(v) => out.push((
             Some(v.verdict),
@@ -100,23 +173,40 @@ pub(super) fn verdict_lines(claim: &ClaimResult, arm: &str) -> Vec<(Option<Verdi
             ),
         ));
     }
+    out.extend(controls.iter().filter_map(|c| control_line(c, claim.spec.number)));
     out
 }
 
 /// What the table is, in one paragraph; text with `code` spans.
 pub(super) fn intro(table: &ClaimsTable) -> String {
     let pct = CONFIDENCE * 100.0;
+    let families: Vec<String> = table
+        .families
+        .iter()
+        .map(|f| format!("`{}` {}", f.baseline, f.size))
+        .collect();
     format!(
-        "The claims of AGMARL-DKS (arXiv 2603.12031) against the default kube-scheduler, tested on arm `{}` \
-         against each baseline present among `default`, `binpack`, `cost-binpack`, `target-load` and `load-aware`. \
-         Per row: the judged arm's mean and the baseline's over their runs, the difference of means (judged − \
-         baseline) with its {pct}% percentile-bootstrap interval (1,000 resamples of each side, seeded from the \
-         scenario's statistics seed), the two-sided Mann–Whitney U p over the per-seed values and that p \
-         Holm-adjusted over the {} tests of the whole table (tests whose values are all equal cannot reject and \
-         are left out of the family, Holm p 1); a difference is significant at Holm p < {ALPHA}, its direction that \
-         of Cliff's delta. ↓: lower is better, as the metric's definition says; *: the definition names no \
-         direction and the claim's wording sets it.",
-        table.arm, table.family_size
+        "The claims of AGMARL-DKS (arXiv 2603.12031) against the default kube-scheduler, as pre-registered in \
+         `{}` (registered {}, SHA-256 {}), tested on arm `{}` against each baseline present among `default`, \
+         `binpack`, `cost-binpack`, `target-load` and `load-aware`, on the scenarios that declare each claim. Per \
+         row: the judged arm's mean and the baseline's, both n (an arm whose folders hold several training runs is \
+         sampled by training run: its per-training-run means over seeds; otherwise by seed), the difference of \
+         means (judged − baseline) with its {pct}% bootstrap interval (1,000 resamples of each side, training runs \
+         then seeds within each where the unit is the training run, seeded from the scenario's statistics seed), \
+         the two-sided Mann–Whitney U p and that p Holm-adjusted over the tests of the judged arm against that \
+         baseline in the table (tests: {}; tests whose values are all equal cannot reject and are left out of the \
+         family, Holm p 1); a difference is significant at Holm p < {ALPHA}, its direction that of Cliff's delta. \
+         ↓/↑: lower/higher is better, as the metric's definition says; *: the definition names no direction and \
+         the claim's wording sets it.",
+        super::prereg::PREREGISTRATION_PATH,
+        table.registration.date,
+        table.registration.sha256,
+        table.arm,
+        if families.is_empty() {
+            "none".to_string()
+        } else {
+            families.join(", ")
+        }
     )
 }
 
@@ -130,7 +220,7 @@ pub(super) fn incomplete_lines(table: &ClaimsTable) -> Vec<String> {
 }
 
 /// The column headers of a claim's table.
-pub(super) fn header(arm: &str) -> [String; 9] {
+pub(super) fn header(arm: &str) -> [String; 10] {
     [
         "scenario".to_string(),
         "metric".to_string(),
@@ -138,6 +228,7 @@ pub(super) fn header(arm: &str) -> [String; 9] {
         "baseline".to_string(),
         format!("{arm} mean"),
         "baseline mean".to_string(),
+        "n".to_string(),
         format!("{arm} − baseline [{}% CI]", CONFIDENCE * 100.0),
         "p".to_string(),
         "Holm p".to_string(),
@@ -146,10 +237,12 @@ pub(super) fn header(arm: &str) -> [String; 9] {
 
 /// The cells of one row against one baseline, as [`header`] orders them,
 /// then the outcome (or why the row is undefined).
-pub(super) fn cells(row: &Row, cell: &Cell) -> ([String; 9], String) {
-    let outcome = match &cell.missing {
-        Some(why) => format!("undefined: {why}"),
-        None => cell.outcome.as_str().to_string(),
+pub(super) fn cells(row: &Row, cell: &Cell) -> ([String; 10], String) {
+    use super::verdict::Outcome;
+    let outcome = match (&cell.missing, cell.outcome) {
+        (Some(why), Outcome::NotApplicable) => why.clone(),
+        (Some(why), _) => format!("undefined: {why}"),
+        (None, o) => o.as_str().to_string(),
     };
     (
         [
@@ -159,6 +252,7 @@ pub(super) fn cells(row: &Row, cell: &Cell) -> ([String; 9], String) {
             cell.baseline.clone(),
             mean_text(row.arm_side),
             mean_text(cell.baseline_side),
+            n_text(row, cell),
             diff_text(cell),
             p_text(cell),
             p_holm_text(cell),

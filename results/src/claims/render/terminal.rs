@@ -20,8 +20,11 @@ impl ClaimsTable {
         }
         for claim in &self.claims {
             let _ = writeln!(out, "\n{}", claim_title(claim));
-            for (_, line) in verdict_lines(claim, &self.arm) {
+            for (_, line) in verdict_lines(claim, &self.arm, &self.controls) {
                 let _ = writeln!(out, "  {line}");
+            }
+            if claim.rows.is_empty() {
+                continue;
             }
             let mut builder = Builder::default();
             let mut head = header(&self.arm).to_vec();
