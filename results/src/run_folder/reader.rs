@@ -682,7 +682,7 @@ pub(crate) mod tests {
         assert!(
             text.contains(&bad.join(MANIFEST_FILE).display().to_string())
                 && text.contains("resolved_scenario.claims[1].claim")
-                && text.contains("\"speed\""),
+                && text.contains("`speed`"),
             "{text}"
         );
         let role = tmp.path().join("role");
