@@ -77,7 +77,11 @@ fn added(after: f32, requested: f32) -> f32 {
 /// The pod's share of the node's requests of one resource after placement.
 fn share_of(after: f32, requested: f32) -> f32 {
     let pod = added(after, requested);
-    if pod > 0.0 && after > 0.0 { unit(pod / after) } else { 0.0 }
+    if pod > 0.0 && after > 0.0 {
+        unit(pod / after)
+    } else {
+        0.0
+    }
 }
 
 /// The cost score of placing the pod on the node (see the module docs).

@@ -55,12 +55,7 @@ pub fn agmarl_arm_configured(
 /// The control arm `name` with the controller settings `config` (run as the
 /// full method's); `agmarl-untrained` starts from the initial weights of
 /// `init_seed`, which `agmarl-analytic` ignores.
-pub fn control_arm(
-    name: &str,
-    config: &AgmarlConfig,
-    init_seed: u64,
-    seed: u64,
-) -> crate::Result<Box<dyn Scheduler>> {
+pub fn control_arm(name: &str, config: &AgmarlConfig, init_seed: u64, seed: u64) -> crate::Result<Box<dyn Scheduler>> {
     let control = Control::from_arm_name(name).ok_or_else(|| ArmError::NotControl { name: name.to_string() })?;
     Ok(Box::new(match control {
         Control::Untrained => AgmarlScheduler::untrained(init_seed, config.clone(), seed)?,

@@ -144,14 +144,6 @@ impl Control {
     pub fn from_arm_name(name: &str) -> Option<Control> {
         Control::ALL.into_iter().find(|c| c.arm_name() == name)
     }
-
-    /// How the control is named in the manifest's arm facts.
-    pub fn kind(self) -> &'static str {
-        match self {
-            Control::Untrained => "untrained",
-            Control::Analytic => "analytic",
-        }
-    }
 }
 
 /// Everything that steers the controller. The paper gives no numbers for
@@ -262,8 +254,11 @@ struct Outcome {
 /// Exploration noise: perturbs the candidates' score triples in place.
 pub type Noise<'a> = &'a mut dyn FnMut(&mut [[f32; 3]]);
 
-/// Where the controller's scores come from.
+/// Where the controller's scores come from. One per scheduler, made once and
+/// never moved on the decision path, so its size costs nothing and boxing the
+/// network would only add a pointer chase to every decision.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
 enum Scores {
     /// the actor network; its decision path (None when the weights could not
     /// be read) remembers node encodings across decisions
@@ -317,7 +312,14 @@ impl AgmarlScheduler {
     /// by [`Variant::Full`].
     pub fn untrained(init_seed: u64, config: AgmarlConfig, seed: u64) -> crate::Result<AgmarlScheduler> {
         let net = AgmarlNet::new(&Hyper::default(), init_seed)?;
-        let mut s = AgmarlScheduler::new(net, AgmarlConfig { variant: Variant::Full, ..config }, seed);
+        let mut s = AgmarlScheduler::new(
+            net,
+            AgmarlConfig {
+                variant: Variant::Full,
+                ..config
+            },
+            seed,
+        );
         s.control = Some(Control::Untrained);
         Ok(s)
     }
@@ -368,7 +370,9 @@ impl AgmarlScheduler {
     /// encodings (nothing for `agmarl-analytic`).
     pub fn reuse(&self) -> Reuse {
         match &self.scores_from {
-            Scores::Network { scorer: Some(scorer), .. } => scorer.reuse(),
+            Scores::Network {
+                scorer: Some(scorer), ..
+            } => scorer.reuse(),
             _ => Reuse::default(),
         }
     }
@@ -490,9 +494,9 @@ impl AgmarlScheduler {
 
         let use_gnn = self.config.variant.uses_gnn();
         let scored = match &mut self.scores_from {
-            Scores::Network { scorer: Some(scorer), .. } => {
-                scorer.scores_into(&self.obs, &self.candidates, use_gnn, &mut self.scores)
-            }
+            Scores::Network {
+                scorer: Some(scorer), ..
+            } => scorer.scores_into(&self.obs, &self.candidates, use_gnn, &mut self.scores),
             Scores::Network { scorer: None, .. } => Err(crate::agmarl::error::AgmarlError::Hyper(
                 "network weights unreadable".into(),
             )),
@@ -888,7 +892,14 @@ mod tests {
             .into_iter()
             .map(|variant| {
                 let net = AgmarlNet::new(&Hyper::default(), 0).unwrap();
-                AgmarlScheduler::new(net, AgmarlConfig { variant, ..config.clone() }, seed)
+                AgmarlScheduler::new(
+                    net,
+                    AgmarlConfig {
+                        variant,
+                        ..config.clone()
+                    },
+                    seed,
+                )
             })
             .collect();
         all.push(AgmarlScheduler::untrained(1000, config.clone(), seed).unwrap());
@@ -978,7 +989,12 @@ mod tests {
                 let want = preempted(&default.schedule(&pending(&spec), &view));
                 match (&case.expect, &want) {
                     (Some(victims), Some((_, got))) => {
-                        assert_eq!(got, &victims.iter().map(|&v| PodId(v)).collect::<Vec<_>>(), "{}", case.name)
+                        assert_eq!(
+                            got,
+                            &victims.iter().map(|&v| PodId(v)).collect::<Vec<_>>(),
+                            "{}",
+                            case.name
+                        )
                     }
                     (Some(_), None) => panic!("{}: default does not preempt", case.name),
                     _ => {}
@@ -1020,7 +1036,11 @@ mod tests {
             );
         }
         for mut arm in every_agmarl_policy(&AgmarlConfig::default(), 1) {
-            assert!(preempted(&arm.schedule(&pending(&spec), &view)).is_some(), "{}", arm.name());
+            assert!(
+                preempted(&arm.schedule(&pending(&spec), &view)).is_some(),
+                "{}",
+                arm.name()
+            );
         }
     }
 
@@ -1028,7 +1048,7 @@ mod tests {
     fn a_nominated_pod_keeps_its_room() {
         use crate::testing::view_with_pods;
         use schedlab_core::testing::PodSpecChanges;
-        use schedlab_core::{Nomination, NodeId, pod::PodId};
+        use schedlab_core::{NodeId, Nomination, pod::PodId};
 
         // node a has the room, but a pod of priority 5 is nominated there
         let mut nodes = cluster([node("a").cpu("4").memory("16Gi"), node("b").cpu("4").memory("16Gi")]);
@@ -1045,13 +1065,22 @@ mod tests {
         let low = pod(2000, 0).priority(5);
         for mut arm in every_agmarl_policy(&AgmarlConfig::default(), 1) {
             let got = arm.schedule(&pending(&low), &view);
-            assert!(matches!(got, Placement::Unschedulable { .. }), "{}: {got:?}", arm.name());
+            assert!(
+                matches!(got, Placement::Unschedulable { .. }),
+                "{}: {got:?}",
+                arm.name()
+            );
         }
         // above it, a takes the pod (kube-scheduler's rule; at equal
         // priority the nominee keeps its room)
         let high = pod(2000, 0).priority(6);
         for mut arm in every_agmarl_policy(&AgmarlConfig::default(), 1) {
-            assert_eq!(arm.schedule(&pending(&high), &view), Placement::Bind(NodeId(0)), "{}", arm.name());
+            assert_eq!(
+                arm.schedule(&pending(&high), &view),
+                Placement::Bind(NodeId(0)),
+                "{}",
+                arm.name()
+            );
         }
     }
 
