@@ -32,11 +32,13 @@ pub fn load(path: Option<&Path>, seed: u64) -> scheduler::Result<SharedPolicy> {
         hyper = ?meta.hyper,
         "policy loaded"
     );
-    Ok(Arc::new(Mutex::new(AgmarlScheduler::new(
-        net,
-        AgmarlConfig::default(),
-        seed,
-    ))))
+    // the bind loop does not carry out preemptions (it treats one as
+    // unschedulable), so the policy is not asked for any
+    let config = AgmarlConfig {
+        preemption: false,
+        ..AgmarlConfig::default()
+    };
+    Ok(Arc::new(Mutex::new(AgmarlScheduler::new(net, config, seed))))
 }
 
 /// One decision with `policy`, recorded in `metrics`.
@@ -51,7 +53,7 @@ pub fn decide(
     let answer = match &placement {
         Placement::Bind(_) => Answer::Bind,
         Placement::Decline { .. } => Answer::Decline,
-        // the agmarl policy never preempts; the bind loop would not carry it out
+        // preemption is off here (see `load`); the bind loop would not carry it out
         Placement::Unschedulable { .. } | Placement::Preempt { .. } => Answer::Unschedulable,
     };
     metrics.record_decision(

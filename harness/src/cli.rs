@@ -118,24 +118,34 @@ pub struct ScenarioArgs {
     /// The schedulers to compare, comma-separated; the first is the reference arm.
     /// Known arms: default, binpack, random, cost-binpack, target-load, load-aware (baselines);
     /// agmarl, agmarl-nognn, agmarl-linear,
-    /// agmarl-nostress (AGMARL-DKS and its ablations, with the bundled checkpoint unless --checkpoint).
+    /// agmarl-nostress (AGMARL-DKS and its ablations, with the bundled checkpoint unless --checkpoint);
+    /// agmarl-untrained, agmarl-analytic (controls: agmarl's controller with the network's initial weights
+    /// of --init-seed, or with hand-written score formulas; no checkpoint).
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "default,binpack,cost-binpack,target-load,load-aware,random,agmarl"
+        default_value = "default,binpack,cost-binpack,target-load,load-aware,random,agmarl,agmarl-untrained,\
+                         agmarl-analytic"
     )]
     pub arms: Vec<String>,
 
-    /// AGMARL controller settings as JSON for every agmarl arm, any subset of the checkpoint sidecar's
-    /// `training.config.policy` (`delta_lex`, `linear_weights`, `stress`, `restraint`), e.g.
-    /// `{"restraint": {"enabled": false}}`; each arm keeps its own variant.
+    /// AGMARL controller settings as JSON for every agmarl arm (the controls included), any subset of the
+    /// checkpoint sidecar's `training.config.policy` (`delta_lex`, `linear_weights`, `stress`, `restraint`,
+    /// `preemption`), e.g. `{"restraint": {"enabled": false}}` or `{"preemption": false}` (no DefaultPreemption
+    /// for a pod no node takes; on by default, as in every kube-scheduler profile); each arm keeps its own variant.
     #[arg(long, value_name = "FILE")]
     pub agmarl_config: Option<PathBuf>,
 
-    /// An AGMARL checkpoint (`.safetensors` with its `.json` sidecar) for the agmarl arms,
-    /// instead of the bundled one.
+    /// An AGMARL checkpoint (`.safetensors` with its `.json` sidecar) for the trained agmarl arms,
+    /// instead of the bundled one. Not for agmarl-untrained and agmarl-analytic, which have no checkpoint:
+    /// they run as they would without it.
     #[arg(long, value_name = "FILE")]
     pub checkpoint: Option<PathBuf>,
+
+    /// agmarl-untrained: the seed of its network's initial weights, exactly those `schedlab train --seed S`
+    /// starts from (default 1000, the bundled checkpoints' training seed). Only with that arm.
+    #[arg(long, value_name = "S")]
+    pub init_seed: Option<u64>,
 
     /// How many seeds to run each arm on (10 by default: with 3 a side no
     /// difference can be significant).
@@ -300,7 +310,8 @@ pub struct TrainArgs {
     pub config: Option<PathBuf>,
 
     /// The variant to train: agmarl (default), agmarl-nognn (no graph network in training or use),
-    /// agmarl-linear (the weighted-sum controller) or agmarl-nostress (no stress awareness).
+    /// agmarl-linear (the weighted-sum controller) or agmarl-nostress (no stress awareness). The controls
+    /// agmarl-untrained and agmarl-analytic are not trained.
     #[arg(long, value_name = "ARM")]
     pub variant: Option<String>,
 

@@ -25,8 +25,10 @@ pub struct Runner<'a, B> {
     pub backend: &'a B,
     pub scenario: &'a workloads::Scenario,
     pub folder: &'a RunFolder,
-    /// the network for the agmarl arms, when not the bundled one
+    /// the network for the trained agmarl arms, when not the bundled one
     pub checkpoint: Option<&'a scheduler::agmarl::network::AgmarlNet>,
+    /// the seed of `agmarl-untrained`'s initial weights
+    pub init_seed: u64,
     /// the controller settings of the agmarl arms, when not the defaults
     pub agmarl_config: Option<&'a scheduler::agmarl::AgmarlConfig>,
     pub progress: &'a ProgressBar,
@@ -184,8 +186,18 @@ impl<B: Backend> Runner<'_, B> {
         }))
     }
 
-    /// The arm's policy, with the checkpoint and controller settings given for the agmarl arms.
+    /// The arm's policy, with the checkpoint and controller settings given for the agmarl arms (the
+    /// controls take the settings and the init seed, never the checkpoint).
     fn policy(&self, job: &Job) -> Result<Box<dyn scheduler::Scheduler>> {
+        if scheduler::agmarl::Control::from_arm_name(&job.arm).is_some() {
+            let config = self.agmarl_config.cloned().unwrap_or_default();
+            return Ok(scheduler::agmarl::control_arm(
+                &job.arm,
+                &config,
+                self.init_seed,
+                job.seed,
+            )?);
+        }
         let agmarl = scheduler::agmarl::Variant::from_arm_name(&job.arm).is_some();
         if !agmarl || (self.checkpoint.is_none() && self.agmarl_config.is_none()) {
             return Ok(scheduler::arm(&job.arm, job.seed)?);

@@ -6,9 +6,12 @@ use crate::out::outln;
 use crate::play::{Job, Runner};
 use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressStyle};
-use results::run_folder::{InvocationManifest, MANIFEST_FILE, MANIFEST_VERSION, REPORT_DIR, RunFolder};
+use results::run_folder::{
+    ArmControl, ArmFacts, InvocationManifest, MANIFEST_FILE, MANIFEST_VERSION, REPORT_DIR, RunFolder,
+};
 use schedlab_core::backend::{Backend, PROGRESS_STEPS};
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// What the user asked for, checked, before any backend is chosen.
@@ -19,7 +22,11 @@ struct Invocation {
     out: PathBuf,
     jobs_in_parallel: usize,
     checkpoint: Option<scheduler::agmarl::network::AgmarlNet>,
+    /// the sidecar of `--checkpoint`, for the arm facts
+    checkpoint_meta: Option<scheduler::agmarl::CheckpointMeta>,
     agmarl_config: Option<scheduler::agmarl::AgmarlConfig>,
+    /// `agmarl-untrained`'s init seed
+    init_seed: u64,
 }
 
 pub fn run(args: ScenarioArgs) -> Result<()> {
@@ -31,6 +38,7 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         .map(|path| scheduler::agmarl::checkpoint::load(path).map_err(|e| InputError(format!("--checkpoint: {e}"))))
         .transpose()?;
     let arms = check_arms(&args.arms)?;
+    let init_seed = check_init_seed(args.init_seed, &arms)?;
     let agmarl_config = args.agmarl_config.as_deref().map(read_agmarl_config).transpose()?;
     let Some(last_seed) = args.first_seed.checked_add(u64::from(args.seeds) - 1) else {
         bail!(InputError(format!(
@@ -76,13 +84,16 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
     if matches!(args.nodes, crate::cli::NodesFrom::Real(_)) {
         crate::real_cluster::check_in_cluster_arm(&args, &arms)?;
     }
+    let (checkpoint, checkpoint_meta) = checkpoint.unzip();
     let invocation = Invocation {
         arms,
         seeds,
         out,
         jobs_in_parallel,
-        checkpoint: checkpoint.map(|(net, _meta)| net),
+        checkpoint,
+        checkpoint_meta,
         agmarl_config,
+        init_seed,
         scenario,
     };
     // One run path whatever the backend: connect (or provision) it, then play every run through it.
@@ -129,6 +140,7 @@ fn play_scenario<B: Backend, C: Serialize>(
         out,
         ..
     } = invocation;
+    let arm_facts = arm_facts(invocation, backend)?;
     let folder = RunFolder::create(out)?;
     let mut manifest = InvocationManifest {
         manifest_version: MANIFEST_VERSION,
@@ -147,6 +159,7 @@ fn play_scenario<B: Backend, C: Serialize>(
             .map(serde_json::to_value)
             .transpose()
             .context("recording --agmarl-config")?,
+        arm_facts,
         explain: args.explain,
         build: crate::build_info::current(),
         command_line: std::env::args().collect(),
@@ -167,6 +180,7 @@ fn play_scenario<B: Backend, C: Serialize>(
         scenario,
         folder: &folder,
         checkpoint: invocation.checkpoint.as_ref(),
+        init_seed: invocation.init_seed,
         agmarl_config: invocation.agmarl_config.as_ref(),
         progress: &progress,
         explain: args.explain,
@@ -204,6 +218,67 @@ fn check_arms(arms: &[String]) -> Result<Vec<String>> {
     Ok(seen)
 }
 
+/// `agmarl-untrained`'s init seed: `--init-seed`, which only that arm takes, or the default.
+fn check_init_seed(given: Option<u64>, arms: &[String]) -> Result<u64> {
+    let untrained = scheduler::agmarl::Control::Untrained.arm_name();
+    match given {
+        Some(seed) if !arms.iter().any(|a| a == untrained) => bail!(InputError(format!(
+            "--init-seed {seed} is for the {untrained} arm, which --arms does not list: it would change nothing here"
+        ))),
+        Some(seed) => Ok(seed),
+        None => Ok(scheduler::agmarl::DEFAULT_INIT_SEED),
+    }
+}
+
+/// What each arm of `invocation` is, for the manifest (`arm_facts`): whether it preempts on
+/// `backend`, whether it is a control, which AGMARL variant it runs and from which training run.
+fn arm_facts<B: Backend>(invocation: &Invocation, backend: &B) -> Result<BTreeMap<String, ArmFacts>> {
+    use scheduler::agmarl::{Control, Variant};
+    let config = invocation.agmarl_config.clone().unwrap_or_default();
+    let mut facts = BTreeMap::new();
+    for arm in &invocation.arms {
+        let by_cluster = backend.decided_by_cluster(arm).is_some();
+        let preempts = if by_cluster {
+            // the cluster's kube-scheduler runs DefaultPreemption; the in-cluster agmarl scheduler
+            // does not carry preemptions out
+            !scheduler::agmarl::AGMARL_ARMS.contains(&arm.as_str())
+        } else {
+            // the simulator carries out what the policy answers; schedlab's bind loop does not preempt
+            backend.name() == "sim" && scheduler::preempts(arm, &config).unwrap_or(false)
+        };
+        let control = Control::from_arm_name(arm);
+        let variant = match control {
+            Some(_) => Some(Variant::Full),
+            None => Variant::from_arm_name(arm),
+        };
+        let training_run = match (control, variant) {
+            (Some(Control::Untrained), _) => Some(format!("init:{}", invocation.init_seed)),
+            (Some(Control::Analytic), _) | (None, None) => None,
+            (None, Some(variant)) => Some(match &invocation.checkpoint_meta {
+                // the in-cluster scheduler runs its image's bundled checkpoint whatever is given
+                Some(meta) if !by_cluster => meta.training_run(),
+                _ => scheduler::agmarl::checkpoint::bundled_for(variant)
+                    .with_context(|| format!("reading {arm}'s bundled checkpoint"))?
+                    .1
+                    .training_run(),
+            }),
+        };
+        facts.insert(
+            arm.clone(),
+            ArmFacts {
+                preempts,
+                control: control.map(|c| match c {
+                    Control::Untrained => ArmControl::Untrained,
+                    Control::Analytic => ArmControl::Analytic,
+                }),
+                variant: variant.map(|v| v.arm_name().to_string()),
+                training_run,
+            },
+        );
+    }
+    Ok(facts)
+}
+
 /// Largest `--agmarl-config` file read.
 const MAX_AGMARL_CONFIG_BYTES: u64 = 4 << 20;
 
@@ -218,11 +293,12 @@ fn read_agmarl_config(path: &Path) -> Result<scheduler::agmarl::AgmarlConfig> {
     Ok(config)
 }
 
-/// Which checkpoint the agmarl arms use, for the manifest (None when no such arm runs).
+/// Which checkpoint the trained agmarl arms use, for the manifest (None when no such arm runs: the
+/// controls have none).
 fn checkpoint_origin(path: Option<&Path>, arms: &[String]) -> Option<String> {
     let uses_agmarl = arms
         .iter()
-        .any(|a| scheduler::agmarl::arms::AGMARL_ARMS.contains(&a.as_str()));
+        .any(|a| scheduler::agmarl::arms::VARIANT_ARMS.contains(&a.as_str()));
     uses_agmarl.then(|| match path {
         Some(p) => p.display().to_string(),
         None => "bundled".to_string(),

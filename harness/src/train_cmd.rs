@@ -71,10 +71,21 @@ pub fn run(args: TrainArgs) -> Result<()> {
         None => TrainConfig::default(),
     };
     if let Some(arm) = &args.variant {
+        if let Some(control) = scheduler::agmarl::Control::from_arm_name(arm) {
+            let with = match control {
+                scheduler::agmarl::Control::Untrained => "the network's initial weights",
+                scheduler::agmarl::Control::Analytic => "hand-written score formulas",
+            };
+            bail!(InputError(format!(
+                "--variant {arm}: a control arm, which is never trained (it runs agmarl's controller with {with}); \
+                 the variants to train are {}",
+                scheduler::agmarl::VARIANT_ARMS.join(", ")
+            )));
+        }
         let variant = scheduler::agmarl::Variant::from_arm_name(arm).ok_or_else(|| {
             InputError(format!(
                 "--variant {arm:?}: the AGMARL variants are {}",
-                scheduler::agmarl::AGMARL_ARMS.join(", ")
+                scheduler::agmarl::VARIANT_ARMS.join(", ")
             ))
         })?;
         if args.config.is_some() && config.policy.variant != variant && config.policy.variant != Default::default() {

@@ -102,6 +102,74 @@ fn churn_runs_end_to_end_and_prints_the_comparison() {
         manifest["checkpoint"], "bundled",
         "the agmarl arm used the bundled checkpoint"
     );
+    // the default arms: the baselines, agmarl and its two controls
+    let facts = &manifest["arm_facts"];
+    let arms: Vec<&str> = manifest["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert!(
+        arms.ends_with(&["agmarl", "agmarl-untrained", "agmarl-analytic"]),
+        "{arms:?}"
+    );
+    assert_eq!(facts.as_object().unwrap().len(), arms.len(), "{facts}");
+    let fact = |arm: &str| facts[arm].clone();
+    assert_eq!(
+        fact("default"),
+        serde_json::json!({"preempts": true, "control": null, "variant": null, "training_run": null})
+    );
+    assert_eq!(fact("random")["preempts"], false);
+    assert_eq!(
+        fact("agmarl"),
+        serde_json::json!({"preempts": true, "control": null, "variant": "agmarl", "training_run": "seed:1000"})
+    );
+    assert_eq!(
+        fact("agmarl-untrained"),
+        serde_json::json!({"preempts": true, "control": "untrained", "variant": "agmarl", "training_run": "init:1000"})
+    );
+    assert_eq!(
+        fact("agmarl-analytic"),
+        serde_json::json!({"preempts": true, "control": "analytic", "variant": "agmarl", "training_run": null})
+    );
+}
+
+#[test]
+fn the_controls_take_the_init_seed_and_the_settings_not_the_checkpoint() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = tmp.path().join("off.json");
+    fs::write(&config, r#"{"preemption": false}"#).unwrap();
+    let run = |name: &str, init_seed: &str| {
+        let out_dir = tmp.path().join(name);
+        let out = schedlab()
+            .args(["scenario", "churn", "--seeds", "1", "--set", "nodes=6"])
+            .args(["--arms", "default,agmarl-untrained,agmarl-analytic,agmarl-nognn"])
+            .args(["--init-seed", init_seed])
+            .arg("--agmarl-config")
+            .arg(&config)
+            .arg("--out")
+            .arg(&out_dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        out_dir
+    };
+    let a = run("a", "5000");
+    let manifest = read_json(&a.join("manifest.json"));
+    let facts = &manifest["arm_facts"];
+    assert_eq!(facts["agmarl-untrained"]["training_run"], "init:5000");
+    // preemption off for every agmarl arm, not for default
+    assert_eq!(facts["default"]["preempts"], true);
+    for arm in ["agmarl-untrained", "agmarl-analytic", "agmarl-nognn"] {
+        assert_eq!(facts[arm]["preempts"], false, "{arm}: {facts}");
+    }
+    assert_eq!(facts["agmarl-nognn"]["variant"], "agmarl-nognn");
+    let records = |dir: &Path, arm: &str| fs::read(dir.join("runs").join(arm).join("seed-1/records.jsonl")).unwrap();
+    // another init seed is another network; the analytic control has none
+    let b = run("b", "5001");
+    assert!(records(&a, "agmarl-untrained") != records(&b, "agmarl-untrained"));
+    assert!(records(&a, "agmarl-analytic") == records(&b, "agmarl-analytic"));
 }
 
 #[test]
@@ -194,6 +262,11 @@ fn bad_input_exits_2_with_a_clear_message_and_no_folder() {
         &["scenario", "churn", "--arms", "default,magic"],
         &out_dir,
         &["magic", "binpack"],
+    );
+    assert_input_error(
+        &["scenario", "churn", "--arms", "default,agmarl", "--init-seed", "5000"],
+        &out_dir,
+        &["--init-seed 5000", "agmarl-untrained"],
     );
     // inputs that are not regular files are refused, not read without end
     // (a device) or waited on (a FIFO)

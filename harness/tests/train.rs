@@ -346,4 +346,15 @@ fn a_variant_trains_as_itself_and_an_unknown_one_is_refused() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("agmarl-fast"), "{}", stderr(&out));
     assert!(!bad.exists());
+    // the controls are never trained
+    for control in ["agmarl-untrained", "agmarl-analytic"] {
+        let out = train(&bad, &["--variant", control]);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains(control) && stderr(&out).contains("never trained"),
+            "{}",
+            stderr(&out)
+        );
+        assert!(!bad.exists());
+    }
 }

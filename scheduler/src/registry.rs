@@ -1,10 +1,11 @@
 //! Building a policy from its arm name: the baselines ([`baseline`]) and,
-//! through [`arm`], the AGMARL-DKS arms with the bundled checkpoint.
+//! through [`arm`], the AGMARL-DKS arms with the bundled checkpoint and its
+//! controls.
 
-use crate::agmarl::arms::{AGMARL_ARMS, agmarl_arm_with};
+use crate::agmarl::arms::{AGMARL_ARMS, CONTROL_ARMS, DEFAULT_INIT_SEED, VARIANT_ARMS, agmarl_arm_with, control_arm};
 use crate::agmarl::checkpoint::{CheckpointError, bundled_for};
 use crate::agmarl::network::AgmarlNet;
-use crate::agmarl::policy::Variant;
+use crate::agmarl::policy::{AgmarlConfig, Control, Variant};
 use crate::api::Scheduler;
 use crate::binpack::BinPackScheduler;
 use crate::cost_binpack::CostBinPackScheduler;
@@ -45,6 +46,8 @@ pub const ARM_NAMES: &[&str] = &[
     "target-load",
     "load-aware",
     "agmarl",
+    "agmarl-untrained",
+    "agmarl-analytic",
     "agmarl-nognn",
     "agmarl-linear",
     "agmarl-nostress",
@@ -55,21 +58,47 @@ pub const ARM_NAMES: &[&str] = &[
 pub enum ArmError {
     #[error("unknown arm {name:?}: the arms are {}", ARM_NAMES.join(", "))]
     Unknown { name: String },
-    #[error("{name:?} is not an AGMARL arm: those are {}", AGMARL_ARMS.join(", "))]
+    #[error(
+        "{name:?} is not a trained AGMARL arm (the controls {} take no network): those are {}",
+        CONTROL_ARMS.join(", "),
+        VARIANT_ARMS.join(", ")
+    )]
     NotAgmarl { name: String },
+    #[error("{name:?} is not an AGMARL control: those are {}", CONTROL_ARMS.join(", "))]
+    NotControl { name: String },
     /// The checkpoint error is part of the message, not a source, so that a
     /// caller printing the chain does not print it twice.
     #[error("arm {name}: {error}")]
     Checkpoint { name: String, error: Box<CheckpointError> },
 }
 
-/// The arm called `name`: a baseline, or an AGMARL arm with the bundled
-/// checkpoint trained as its variant. Random choices (the baselines' tie-breaks) come from `seed`.
+/// The arm called `name`: a baseline, an AGMARL arm with the bundled
+/// checkpoint trained as its variant, or an AGMARL control (`agmarl-untrained`
+/// from [`DEFAULT_INIT_SEED`]'s initial weights). Random choices (tie-breaks,
+/// preemption's) come from `seed`.
 pub fn arm(name: &str, seed: u64) -> crate::Result<Box<dyn Scheduler>> {
     if let Ok(s) = baseline(name, seed) {
         return Ok(s);
     }
+    if Control::from_arm_name(name).is_some() {
+        return control_arm(name, &AgmarlConfig::default(), DEFAULT_INIT_SEED, seed);
+    }
     agmarl_arm_with(name, bundled_net(name)?, seed)
+}
+
+/// Whether the policy of arm `name` answers a pod no node takes with
+/// DefaultPreemption (for the AGMARL arms, as their settings `agmarl` say);
+/// None for an unknown arm. Whether a backend carries the preemption out is the
+/// backend's affair: the simulator does, schedlab's bind loop does not.
+pub fn preempts(name: &str, agmarl: &AgmarlConfig) -> Option<bool> {
+    if PROFILES.iter().any(|p| p.name == name) {
+        // every kube-scheduler profile runs the DefaultPreemption PostFilter
+        return Some(true);
+    }
+    if name == RandomScheduler::NAME {
+        return Some(false);
+    }
+    AGMARL_ARMS.contains(&name).then_some(agmarl.preemption)
 }
 
 /// The bundled network of the AGMARL arm `name`, trained as its variant.
@@ -142,8 +171,23 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "unknown arm \"agmarl-typo\": the arms are default, binpack, random, cost-binpack, target-load, \
-             load-aware, agmarl, agmarl-nognn, agmarl-linear, agmarl-nostress"
+             load-aware, agmarl, agmarl-untrained, agmarl-analytic, agmarl-nognn, agmarl-linear, agmarl-nostress"
         );
+    }
+
+    #[test]
+    fn the_profiles_and_the_agmarl_arms_preempt_random_does_not() {
+        let on = AgmarlConfig::default();
+        let off = AgmarlConfig {
+            preemption: false,
+            ..AgmarlConfig::default()
+        };
+        for name in ARM_NAMES {
+            let agmarl = name.starts_with("agmarl");
+            assert_eq!(preempts(name, &on), Some(*name != "random"), "{name}");
+            assert_eq!(preempts(name, &off), Some(!agmarl && *name != "random"), "{name}");
+        }
+        assert_eq!(preempts("agmarl-typo", &on), None);
     }
 
     #[test]

@@ -23,7 +23,7 @@ use schedlab_core::pod::{PodId, PodSlot, PodSpec, Toleration, TolerationOperator
 use schedlab_core::resources::{Resources, parse_cpu_milli, parse_memory_bytes};
 use schedlab_core::testing::{GI, MI, NodeSpecChanges};
 use schedlab_core::time::Time;
-use schedlab_core::view::{ClusterView, PendingPod, WorkloadHistory};
+use schedlab_core::view::{BoundPod, ClusterView, Nomination, PendingPod, WorkloadHistory};
 
 #[track_caller]
 fn cpu(q: &str) -> u64 {
@@ -148,6 +148,42 @@ pub fn cluster(nodes: impl IntoIterator<Item = NodeBuilder>) -> Vec<NodeState> {
 /// A view of `nodes` at time zero.
 pub fn view(nodes: &[NodeState]) -> ClusterView<'_> {
     ClusterView::of_nodes(Time::ZERO, nodes, 1, nodes.iter().map(|n| n.pod_count).sum())
+}
+
+/// A pod bound at `started_s` seconds that requests `cpu_milli` and no memory.
+pub fn bound_pod(id: u64, priority: i32, cpu_milli: u64, started_s: u64) -> BoundPod {
+    BoundPod {
+        id: PodId(id),
+        priority,
+        requests: Resources::new(cpu_milli, 0),
+        started: Time(started_s * 1000),
+    }
+}
+
+/// A view of `nodes` (at time zero) with `pods[i]` bound to node i (their
+/// requests and count added to the node) and the `nominated` pods: what
+/// preemption looks at.
+pub fn view_with_pods<'a>(
+    nodes: &'a mut [NodeState],
+    pods: &'a [Vec<BoundPod>],
+    nominated: &'a [Nomination],
+) -> ClusterView<'a> {
+    for (n, list) in nodes.iter_mut().zip(pods) {
+        for p in list {
+            n.requested += p.requests;
+            n.non_zero_requested += p.requests.non_zero_for_scoring();
+            n.pod_count += 1;
+        }
+    }
+    ClusterView {
+        now: Time::ZERO,
+        nodes,
+        pending_pods: 1,
+        bound_pods: pods.iter().map(|l| l.len() as u32).sum(),
+        pods_by_node: pods,
+        lowest_bound_priority: pods.iter().flatten().map(|b| b.priority).min(),
+        nominated,
+    }
 }
 
 /// A best-effort pod whose requests are given as quantity strings, kept for

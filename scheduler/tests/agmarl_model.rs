@@ -477,7 +477,10 @@ fn decision_is_consistent_with_its_parts() {
     let feasible: Vec<usize> = (0..nodes.len()).filter(|&i| is_feasible(&spec, &nodes[i])).collect();
     assert_eq!(d.candidates, feasible);
     assert_eq!(d.obs, observe(&pending(&spec), &view(&nodes)));
-    assert_eq!(d.scores, s.net().scores(&d.obs, &d.candidates, true).unwrap());
+    assert_eq!(
+        d.scores,
+        s.net().expect("a network").scores(&d.obs, &d.candidates, true).unwrap()
+    );
     let cands: Vec<Candidate> = d
         .candidates
         .iter()

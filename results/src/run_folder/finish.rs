@@ -123,6 +123,7 @@ mod tests {
             cluster: None,
             checkpoint: None,
             agmarl_config: None,
+            arm_facts: Default::default(),
             explain: false,
             build: Build {
                 schedlab_version: "0",

@@ -3,7 +3,7 @@
 //! run is its own type (`C`, `R`), written as it serialises; this crate
 //! reads back only the fields a report needs ([`super::manifest_check`]).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The version of the manifests `schedlab scenario` writes (the run
@@ -41,6 +41,9 @@ pub struct InvocationManifest<C> {
     /// `--agmarl-config`: the agmarl arms' controller settings, when not the defaults
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agmarl_config: Option<serde_json::Value>,
+    /// what each arm of `arms` is, by arm name (see [`ArmFacts`]); a folder
+    /// written before it has none, which means unknown
+    pub arm_facts: BTreeMap<String, ArmFacts>,
     /// `--explain`: every run beside its records has decisions.jsonl (see the
     /// run manifests for arms where that does not apply)
     pub explain: bool,
@@ -51,6 +54,39 @@ pub struct InvocationManifest<C> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub finished_at: Option<jiff::Timestamp>,
     pub complete: bool,
+}
+
+/// What an arm is, for reading its results beside the others' (e.g. the
+/// claims table compares critical-pod time to bind only between arms that
+/// both preempt, and sets the controls' verdicts beside the trained arm's).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArmFacts {
+    /// whether a pod no node takes gets DefaultPreemption in this invocation:
+    /// the arm's policy asks for it and the backend carries it out (the
+    /// simulator does; on a real cluster only the cluster's kube-scheduler
+    /// does, not schedlab's bind loop nor the in-cluster agmarl scheduler)
+    pub preempts: bool,
+    /// for a control arm, what stands in for training
+    pub control: Option<ArmControl>,
+    /// the AGMARL variant whose controller and learned part the arm runs
+    /// (`agmarl`, `agmarl-nognn`, …; the controls run `agmarl`'s); None for
+    /// the baselines
+    pub variant: Option<String>,
+    /// one training run of a learned arm: `seed:<training seed>` as the
+    /// checkpoint's sidecar records it (else `sha256:<first 12 hex digits of
+    /// the weights' digest>`), `init:<init seed>` for `agmarl-untrained`;
+    /// None for the baselines and `agmarl-analytic`
+    pub training_run: Option<String>,
+}
+
+/// The kind of control an arm is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ArmControl {
+    /// the network's initial weights, never updated (`agmarl-untrained`)
+    Untrained,
+    /// hand-written score formulas (`agmarl-analytic`)
+    Analytic,
 }
 
 /// The manifest of one (arm, seed) run, beside its records. `R` is what
@@ -96,4 +132,47 @@ pub fn to_pretty_json<T: Serialize>(value: &T) -> Result<String, serde_json::Err
     let mut text = serde_json::to_string_pretty(value)?;
     text.push('\n');
     Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arm_facts_serialise_every_field_with_nulls_and_read_back() {
+        let facts = BTreeMap::from([
+            (
+                "agmarl-untrained".to_string(),
+                ArmFacts {
+                    preempts: true,
+                    control: Some(ArmControl::Untrained),
+                    variant: Some("agmarl".into()),
+                    training_run: Some("init:1000".into()),
+                },
+            ),
+            (
+                "random".to_string(),
+                ArmFacts {
+                    preempts: false,
+                    control: None,
+                    variant: None,
+                    training_run: None,
+                },
+            ),
+        ]);
+        let json = serde_json::to_value(&facts).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({
+                "agmarl-untrained": {"preempts": true, "control": "untrained", "variant": "agmarl", "training_run": "init:1000"},
+                "random": {"preempts": false, "control": null, "variant": null, "training_run": null},
+            })
+        );
+        let back: BTreeMap<String, ArmFacts> = serde_json::from_value(json).unwrap();
+        assert_eq!(back, facts);
+        assert_eq!(
+            serde_json::to_value(ArmControl::Analytic).unwrap(),
+            serde_json::json!("analytic")
+        );
+    }
 }

@@ -21,6 +21,6 @@ pub mod writer;
 
 pub use finish::{FinishError, finish, write_report};
 pub use layout::{INCOMPLETE_MARKER, MANIFEST_FILE, RECORDS_FILE, REPORT_DIR, run_dir};
-pub use manifests::{Build, InvocationManifest, MANIFEST_VERSION, RunExplain, RunManifest};
+pub use manifests::{ArmControl, ArmFacts, Build, InvocationManifest, MANIFEST_VERSION, RunExplain, RunManifest};
 pub use reader::{FolderFacts, LoadOptions, LoadedRun, RunFolderData, SkippedRun};
 pub use writer::{FolderError, RunFolder, write_atomic, write_json};

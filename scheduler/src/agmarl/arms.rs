@@ -1,13 +1,33 @@
-//! The `agmarl*` arms: the full method and its ablations, each an
-//! [`AgmarlScheduler`] with the defaults of its [`Variant`].
+//! The `agmarl*` arms: the full method, its two controls (the same
+//! controller with untrained or hand-written scores, [`Control`]) and its
+//! ablations, each an [`AgmarlScheduler`] with the defaults of its
+//! [`Variant`].
 
 use crate::agmarl::network::AgmarlNet;
-use crate::agmarl::policy::{AgmarlConfig, AgmarlScheduler, Variant};
+use crate::agmarl::policy::{AgmarlConfig, AgmarlScheduler, Control, Variant};
 use crate::api::Scheduler;
 use crate::registry::ArmError;
 
-/// The AGMARL arm names, full method first.
-pub const AGMARL_ARMS: &[&str] = &["agmarl", "agmarl-nognn", "agmarl-linear", "agmarl-nostress"];
+/// The AGMARL arm names: the full method, its controls, then its ablations.
+pub const AGMARL_ARMS: &[&str] = &[
+    "agmarl",
+    "agmarl-untrained",
+    "agmarl-analytic",
+    "agmarl-nognn",
+    "agmarl-linear",
+    "agmarl-nostress",
+];
+
+/// The trained AGMARL arms (one per [`Variant`], each with a checkpoint).
+pub const VARIANT_ARMS: &[&str] = &["agmarl", "agmarl-nognn", "agmarl-linear", "agmarl-nostress"];
+
+/// The control arms (one per [`Control`]): no checkpoint, never trained.
+pub const CONTROL_ARMS: &[&str] = &["agmarl-untrained", "agmarl-analytic"];
+
+/// `agmarl-untrained`'s init seed unless told otherwise: the training seed
+/// of the bundled checkpoints, so by default the control starts where they
+/// started.
+pub const DEFAULT_INIT_SEED: u64 = 1000;
 
 /// The AGMARL arm `name` with the given network (e.g. from `--checkpoint`)
 /// and the variant's default configuration.
@@ -15,8 +35,9 @@ pub fn agmarl_arm_with(name: &str, net: AgmarlNet, seed: u64) -> crate::Result<B
     agmarl_arm_configured(name, net, &AgmarlConfig::default(), seed)
 }
 
-/// The AGMARL arm `name` with the given network and controller settings;
-/// the settings' variant is replaced by the arm's.
+/// The trained AGMARL arm `name` with the given network and controller
+/// settings; the settings' variant is replaced by the arm's. The controls
+/// take no network: see [`control_arm`].
 pub fn agmarl_arm_configured(
     name: &str,
     net: AgmarlNet,
@@ -31,25 +52,83 @@ pub fn agmarl_arm_configured(
     Ok(Box::new(AgmarlScheduler::new(net, config, seed)))
 }
 
+/// The control arm `name` with the controller settings `config` (run as the
+/// full method's); `agmarl-untrained` starts from the initial weights of
+/// `init_seed`, which `agmarl-analytic` ignores.
+pub fn control_arm(name: &str, config: &AgmarlConfig, init_seed: u64, seed: u64) -> crate::Result<Box<dyn Scheduler>> {
+    let control = Control::from_arm_name(name).ok_or_else(|| ArmError::NotControl { name: name.to_string() })?;
+    Ok(Box::new(match control {
+        Control::Untrained => AgmarlScheduler::untrained(init_seed, config.clone(), seed)?,
+        Control::Analytic => AgmarlScheduler::analytic(config.clone(), seed),
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agmarl::checkpoint::to_bytes;
     use crate::agmarl::network::Hyper;
+    use crate::agmarl::train::{TrainConfig, Trainer};
 
     #[test]
-    fn arm_names_are_the_variants() {
+    fn arm_names_are_the_variants_and_the_controls() {
         let names: Vec<&str> = Variant::ALL.iter().map(|v| v.arm_name()).collect();
-        assert_eq!(names, AGMARL_ARMS);
+        assert_eq!(names, VARIANT_ARMS);
+        let controls: Vec<&str> = Control::ALL.iter().map(|c| c.arm_name()).collect();
+        assert_eq!(controls, CONTROL_ARMS);
+        // the full method, its controls beside it, then the ablations
+        let all: Vec<&str> = [VARIANT_ARMS[0]]
+            .into_iter()
+            .chain(CONTROL_ARMS.iter().copied())
+            .chain(VARIANT_ARMS[1..].iter().copied())
+            .collect();
+        assert_eq!(all, AGMARL_ARMS);
     }
 
     #[test]
     fn builds_each_arm_and_rejects_others() {
-        for name in AGMARL_ARMS {
+        for name in VARIANT_ARMS {
             let net = AgmarlNet::new(&Hyper::default(), 0).unwrap();
             assert_eq!(agmarl_arm_with(name, net, 1).unwrap().name(), *name);
+        }
+        for name in CONTROL_ARMS {
+            let arm = control_arm(name, &AgmarlConfig::for_variant(Variant::Linear), 7, 1).unwrap();
+            assert_eq!(arm.name(), *name);
         }
         let net = AgmarlNet::new(&Hyper::default(), 0).unwrap();
         let err = agmarl_arm_with("default", net, 1).err().unwrap();
         assert!(err.to_string().contains("agmarl-nostress"), "{err}");
+        let net = AgmarlNet::new(&Hyper::default(), 0).unwrap();
+        let err = agmarl_arm_with("agmarl-untrained", net, 1).err().unwrap();
+        assert!(err.to_string().contains("control"), "{err}");
+        let err = control_arm("agmarl", &AgmarlConfig::default(), 7, 1).err().unwrap();
+        assert!(err.to_string().contains("agmarl-analytic"), "{err}");
+    }
+
+    #[test]
+    fn controls_run_the_full_controller() {
+        let config = AgmarlConfig::for_variant(Variant::NoStress);
+        let untrained = AgmarlScheduler::untrained(3, config.clone(), 1).unwrap();
+        let analytic = AgmarlScheduler::analytic(config, 1);
+        for s in [&untrained, &analytic] {
+            assert_eq!(s.config().variant, Variant::Full);
+        }
+        assert_eq!(untrained.control(), Some(Control::Untrained));
+        assert_eq!(analytic.control(), Some(Control::Analytic));
+        assert!(analytic.net().is_none());
+    }
+
+    #[test]
+    fn untrained_weights_are_where_training_starts_bit_for_bit() {
+        for init_seed in [1000, 5000] {
+            let s = AgmarlScheduler::untrained(init_seed, AgmarlConfig::default(), 1).unwrap();
+            let trainer = Trainer::new(TrainConfig::default(), init_seed).unwrap();
+            let ours = to_bytes(s.net().expect("a network")).unwrap();
+            assert_eq!(ours, to_bytes(trainer.actor()).unwrap(), "init seed {init_seed}");
+        }
+        // and another seed starts elsewhere
+        let a = AgmarlScheduler::untrained(1000, AgmarlConfig::default(), 1).unwrap();
+        let b = AgmarlScheduler::untrained(1001, AgmarlConfig::default(), 1).unwrap();
+        assert_ne!(to_bytes(a.net().unwrap()).unwrap(), to_bytes(b.net().unwrap()).unwrap());
     }
 }

@@ -100,6 +100,30 @@ impl CheckpointMeta {
         serde_json::from_value(serde_json::Value::String(name.to_string())).ok()
     }
 
+    /// The seed training started from (`training.seed`, else
+    /// `training.seeds.first`), as `schedlab train` records it; None when the
+    /// sidecar does not say.
+    pub fn training_seed(&self) -> Option<u64> {
+        self.training
+            .pointer("/seed")
+            .or_else(|| self.training.pointer("/seeds/first"))?
+            .as_u64()
+    }
+
+    /// What identifies the training run of these weights, for the run
+    /// folder's arm facts: `seed:<training seed>` when the sidecar records
+    /// it, else `sha256:<the first 12 hex digits of the weights' digest>`
+    /// (hand-made or foreign weights: one file, one run).
+    pub fn training_run(&self) -> String {
+        match self.training_seed() {
+            Some(seed) => format!("seed:{seed}"),
+            None => {
+                let digest = &self.weights_sha256;
+                format!("sha256:{}", digest.get(..12).unwrap_or(digest))
+            }
+        }
+    }
+
     /// Metadata for weights of `hyper` under the current versions; [`save`]
     /// fills in the digest of the weights it writes.
     pub fn new(hyper: &Hyper, training: serde_json::Value) -> CheckpointMeta {
@@ -419,6 +443,23 @@ mod tests {
         assert_eq!(with("agmarl").trained_variant(), Some(Variant::Full));
         assert_eq!(with("something").trained_variant(), None);
         assert_eq!(meta(serde_json::Value::Null).trained_variant(), None);
+    }
+
+    #[test]
+    fn the_training_run_is_the_seed_else_the_weights_digest() {
+        // the bundled checkpoints started where agmarl-untrained starts by default
+        let init = crate::agmarl::arms::DEFAULT_INIT_SEED;
+        for variant in Variant::ALL {
+            let (_, meta) = bundled_for(variant).unwrap();
+            assert_eq!(meta.training_run(), format!("seed:{init}"), "{variant:?}");
+        }
+        let mut meta = CheckpointMeta::new(&Hyper::default(), serde_json::json!({"seeds": {"first": 2000}}));
+        meta.weights_sha256 = "0123456789abcdef".repeat(4);
+        assert_eq!(meta.training_run(), "seed:2000");
+        meta.training = serde_json::json!({"note": "hand-made"});
+        assert_eq!(meta.training_run(), "sha256:0123456789ab");
+        meta.training = serde_json::Value::Null;
+        assert_eq!(meta.training_seed(), None);
     }
 
     #[test]

@@ -4,13 +4,22 @@
 //!    [`StressMonitor`] (hysteresis across decisions).
 //! 2. Feasibility: the default profile's filters ([`crate::filters`]) over
 //!    every node. Unlike kube-scheduler there is no `percentageOfNodesToScore`
-//!    sampling: every feasible node is an agent that gets to bid. When no
-//!    node passes, the answer is Unschedulable with exactly the baselines'
-//!    "0/N nodes are available: …" message.
+//!    sampling: every feasible node is an agent that gets to bid. As in
+//!    kube-scheduler, a node must also leave room for the pods nominated to
+//!    it of at least the pod's priority ([`Nominated`]), so a preemptor's
+//!    nomination is respected. When no node passes, kube-scheduler's
+//!    DefaultPreemption PostFilter, exactly as the `default` arm runs it
+//!    ([`crate::preemption::preempt`] with the default profile's filter
+//!    chain), answers Preempt when deleting pods of lower priority makes
+//!    room; otherwise (or with [`AgmarlConfig::preemption`] off) the answer
+//!    is Unschedulable with exactly the baselines' "0/N nodes are
+//!    available: …" message. Either way no agent acted: the decision has
+//!    no candidates, and training keeps it out of the replay.
 //! 3. Scores: every node's agent observes ([`observe_into`]); the GNN runs
-//!    over all nodes, the shared actor scores the feasible ones. Training may
-//!    perturb these scores (exploration noise); they are then clamped to
-//!    [0, 1].
+//!    over all nodes, the shared actor scores the feasible ones (for the
+//!    `agmarl-analytic` control, hand-written formulas over the same
+//!    observation do: [`crate::agmarl::analytic`]). Training may perturb
+//!    these scores (exploration noise); they are then clamped to [0, 1].
 //! 4. Selection: lexicographic by the stress level's objective order, each
 //!    step keeping the candidates within `delta_lex` of the objective's
 //!    spread from its best, or the fixed weighted sum of the `agmarl-linear`
@@ -20,8 +29,12 @@
 //!    ([`should_decline`]) and stays pending; every bind adds the chosen
 //!    node's fault-tolerance score to its workload's baseline.
 //!
-//! The policy draws no random numbers: selection and tie-breaks are
-//! deterministic, so the same view always gets the same answer.
+//! The policy draws random numbers only for preemption: DefaultPreemption's
+//! scan offset (over 100 potential nodes) and its last tie-break come from
+//! the run's scheduler stream (`stream(seed, [purpose::SCHEDULER])`, the
+//! stream the profiles draw theirs from). Selection and its tie-breaks are
+//! deterministic, so a view with a feasible node always gets the same
+//! answer.
 //!
 //! Asked to explain ([`Scheduler::set_explain`]), a decision also records
 //! the stress score and level, the level and objective order in force, the
@@ -31,11 +44,12 @@
 //! selection runs the same code either way; only the runner-up costs a
 //! second selection, and only while explaining.
 
+use crate::agmarl::analytic;
 use crate::agmarl::features::{Observation, observe_into};
 use crate::agmarl::lexicographic::{
     Candidate, lexicographic_select, lexicographic_select_traced, weighted_select, weighted_select_traced,
 };
-use crate::agmarl::network::AgmarlNet;
+use crate::agmarl::network::{AgmarlNet, Hyper};
 use crate::agmarl::restraint::{Baselines, RESTRAINT_REASON, RestraintConfig, RestraintConfigError, should_decline};
 use crate::agmarl::scoring::{Reuse, Scorer};
 use crate::agmarl::stress::{
@@ -46,7 +60,9 @@ use crate::diagnosis::Diagnosis;
 use crate::explain::{
     AgmarlTrace, DeclineTrace, Explanation, NodeChoice, NodeScore, Selection, Steps, StressBasis, StressReading,
 };
-use crate::filters::run_filters;
+use crate::preemption::{Nominated, preempt};
+use crate::profile::filter_chain;
+use schedlab_core::rng::{SimRng, purpose, stream};
 use schedlab_core::{ClusterView, PendingPod, Placement};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -97,6 +113,39 @@ impl Variant {
     }
 }
 
+/// The controls: the full method's controller ([`Variant::Full`]: its stress
+/// order, selection and restraint) with scores nobody trained, so that what
+/// a trained arm does beyond them is what learning adds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Control {
+    /// `agmarl-untrained`: the actor network with its initial weights
+    /// (`AgmarlNet::new(&Hyper::default(), init_seed)`, exactly where
+    /// `schedlab train --seed init_seed` starts from) and no update.
+    #[serde(rename = "agmarl-untrained")]
+    Untrained,
+    /// `agmarl-analytic`: hand-written score formulas over the same
+    /// observation ([`crate::agmarl::analytic`]).
+    #[serde(rename = "agmarl-analytic")]
+    Analytic,
+}
+
+impl Control {
+    pub const ALL: [Control; 2] = [Control::Untrained, Control::Analytic];
+
+    /// The harness arm name.
+    pub fn arm_name(self) -> &'static str {
+        match self {
+            Control::Untrained => "agmarl-untrained",
+            Control::Analytic => "agmarl-analytic",
+        }
+    }
+
+    /// The control of an arm name, if it is one.
+    pub fn from_arm_name(name: &str) -> Option<Control> {
+        Control::ALL.into_iter().find(|c| c.arm_name() == name)
+    }
+}
+
 /// Everything that steers the controller. The paper gives no numbers for
 /// these; the defaults are ours.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -115,6 +164,11 @@ pub struct AgmarlConfig {
     pub linear_weights: [f32; 3],
     pub stress: StressConfig,
     pub restraint: RestraintConfig,
+    /// Whether a pod no node takes goes to kube-scheduler's DefaultPreemption
+    /// PostFilter, as it does under every kube-scheduler profile (default
+    /// true: the framework scheduler the method would run in preempts, so
+    /// time to bind compares placement policies, not the PostFilter).
+    pub preemption: bool,
 }
 
 impl Default for AgmarlConfig {
@@ -125,6 +179,7 @@ impl Default for AgmarlConfig {
             linear_weights: [1.0 / 3.0; 3],
             stress: StressConfig::default(),
             restraint: RestraintConfig::default(),
+            preemption: true,
         }
     }
 }
@@ -199,16 +254,31 @@ struct Outcome {
 /// Exploration noise: perturbs the candidates' score triples in place.
 pub type Noise<'a> = &'a mut dyn FnMut(&mut [[f32; 3]]);
 
-/// The AGMARL-DKS policy with its network, controller state and scratch
+/// Where the controller's scores come from. One per scheduler, made once and
+/// never moved on the decision path, so its size costs nothing and boxing the
+/// network would only add a pointer chase to every decision.
+#[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
+enum Scores {
+    /// the actor network; its decision path (None when the weights could not
+    /// be read) remembers node encodings across decisions
+    Network { net: AgmarlNet, scorer: Option<Scorer> },
+    /// the `agmarl-analytic` formulas
+    Analytic,
+}
+
+/// The AGMARL-DKS policy with its score source, controller state and scratch
 /// buffers (reused across decisions).
 #[derive(Debug)]
 pub struct AgmarlScheduler {
-    net: AgmarlNet,
-    /// the actor's decision path, remembering node encodings across decisions
-    scorer: Option<Scorer>,
+    scores_from: Scores,
+    /// Some for the control arms, whose name it gives
+    control: Option<Control>,
     config: AgmarlConfig,
     monitor: StressMonitor,
     seed: u64,
+    /// DefaultPreemption's draws (see the module docs)
+    rng: SimRng,
     obs: Observation,
     candidates: Vec<usize>,
     scores: Vec<[f32; 3]>,
@@ -220,10 +290,9 @@ pub struct AgmarlScheduler {
 }
 
 impl AgmarlScheduler {
-    /// The policy of `config.variant` with `net`. It draws no random numbers
-    /// (see the module docs); `seed` is kept for the record.
+    /// The policy of `config.variant` with `net`. Preemption draws from the
+    /// run's `seed` (see the module docs).
     pub fn new(net: AgmarlNet, config: AgmarlConfig, seed: u64) -> AgmarlScheduler {
-        let monitor = StressMonitor::new(config.stress.clone());
         // a network whose weights cannot be read scores every candidate
         // neutrally (see `run`), as a failing network always has
         let scorer = match net.weights() {
@@ -233,12 +302,48 @@ impl AgmarlScheduler {
                 None
             }
         };
-        AgmarlScheduler {
+        AgmarlScheduler::with_scores(Scores::Network { net, scorer }, None, config, seed)
+    }
+
+    /// The `agmarl-untrained` control: the full method's controller with the
+    /// actor's initial weights for `init_seed` at the default sizes, exactly
+    /// the network `schedlab train --seed init_seed` starts from
+    /// ([`crate::agmarl::train::Trainer::new`]). `config.variant` is replaced
+    /// by [`Variant::Full`].
+    pub fn untrained(init_seed: u64, config: AgmarlConfig, seed: u64) -> crate::Result<AgmarlScheduler> {
+        let net = AgmarlNet::new(&Hyper::default(), init_seed)?;
+        let mut s = AgmarlScheduler::new(
             net,
-            scorer,
+            AgmarlConfig {
+                variant: Variant::Full,
+                ..config
+            },
+            seed,
+        );
+        s.control = Some(Control::Untrained);
+        Ok(s)
+    }
+
+    /// The `agmarl-analytic` control: the full method's controller fed by
+    /// [`crate::agmarl::analytic`]'s formulas. `config.variant` is replaced
+    /// by [`Variant::Full`].
+    pub fn analytic(config: AgmarlConfig, seed: u64) -> AgmarlScheduler {
+        let config = AgmarlConfig {
+            variant: Variant::Full,
+            ..config
+        };
+        AgmarlScheduler::with_scores(Scores::Analytic, Some(Control::Analytic), config, seed)
+    }
+
+    fn with_scores(scores_from: Scores, control: Option<Control>, config: AgmarlConfig, seed: u64) -> AgmarlScheduler {
+        let monitor = StressMonitor::new(config.stress.clone());
+        AgmarlScheduler {
+            scores_from,
+            control,
             config,
             monitor,
             seed,
+            rng: stream(seed, &[purpose::SCHEDULER]),
             obs: Observation::default(),
             candidates: Vec::new(),
             scores: Vec::new(),
@@ -248,14 +353,28 @@ impl AgmarlScheduler {
         }
     }
 
-    pub fn net(&self) -> &AgmarlNet {
-        &self.net
+    /// The network the scores come from (None for `agmarl-analytic`).
+    pub fn net(&self) -> Option<&AgmarlNet> {
+        match &self.scores_from {
+            Scores::Network { net, .. } => Some(net),
+            Scores::Analytic => None,
+        }
+    }
+
+    /// The control this is, if it is one.
+    pub fn control(&self) -> Option<Control> {
+        self.control
     }
 
     /// What the last scored decision recomputed and remembered of the node
-    /// encodings.
+    /// encodings (nothing for `agmarl-analytic`).
     pub fn reuse(&self) -> Reuse {
-        self.scorer.as_ref().map(Scorer::reuse).unwrap_or_default()
+        match &self.scores_from {
+            Scores::Network {
+                scorer: Some(scorer), ..
+            } => scorer.reuse(),
+            _ => Reuse::default(),
+        }
     }
 
     pub fn config(&self) -> &AgmarlConfig {
@@ -301,7 +420,10 @@ impl AgmarlScheduler {
     /// clamped to [0, 1].
     pub fn decide(&mut self, pod: &PendingPod<'_>, view: &ClusterView<'_>, noise: Option<Noise<'_>>) -> Decision {
         let out = self.run(pod, view, noise, true);
-        let feasible = !matches!(out.placement, Placement::Unschedulable { .. });
+        let feasible = !matches!(
+            out.placement,
+            Placement::Unschedulable { .. } | Placement::Preempt { .. }
+        );
         Decision {
             placement: out.placement,
             obs: std::mem::take(&mut self.obs),
@@ -327,9 +449,13 @@ impl AgmarlScheduler {
         };
         let nodes = view.nodes;
         let mut diagnosis = Diagnosis::new();
+        // the default profile's filters, with the room of nominated pods taken
+        // as kube-scheduler takes it (`RunFilterPluginsWithNominatedPods`)
+        let mut filter = filter_chain(crate::default::PROFILE);
+        let nominated = Nominated::for_pod(pod, view);
         self.candidates.clear();
         for (i, node) in nodes.iter().enumerate() {
-            match run_filters(pod.spec, node) {
+            match nominated.filter(&mut filter, pod.spec, node) {
                 Ok(()) => self.candidates.push(i),
                 Err(failure) => diagnosis.record(failure),
             }
@@ -342,6 +468,21 @@ impl AgmarlScheduler {
                 self.explain_last(level, 0, None, Steps::default(), None);
             }
             let reason = diagnosis.message(nodes.len());
+            if self.config.preemption
+                && let Some((node, victims)) = preempt(pod, view, &nominated, &mut filter, &mut self.rng)
+            {
+                tracing::trace!(pod = pod.id.0, node = node.0, victims = victims.len(), "preempt");
+                return Outcome {
+                    placement: Placement::Preempt {
+                        node,
+                        victims: victims.iter().map(|v| v.id).collect(),
+                        reason: reason.into(),
+                    },
+                    chosen: None,
+                    refused: None,
+                    level,
+                };
+            }
             tracing::trace!(pod = pod.id.0, %reason, "unschedulable");
             return Outcome {
                 placement: Placement::Unschedulable { reason: reason.into() },
@@ -352,11 +493,17 @@ impl AgmarlScheduler {
         }
 
         let use_gnn = self.config.variant.uses_gnn();
-        let scored = match &mut self.scorer {
-            Some(scorer) => scorer.scores_into(&self.obs, &self.candidates, use_gnn, &mut self.scores),
-            None => Err(crate::agmarl::error::AgmarlError::Hyper(
+        let scored = match &mut self.scores_from {
+            Scores::Network {
+                scorer: Some(scorer), ..
+            } => scorer.scores_into(&self.obs, &self.candidates, use_gnn, &mut self.scores),
+            Scores::Network { scorer: None, .. } => Err(crate::agmarl::error::AgmarlError::Hyper(
                 "network weights unreadable".into(),
             )),
+            Scores::Analytic => {
+                analytic::scores_into(&self.obs, &self.candidates, &mut self.scores);
+                Ok(())
+            }
         };
         match scored {
             Ok(()) => {}
@@ -501,7 +648,10 @@ impl AgmarlScheduler {
 
 impl Scheduler for AgmarlScheduler {
     fn name(&self) -> &str {
-        self.config.variant.arm_name()
+        match self.control {
+            Some(control) => control.arm_name(),
+            None => self.config.variant.arm_name(),
+        }
     }
 
     fn schedule(&mut self, pod: &PendingPod<'_>, cluster: &ClusterView<'_>) -> Placement {
@@ -732,6 +882,227 @@ mod tests {
                 _ => assert_eq!(trace.kept.as_slice().len(), 3),
             }
             assert!(e.runner_up.is_some() && e.runner_up != e.chosen, "{e:?}");
+        }
+    }
+
+    /// Every agmarl arm's policy (the variants with an untrained network,
+    /// and both controls) drawing from `seed`, with `config`'s settings.
+    fn every_agmarl_policy(config: &AgmarlConfig, seed: u64) -> Vec<AgmarlScheduler> {
+        let mut all: Vec<AgmarlScheduler> = Variant::ALL
+            .into_iter()
+            .map(|variant| {
+                let net = AgmarlNet::new(&Hyper::default(), 0).unwrap();
+                AgmarlScheduler::new(
+                    net,
+                    AgmarlConfig {
+                        variant,
+                        ..config.clone()
+                    },
+                    seed,
+                )
+            })
+            .collect();
+        all.push(AgmarlScheduler::untrained(1000, config.clone(), seed).unwrap());
+        all.push(AgmarlScheduler::analytic(config.clone(), seed));
+        all
+    }
+
+    /// The node and victims of a Preempt, None for anything else.
+    fn preempted(placement: &Placement) -> Option<(schedlab_core::NodeId, Vec<schedlab_core::pod::PodId>)> {
+        match placement {
+            Placement::Preempt { node, victims, .. } => Some((*node, victims.clone())),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn preemption_chooses_what_default_chooses() {
+        use crate::default::DefaultScheduler;
+        use crate::testing::{bound_pod, view_with_pods};
+        use schedlab_core::pod::PodId;
+        use schedlab_core::testing::PodSpecChanges;
+
+        struct Case {
+            name: &'static str,
+            nodes: Vec<schedlab_core::NodeState>,
+            pods: Vec<Vec<schedlab_core::BoundPod>>,
+            cpu: u64,
+            priority: i32,
+            /// what default deletes (checked, so the case tests what it says)
+            expect: Option<Vec<u64>>,
+        }
+        let four = || node("n").cpu("4").memory("16Gi");
+        let cases = vec![
+            Case {
+                name: "one victim",
+                nodes: cluster([four(), four()]),
+                pods: vec![
+                    vec![bound_pod(1, 0, 3000, 0), bound_pod(2, 50, 1000, 0)],
+                    vec![bound_pod(3, 100, 4000, 0)],
+                ],
+                cpu: 2000,
+                priority: 100,
+                expect: Some(vec![1]),
+            },
+            Case {
+                name: "several victims, the most important reprieved",
+                nodes: cluster([four()]),
+                pods: vec![vec![
+                    bound_pod(1, 0, 1000, 5),
+                    bound_pod(2, 0, 1000, 1),
+                    bound_pod(3, 5, 1000, 2),
+                    bound_pod(4, 10, 1000, 0),
+                ]],
+                cpu: 2000,
+                priority: 10,
+                expect: Some(vec![2, 1]),
+            },
+            Case {
+                name: "none possible: only pods of equal or higher priority",
+                nodes: cluster([four(), four()]),
+                pods: vec![vec![bound_pod(1, 10, 4000, 0)], vec![bound_pod(2, 20, 4000, 0)]],
+                cpu: 1000,
+                priority: 10,
+                expect: None,
+            },
+            Case {
+                name: "equal victims on equal nodes: the tie is drawn",
+                nodes: cluster([four(), four(), four(), four()]),
+                pods: vec![
+                    vec![bound_pod(1, 0, 4000, 3)],
+                    vec![bound_pod(2, 0, 4000, 3)],
+                    vec![bound_pod(3, 0, 4000, 3)],
+                    vec![bound_pod(4, 0, 4000, 3)],
+                ],
+                cpu: 1000,
+                priority: 1,
+                expect: None,
+            },
+        ];
+        let mut drawn = std::collections::BTreeSet::new();
+        for case in cases {
+            for seed in 0..8u64 {
+                let mut nodes = case.nodes.clone();
+                let view = view_with_pods(&mut nodes, &case.pods, &[]);
+                let spec = pod(case.cpu, 0).priority(case.priority);
+                let mut default = DefaultScheduler::new(seed);
+                let want = preempted(&default.schedule(&pending(&spec), &view));
+                match (&case.expect, &want) {
+                    (Some(victims), Some((_, got))) => {
+                        assert_eq!(
+                            got,
+                            &victims.iter().map(|&v| PodId(v)).collect::<Vec<_>>(),
+                            "{}",
+                            case.name
+                        )
+                    }
+                    (Some(_), None) => panic!("{}: default does not preempt", case.name),
+                    _ => {}
+                }
+                if case.name.starts_with("equal") {
+                    drawn.insert(want.clone().expect("default preempts").0);
+                }
+                for mut arm in every_agmarl_policy(&AgmarlConfig::default(), seed) {
+                    let got = arm.schedule(&pending(&spec), &view);
+                    assert_eq!(preempted(&got), want, "{} seed {seed}: {}", case.name, arm.name());
+                    if want.is_none() {
+                        assert!(matches!(got, Placement::Unschedulable { .. }), "{}: {got:?}", case.name);
+                    }
+                }
+            }
+        }
+        assert!(drawn.len() > 1, "the tie case never drew another node: {drawn:?}");
+    }
+
+    #[test]
+    fn preemption_off_leaves_the_pod_unschedulable() {
+        use crate::testing::{bound_pod, view_with_pods};
+        use schedlab_core::testing::PodSpecChanges;
+
+        let mut nodes = cluster([node("a").cpu("4").memory("16Gi")]);
+        let pods = vec![vec![bound_pod(1, 0, 4000, 0)]];
+        let view = view_with_pods(&mut nodes, &pods, &[]);
+        let spec = pod(1000, 0).priority(10);
+        let off: AgmarlConfig = serde_json::from_str(r#"{"preemption": false}"#).unwrap();
+        for mut arm in every_agmarl_policy(&off, 1) {
+            let got = arm.schedule(&pending(&spec), &view);
+            assert_eq!(
+                got,
+                Placement::Unschedulable {
+                    reason: "0/1 nodes are available: 1 Insufficient cpu.".into()
+                },
+                "{}",
+                arm.name()
+            );
+        }
+        for mut arm in every_agmarl_policy(&AgmarlConfig::default(), 1) {
+            assert!(
+                preempted(&arm.schedule(&pending(&spec), &view)).is_some(),
+                "{}",
+                arm.name()
+            );
+        }
+    }
+
+    #[test]
+    fn a_nominated_pod_keeps_its_room() {
+        use crate::testing::view_with_pods;
+        use schedlab_core::testing::PodSpecChanges;
+        use schedlab_core::{NodeId, Nomination, pod::PodId};
+
+        // node a has the room, but a pod of priority 5 is nominated there
+        let mut nodes = cluster([node("a").cpu("4").memory("16Gi"), node("b").cpu("4").memory("16Gi")]);
+        nodes[1].requested.cpu_milli = 3500;
+        let nominated = [Nomination {
+            pod: PodId(9),
+            node: NodeId(0),
+            priority: 5,
+            requests: schedlab_core::resources::Resources::new(3000, 0),
+        }];
+        let pods = vec![Vec::new(), Vec::new()];
+        let view = view_with_pods(&mut nodes, &pods, &nominated);
+        // at or below the nominee's priority: a is taken, b too small
+        let low = pod(2000, 0).priority(5);
+        for mut arm in every_agmarl_policy(&AgmarlConfig::default(), 1) {
+            let got = arm.schedule(&pending(&low), &view);
+            assert!(
+                matches!(got, Placement::Unschedulable { .. }),
+                "{}: {got:?}",
+                arm.name()
+            );
+        }
+        // above it, a takes the pod (kube-scheduler's rule; at equal
+        // priority the nominee keeps its room)
+        let high = pod(2000, 0).priority(6);
+        for mut arm in every_agmarl_policy(&AgmarlConfig::default(), 1) {
+            assert_eq!(
+                arm.schedule(&pending(&high), &view),
+                Placement::Bind(NodeId(0)),
+                "{}",
+                arm.name()
+            );
+        }
+    }
+
+    #[test]
+    fn a_preempting_decision_explains_itself_as_no_candidate() {
+        use crate::testing::{bound_pod, view_with_pods};
+        use schedlab_core::testing::PodSpecChanges;
+
+        let mut nodes = cluster([node("a").cpu("4").memory("16Gi")]);
+        let pods = vec![vec![bound_pod(1, 0, 4000, 0)]];
+        let view = view_with_pods(&mut nodes, &pods, &[]);
+        let spec = pod(1000, 0).priority(10);
+        for mut arm in every_agmarl_policy(&AgmarlConfig::default(), 1) {
+            arm.set_explain(true);
+            let got = arm.schedule(&pending(&spec), &view);
+            assert!(preempted(&got).is_some(), "{}: {got:?}", arm.name());
+            let e = arm.explanation().expect("explained");
+            assert_eq!((e.candidates, e.chosen, e.runner_up), (0, None, None), "{}", arm.name());
+            let stress = e.stress.expect("a stress reading");
+            assert!((0.0..=1.0).contains(&stress.score), "{stress:?}");
+            let trace = e.agmarl.expect("an agmarl trace");
+            assert!(trace.kept.as_slice().is_empty() && trace.decline.is_none(), "{trace:?}");
         }
     }
 

@@ -18,7 +18,10 @@
 //!   [`super::reward`]).
 //! - Unschedulable attempts (no feasible node: no agent acted) are counted
 //!   but not stored: the critic's Q needs a chosen agent, and their reward
-//!   is 0, so leaving them out changes no return.
+//!   is 0, so leaving them out changes no return. A preemption is such an
+//!   attempt too (DefaultPreemption acted, no agent did) and is counted
+//!   with them; [`Explorer::place`] still answers it, so the simulator
+//!   deletes the victims and nominates the pod, as it does for `default`.
 //! - The next state of a transition is the next decision of the episode that
 //!   had candidates; the last one is terminal.
 //! - A bind without a `PodBound` record after it (a backend that refused it)
@@ -132,7 +135,8 @@ impl Explorer {
         let decision = self.scheduler.decide(pod, view, Some(&mut perturb));
         let kind = match decision.placement {
             Placement::Bind(_) => Kind::Bind,
-            // agmarl never preempts; were it to, the pod still waits
+            // no agent acted in a preemption: out of the replay, but answered
+            // below so the backend carries it out
             Placement::Unschedulable { .. } | Placement::Preempt { .. } => Kind::Unschedulable,
             Placement::Decline { .. } => Kind::Decline,
         };
@@ -420,6 +424,30 @@ mod tests {
         // clean 0.5: ft 0.25, cost 0; utilisation unknown
         assert_eq!(ep.stats.score_mse_by_objective, [0.25, 0.0, 0.0]);
         assert!((ep.stats.score_mse - 0.125).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_preemption_is_answered_and_kept_out_of_the_replay() {
+        use crate::agmarl::network::Hyper;
+        use crate::testing::{bound_pod, cluster, node, pending, view_with_pods};
+        use schedlab_core::testing::{PodSpecChanges, pod};
+
+        let mut nodes = cluster([node("a").cpu("2")]);
+        let pods = vec![vec![bound_pod(7, 0, 2000, 0)]];
+        let view = view_with_pods(&mut nodes, &pods, &[]);
+        let spec = pod(1000, 0).priority(100);
+        let net = AgmarlNet::new(&Hyper::default(), 0).unwrap();
+        let mut explorer = Explorer::new(net, AgmarlConfig::default(), 1, 0.1);
+        let placement = explorer.place(&pending(&spec), &view);
+        assert!(
+            matches!(&placement, Placement::Preempt { victims, .. } if victims == &[PodId(7)]),
+            "{placement:?}"
+        );
+        let episode = explorer
+            .finish(Vec::new(), Span::from_secs(600), &RewardConfig::default())
+            .unwrap();
+        assert!(episode.transitions.is_empty());
+        assert_eq!((episode.stats.decisions, episode.stats.unschedulable), (1, 1));
     }
 
     #[test]
