@@ -22,6 +22,8 @@ pub enum Command {
     Scenarios,
     /// Train the AGMARL-DKS networks (MADDPG) on simulated episodes.
     Train(TrainArgs),
+    /// How well the AGMARL score sources predict what their placements realise (AUC, RMSE, R², Brier).
+    Heads(HeadsArgs),
     /// Provision a cluster: `cluster up|status|down --local`.
     Cluster(crate::cluster_cmd::ClusterArgs),
     /// Rebuild every table and plot of run folders from their raw records (report.html and more).
@@ -318,4 +320,41 @@ pub struct TrainArgs {
     /// How many simulated environments play at once, each with a frozen copy of the actor.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub envs: u32,
+}
+
+#[derive(Debug, Args)]
+pub struct HeadsArgs {
+    /// A scenario to measure on (built-in name or YAML path, held-out files included; repeatable).
+    /// Default: pressure and churn.
+    #[arg(long = "scenario", value_name = "NAME")]
+    pub scenarios: Vec<String>,
+
+    /// Seeds per scenario.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub seeds: u64,
+
+    /// The first seed (evaluation seeds are below 1000).
+    #[arg(long, default_value_t = 1)]
+    pub first_seed: u64,
+
+    /// An AGMARL checkpoint to measure (repeatable).
+    #[arg(long = "checkpoint", value_name = "FILE")]
+    pub checkpoints: Vec<PathBuf>,
+
+    /// Measure the untrained network of this init seed (repeatable): the weights `schedlab train --seed S`
+    /// starts from.
+    #[arg(long = "init-seed", value_name = "S")]
+    pub init_seeds: Vec<u64>,
+
+    /// Measure the analytic score formulas of the `agmarl-analytic` control.
+    #[arg(long)]
+    pub analytic: bool,
+
+    /// Override a scenario parameter of every scenario, e.g. `--set nodes=20` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+
+    /// Also write heads.csv and heads.json into this folder (must not exist or be empty).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }

@@ -13,6 +13,7 @@ mod cluster_cmd;
 mod compare_cmd;
 mod exit;
 mod explain;
+mod heads_cmd;
 mod kube_connect;
 mod out;
 mod play;
@@ -44,6 +45,7 @@ fn main() -> ExitCode {
         cli::Command::Scenario(args) => scenario_cmd::run(*args),
         cli::Command::Scenarios => list_scenarios(),
         cli::Command::Train(args) => train_cmd::run(args),
+        cli::Command::Heads(args) => heads_cmd::run(args),
         cli::Command::Cluster(args) => cluster_cmd::run(args),
         cli::Command::Report(args) => report_cmd::run(args),
         cli::Command::Compare(args) => compare_cmd::run(args),

@@ -29,8 +29,12 @@ pub fn uses_of(resolved_scenario: &serde_json::Value) -> Result<Vec<ClaimUse>, (
                 )
             })
         };
-        let claim: ClaimName = field("claim")?.parse().map_err(|e: schedlab_core::claims::ClaimError| (format!("claims[{i}].claim"), e.to_string()))?;
-        let role: ClaimRole = field("role")?.parse().map_err(|e: schedlab_core::claims::ClaimError| (format!("claims[{i}].role"), e.to_string()))?;
+        let claim: ClaimName = field("claim")?
+            .parse()
+            .map_err(|e: schedlab_core::claims::ClaimError| (format!("claims[{i}].claim"), e.to_string()))?;
+        let role: ClaimRole = field("role")?
+            .parse()
+            .map_err(|e: schedlab_core::claims::ClaimError| (format!("claims[{i}].role"), e.to_string()))?;
         if !roles(claim).contains(&role) {
             return Err((
                 format!("claims[{i}].role"),

@@ -116,8 +116,15 @@ impl Explorer {
     /// `net` is used as is (pass a frozen copy); the noise of `sigma` comes
     /// from the episode's `seed`.
     pub fn new(net: AgmarlNet, policy: AgmarlConfig, seed: u64, sigma: f32) -> Explorer {
+        Explorer::with_scheduler(AgmarlScheduler::new(net, policy, seed), seed, sigma)
+    }
+
+    /// Any AGMARL policy (a control's included) logged the same way, with
+    /// the noise of `sigma` from `seed`: to measure a policy's scores
+    /// against what its placements realise, give it no noise.
+    pub fn with_scheduler(scheduler: AgmarlScheduler, seed: u64, sigma: f32) -> Explorer {
         Explorer {
-            scheduler: AgmarlScheduler::new(net, policy, seed),
+            scheduler,
             noise: GaussianNoise::new(stream(seed, &[purpose::TRAINING, NOISE_STREAM]), sigma),
             log: Vec::new(),
         }

@@ -1,0 +1,233 @@
+//! `schedlab heads`: how well each score source of the AGMARL controller
+//! predicts what its own placements realise, on any scenarios and seeds —
+//! the fault-tolerance head's AUC, each head's RMSE, R² and Brier score, and
+//! the share of each head's variance across the candidate nodes of one pod
+//! (`scheduler::agmarl::train::heads`).
+//!
+//! Each model (a checkpoint, the untrained network of an init seed, the
+//! analytic formulas) plays every scenario × seed on the simulator with
+//! the full controller and no exploration noise, exactly as an evaluation
+//! run does, and its placements are labelled by the realised metrics that
+//! training uses. Writes `heads.csv` (one row per model and scenario, and
+//! per model over all scenarios) and `heads.json`, and prints the table.
+
+use crate::cli::HeadsArgs;
+use crate::exit::InputError;
+use crate::out::outln;
+use crate::train_validation::play_probe;
+use anyhow::{Context, Result, bail};
+use results::run_folder::RunFolder;
+use scheduler::agmarl::train::{Explorer, HeadReport, HeadStats, RealisedTracker, RewardConfig};
+use scheduler::agmarl::{AgmarlConfig, AgmarlNet, AgmarlScheduler};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+/// One score source under test.
+enum Model {
+    Checkpoint { path: PathBuf, net: AgmarlNet },
+    Untrained { init_seed: u64 },
+    Analytic,
+}
+
+impl Model {
+    fn label(&self) -> String {
+        match self {
+            Model::Checkpoint { path, .. } => format!("checkpoint {}", path.display()),
+            Model::Untrained { init_seed, .. } => format!("agmarl-untrained init {init_seed}"),
+            Model::Analytic => "agmarl-analytic".to_string(),
+        }
+    }
+
+    /// The noiseless policy this model scores with.
+    fn explorer(&self, seed: u64) -> Result<Explorer> {
+        let config = AgmarlConfig::default();
+        Ok(match self {
+            Model::Checkpoint { net, .. } => Explorer::new(net.deep_clone()?, config, seed, 0.0),
+            Model::Untrained { init_seed } => {
+                Explorer::with_scheduler(AgmarlScheduler::untrained(*init_seed, config, seed)?, seed, 0.0)
+            }
+            Model::Analytic => Explorer::with_scheduler(AgmarlScheduler::analytic(config, seed), seed, 0.0),
+        })
+    }
+}
+
+/// One (model, scenario) cell of the table.
+struct Cell {
+    model: String,
+    scenario: String,
+    report: HeadReport,
+}
+
+pub fn run(args: HeadsArgs) -> Result<()> {
+    if args.seeds == 0 {
+        bail!(InputError("--seeds must be at least 1".into()));
+    }
+    let mut models = Vec::new();
+    for path in &args.checkpoints {
+        let (net, _) = scheduler::agmarl::checkpoint::load(path)
+            .map_err(|e| InputError(format!("--checkpoint {}: {e}", path.display())))?;
+        models.push(Model::Checkpoint {
+            path: path.clone(),
+            net,
+        });
+    }
+    for &init_seed in &args.init_seeds {
+        models.push(Model::Untrained { init_seed });
+    }
+    if args.analytic {
+        models.push(Model::Analytic);
+    }
+    if models.is_empty() {
+        bail!(InputError(
+            "nothing to measure: give --checkpoint FILE, --init-seed S or --analytic".into()
+        ));
+    }
+    let names = if args.scenarios.is_empty() {
+        vec!["pressure".to_string(), "churn".to_string()]
+    } else {
+        args.scenarios.clone()
+    };
+    let scenarios = names
+        .iter()
+        .map(|n| workloads::load(n, &args.set).with_context(|| format!("scenario {n}")))
+        .collect::<Result<Vec<_>>>()?;
+    let seeds: Vec<u64> = (0..args.seeds).map(|i| args.first_seed + i).collect();
+    let folder = match &args.out {
+        Some(out) => Some(RunFolder::create(out)?),
+        None => None,
+    };
+
+    let mut cells = Vec::new();
+    for model in &models {
+        let mut all = HeadStats::default();
+        for scenario in &scenarios {
+            let mut stats = HeadStats::default();
+            // the seeds of one scenario, two at a time
+            for pair in seeds.chunks(2) {
+                let played: Vec<Result<HeadStats>> = std::thread::scope(|scope| {
+                    let handles: Vec<_> = pair
+                        .iter()
+                        .map(|&seed| {
+                            scope.spawn(move || -> Result<HeadStats> {
+                                let explorer = model.explorer(seed)?;
+                                let probe = play_probe(
+                                    scenario,
+                                    seed,
+                                    explorer,
+                                    RealisedTracker::default(),
+                                    &RewardConfig::default(),
+                                )?;
+                                Ok(probe.heads)
+                            })
+                        })
+                        .collect();
+                    handles
+                        .into_iter()
+                        .map(|h| {
+                            h.join()
+                                .unwrap_or_else(|_| Err(anyhow::anyhow!("a run thread panicked")))
+                        })
+                        .collect()
+                });
+                for (seed, heads) in pair.iter().zip(played) {
+                    let heads =
+                        heads.with_context(|| format!("{} on {} seed {seed}", model.label(), scenario.name()))?;
+                    stats.merge(&heads);
+                }
+            }
+            all.merge(&stats);
+            cells.push(Cell {
+                model: model.label(),
+                scenario: scenario.name().to_string(),
+                report: stats.report(),
+            });
+        }
+        cells.push(Cell {
+            model: model.label(),
+            scenario: "(all)".to_string(),
+            report: all.report(),
+        });
+    }
+
+    let table = render(&cells);
+    outln!("{table}")?;
+    if let Some(folder) = folder {
+        folder.write("heads.csv", &csv(&cells))?;
+        let json = serde_json::json!({
+            "seeds": seeds,
+            "scenarios": names,
+            "set": args.set,
+            "cells": cells.iter().map(|c| serde_json::json!({
+                "model": c.model, "scenario": c.scenario, "heads": c.report,
+            })).collect::<Vec<_>>(),
+        });
+        folder.write("heads.json", &serde_json::to_string_pretty(&json)?)?;
+        folder.mark_complete()?;
+    }
+    Ok(())
+}
+
+fn number(x: Option<f64>) -> String {
+    match x {
+        Some(x) if x.is_finite() => format!("{x:.3}"),
+        _ => "–".to_string(),
+    }
+}
+
+const COLUMNS: &str = "model,scenario,placements,ft_observed,ft_failures,auc_ft,rmse_ft,rmse_util,rmse_cost,r2_ft,\
+r2_util,r2_cost,brier_ft,across_ft,across_util,across_cost";
+
+fn row(c: &Cell) -> Vec<String> {
+    let r = &c.report;
+    let mut out = vec![
+        c.model.clone(),
+        c.scenario.clone(),
+        r.placements.to_string(),
+        r.ft_observed.to_string(),
+        r.ft_failures.to_string(),
+        number(r.auc_ft),
+    ];
+    out.extend(r.rmse.map(number));
+    out.extend(r.r2.map(number));
+    out.push(number(r.brier[0]));
+    out.extend(r.across_candidates.map(number));
+    out
+}
+
+fn csv(cells: &[Cell]) -> String {
+    let mut s = String::from(COLUMNS);
+    s.push('\n');
+    for c in cells {
+        let fields: Vec<String> = row(c)
+            .into_iter()
+            .map(|f| {
+                let f = if f == "–" { String::new() } else { f };
+                if f.contains([',', '"', '\n']) {
+                    format!("\"{}\"", f.replace('"', "\"\""))
+                } else {
+                    f
+                }
+            })
+            .collect();
+        let _ = writeln!(s, "{}", fields.join(","));
+    }
+    s
+}
+
+fn render(cells: &[Cell]) -> String {
+    let header: Vec<String> = COLUMNS.split(',').map(str::to_string).collect();
+    let rows: Vec<Vec<String>> = std::iter::once(header).chain(cells.iter().map(row)).collect();
+    let widths: Vec<usize> = (0..rows[0].len())
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut s = String::new();
+    for (n, r) in rows.iter().enumerate() {
+        let cells: Vec<String> = r.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
+        let _ = writeln!(s, "| {} |", cells.join(" | "));
+        if n == 0 {
+            let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+            let _ = writeln!(s, "| {} |", rule.join(" | "));
+        }
+    }
+    s
+}

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# The registered claims tables of evaluations/PREREGISTRATION.md, for the
+# checkpoints of the learned variants and their controls:
+#
+#   A  headline: the built-ins that declare claims, default size
+#   B  heldout:  evaluations/heldout/*.yaml, default size
+#   C  sizes:    churn, pressure and autoscaled at 1/4 and 4 times their nodes
+#
+#   scripts/claims-evaluation.sh OUT [A|B|C|all]     # after cargo build --release
+#
+# Per scenario: one folder with the baselines and agmarl-analytic, and per
+# training run S of each variant one folder with that variant's checkpoint
+# of training seed S (and, for agmarl, agmarl-untrained with init seed S, its
+# untrained twin). `schedlab report` merges them, the training runs being
+# the unit of replication. Evaluation seeds 1-10. OUT keeps each table's
+# report.md, report.tex, claims.json, the terminal output (claims.txt) and
+# each folder's summary.json; the raw records stay in a temporary folder.
+# SCHEDLAB overrides the binary, TRAINING_SEEDS the training runs (default
+# the checkpoints that exist: 1000 2000 3000).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${SCHEDLAB:-target/release/schedlab}
+out=${1:?usage: scripts/claims-evaluation.sh OUT [A|B|C|all]}
+part=${2:-all}
+seeds=${TRAINING_SEEDS:-1000 2000 3000}
+baselines=default,binpack,cost-binpack,target-load,load-aware,random,agmarl-analytic
+variants="agmarl agmarl-nognn agmarl-linear agmarl-nostress"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$out"
+
+checkpoint() { # variant seed
+  if [ "$2" = 1000 ]; then echo "scheduler/checkpoints/$1.safetensors"; else echo "evaluations/training-seeds/$1-$2.safetensors"; fi
+}
+
+# every folder of one scenario (NAME, then the scenario and its --set args)
+scenario() {
+  local name=$1 scenario=$2
+  shift 2
+  "$bin" scenario "$scenario" --arms "$baselines" --seeds 10 --out "$work/$name/baselines" "$@" > /dev/null
+  for v in $variants; do
+    for s in $seeds; do
+      local arms=$v extra=()
+      if [ "$v" = agmarl ]; then arms=agmarl,agmarl-untrained; extra=(--init-seed "$s"); fi
+      "$bin" scenario "$scenario" --arms "$arms" --seeds 10 --checkpoint "$(checkpoint "$v" "$s")" \
+        "${extra[@]}" --out "$work/$name/$v-$s" "$@" > /dev/null
+    done
+  done
+}
+
+# the report over every folder of a table's scenarios
+table() { # TABLE NAME...
+  local t=$1
+  shift
+  local dirs=()
+  for name in "$@"; do dirs+=("$work/$name"/*); done
+  rm -rf "${out:?}/$t"
+  "$bin" report "${dirs[@]}" --out "$work/report-$t" > "$work/claims-$t.txt"
+  mkdir -p "$out/$t"
+  cp "$work/claims-$t.txt" "$out/$t/claims.txt"
+  cp "$work/report-$t"/report.md "$work/report-$t"/report.tex "$work/report-$t"/claims.json "$out/$t/"
+  for name in "$@"; do
+    for d in "$work/$name"/*; do
+      mkdir -p "$out/$t/$name"
+      cp "$d/summary.json" "$out/$t/$name/$(basename "$d").json"
+    done
+  done
+}
+
+if [ "$part" = all ] || [ "$part" = A ]; then
+  names=()
+  for s in $("$bin" scenarios --names-with-claims); do
+    scenario "$s" "$s"
+    names+=("$s")
+  done
+  table A-headline "${names[@]}"
+fi
+if [ "$part" = all ] || [ "$part" = B ]; then
+  names=()
+  for f in evaluations/heldout/*.yaml; do
+    n=heldout-$(basename "$f" .yaml)
+    scenario "$n" "$f"
+    names+=("$n")
+  done
+  table B-heldout "${names[@]}"
+fi
+if [ "$part" = all ] || [ "$part" = C ]; then
+  names=()
+  for s in churn pressure autoscaled; do
+    nodes=$("$bin" scenarios --param "$s" nodes)
+    for n in $((nodes / 4)) $((nodes * 4)); do
+      scenario "$s-nodes-$n" "$s" --set "nodes=$n"
+      names+=("$s-nodes-$n")
+    done
+  done
+  table C-sizes "${names[@]}"
+fi
