@@ -319,7 +319,7 @@ where
 mod tests {
     use super::*;
     use crate::filters::run_filters;
-    use crate::testing::{cluster, node, pending};
+    use crate::testing::{cluster, node, pending, view_with_pods};
     use schedlab_core::Nomination;
     use schedlab_core::node::TaintEffect;
     use schedlab_core::pod::PodId;
@@ -332,28 +332,6 @@ mod tests {
             priority,
             requests: Resources::new(cpu_milli, 0),
             started: Time(started_s * 1000),
-        }
-    }
-
-    /// A view whose nodes' requested sums and pod counts are those of `pods`.
-    fn with_pods<'a>(
-        nodes: &'a mut [NodeState],
-        pods: &'a [Vec<BoundPod>],
-        nominated: &'a [Nomination],
-    ) -> ClusterView<'a> {
-        for (n, list) in nodes.iter_mut().zip(pods) {
-            for p in list {
-                add_pod_requests(n, p.requests, 1);
-            }
-        }
-        ClusterView {
-            now: Time::ZERO,
-            nodes,
-            pending_pods: 1,
-            bound_pods: pods.iter().map(|l| l.len() as u32).sum(),
-            pods_by_node: pods,
-            lowest_bound_priority: pods.iter().flatten().map(|b| b.priority).min(),
-            nominated,
         }
     }
 
@@ -371,7 +349,7 @@ mod tests {
             bound(3, 5, 1000, 2),
             bound(4, 10, 1000, 0),
         ]];
-        let view = with_pods(&mut nodes, &pods, &[]);
+        let view = view_with_pods(&mut nodes, &pods, &[]);
         let spec = pod(2000, 0).priority(10);
         let p = pending(&spec);
         let c = find_candidates(
@@ -405,7 +383,7 @@ mod tests {
             vec![bound(3, 0, 1000, 0)],
             vec![bound(4, 0, 4000, 0)],
         ];
-        let view = with_pods(&mut nodes, &pods, &[]);
+        let view = view_with_pods(&mut nodes, &pods, &[]);
         let spec = pod(2000, 0).priority(1);
         let p = pending(&spec);
         let c = find_candidates(
@@ -466,7 +444,7 @@ mod tests {
             priority: 5,
             requests: Resources::new(2000, 0),
         }];
-        let view = with_pods(&mut nodes, &pods, &nominated);
+        let view = view_with_pods(&mut nodes, &pods, &nominated);
         let filter = |spec: &PodSpec, view: &ClusterView<'_>, id: u64| {
             let mut p = pending(spec);
             p.id = PodId(id);
@@ -489,7 +467,7 @@ mod tests {
         assert_eq!(num_candidates(5000), 500);
         let mut nodes = cluster((0..150).map(|i| node(&format!("n{i}")).cpu("1").memory("4Gi")));
         let pods: Vec<Vec<BoundPod>> = (0..150).map(|i| vec![bound(i, 0, 1000, 0)]).collect();
-        let view = with_pods(&mut nodes, &pods, &[]);
+        let view = view_with_pods(&mut nodes, &pods, &[]);
         let spec = pod(1000, 0).priority(1);
         let p = pending(&spec);
         let mut rng = stream(3, &[purpose::SCHEDULER]);
