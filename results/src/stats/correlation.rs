@@ -443,6 +443,12 @@ mod tests {
         let g = [0, 0, 0, 0, 1, 1, 1, 1];
         assert!(pearson(&x, &y).unwrap() > 0.96);
         assert!(close(partial_pearson(&x, &y, &g).unwrap(), 0.0));
+        // requests that vary within each workload and go with its failures
+        // (vertically autoscaled pods): the within-workload r is theirs,
+        // Σxy / √(Σx² Σy²) = 2 / √5 per group, whatever the groups' means
+        let vx = [1.0, 2.0, 3.0, 4.0, 11.0, 12.0, 13.0, 14.0];
+        let vy = [0.0, 0.0, 1.0, 1.0, 5.0, 5.0, 6.0, 6.0];
+        assert!(close(partial_pearson(&vx, &vy, &g).unwrap(), 2.0 / 5f64.sqrt()));
         // one group: the partial correlation is the plain one
         let one = [7u64; 8];
         assert!(close(partial_pearson(&x, &y, &one).unwrap(), pearson(&x, &y).unwrap()));
