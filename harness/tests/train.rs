@@ -358,3 +358,54 @@ fn a_variant_trains_as_itself_and_an_unknown_one_is_refused() {
         assert!(!bad.exists());
     }
 }
+
+#[test]
+fn heads_measures_each_score_source_and_refuses_nothing_to_measure() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("heads");
+    let out = schedlab()
+        .args([
+            "heads",
+            "--scenario",
+            "churn",
+            "--set",
+            "nodes=6",
+            "--seeds",
+            "2",
+            "--first-seed",
+            "900",
+        ])
+        .args(["--init-seed", "1000", "--analytic", "--out"])
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let csv = fs::read_to_string(out_dir.join("heads.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let cells: Vec<(&str, &str)> = rows.iter().map(|r| (r[col("model")], r[col("scenario")])).collect();
+    assert_eq!(
+        cells,
+        [
+            ("agmarl-untrained init 1000", "churn"),
+            ("agmarl-untrained init 1000", "(all)"),
+            ("agmarl-analytic", "churn"),
+            ("agmarl-analytic", "(all)")
+        ]
+    );
+    for r in &rows {
+        let placements: u64 = r[col("placements")].parse().unwrap();
+        assert!(placements > 0, "{r:?}");
+        let rmse: f64 = r[col("rmse_cost")].parse().unwrap();
+        assert!((0.0..=1.0).contains(&rmse), "{r:?}");
+    }
+    // one scenario: its row and the total agree
+    assert_eq!(rows[0][col("placements")], rows[1][col("placements")]);
+    assert!(!out_dir.join("INCOMPLETE").exists());
+
+    let none = schedlab().args(["heads", "--scenario", "churn"]).output().unwrap();
+    assert_eq!(none.status.code(), Some(2), "{}", stderr(&none));
+    assert!(stderr(&none).contains("nothing to measure"), "{}", stderr(&none));
+}
