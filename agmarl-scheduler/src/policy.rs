@@ -38,7 +38,10 @@ pub fn load(path: Option<&Path>, seed: u64) -> scheduler::Result<SharedPolicy> {
         preemption: false,
         ..AgmarlConfig::default()
     };
-    Ok(Arc::new(Mutex::new(AgmarlScheduler::new(net, config, seed))))
+    let head_error = meta.head_rmse();
+    Ok(Arc::new(Mutex::new(
+        AgmarlScheduler::new(net, config, seed).with_head_error(head_error),
+    )))
 }
 
 /// One decision with `policy`, recorded in `metrics`.

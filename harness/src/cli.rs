@@ -132,7 +132,7 @@ pub struct ScenarioArgs {
     pub arms: Vec<String>,
 
     /// AGMARL controller settings as JSON for every agmarl arm (the controls included), any subset of the
-    /// checkpoint sidecar's `training.config.policy` (`delta_lex`, `linear_weights`, `stress`, `restraint`,
+    /// checkpoint sidecar's `training.config.policy` (`delta_lex`, `score_tolerance`, `linear_weights`, `stress`, `restraint`,
     /// `preemption`), e.g. `{"restraint": {"enabled": false}}` or `{"preemption": false}` (no DefaultPreemption
     /// for a pod no node takes; on by default, as in every kube-scheduler profile); each arm keeps its own variant.
     #[arg(long, value_name = "FILE")]

@@ -22,11 +22,22 @@ use scheduler::agmarl::{AgmarlConfig, AgmarlNet, AgmarlScheduler};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-/// One score source under test.
+/// One score source under test, with the selection tolerance it runs with
+/// (a checkpoint's own measured head error; the controls take the first
+/// checkpoint's, else the bundled `agmarl`'s, as in a scenario run).
 enum Model {
-    Checkpoint { path: PathBuf, net: AgmarlNet },
-    Untrained { init_seed: u64 },
-    Analytic,
+    Checkpoint {
+        path: PathBuf,
+        net: AgmarlNet,
+        head_error: Option<[f32; 3]>,
+    },
+    Untrained {
+        init_seed: u64,
+        head_error: Option<[f32; 3]>,
+    },
+    Analytic {
+        head_error: Option<[f32; 3]>,
+    },
 }
 
 impl Model {
@@ -34,7 +45,7 @@ impl Model {
         match self {
             Model::Checkpoint { path, .. } => format!("checkpoint {}", path.display()),
             Model::Untrained { init_seed, .. } => format!("agmarl-untrained init {init_seed}"),
-            Model::Analytic => "agmarl-analytic".to_string(),
+            Model::Analytic { .. } => "agmarl-analytic".to_string(),
         }
     }
 
@@ -42,11 +53,21 @@ impl Model {
     fn explorer(&self, seed: u64) -> Result<Explorer> {
         let config = AgmarlConfig::default();
         Ok(match self {
-            Model::Checkpoint { net, .. } => Explorer::new(net.deep_clone()?, config, seed, 0.0),
-            Model::Untrained { init_seed } => {
-                Explorer::with_scheduler(AgmarlScheduler::untrained(*init_seed, config, seed)?, seed, 0.0)
-            }
-            Model::Analytic => Explorer::with_scheduler(AgmarlScheduler::analytic(config, seed), seed, 0.0),
+            Model::Checkpoint { net, head_error, .. } => Explorer::with_scheduler(
+                AgmarlScheduler::new(net.deep_clone()?, config, seed).with_head_error(*head_error),
+                seed,
+                0.0,
+            ),
+            Model::Untrained { init_seed, head_error } => Explorer::with_scheduler(
+                AgmarlScheduler::untrained(*init_seed, config, seed)?.with_head_error(*head_error),
+                seed,
+                0.0,
+            ),
+            Model::Analytic { head_error } => Explorer::with_scheduler(
+                AgmarlScheduler::analytic(config, seed).with_head_error(*head_error),
+                seed,
+                0.0,
+            ),
         })
     }
 }
@@ -63,19 +84,31 @@ pub fn run(args: HeadsArgs) -> Result<()> {
         bail!(InputError("--seeds must be at least 1".into()));
     }
     let mut models = Vec::new();
+    let mut beside = None;
     for path in &args.checkpoints {
-        let (net, _) = scheduler::agmarl::checkpoint::load(path)
+        let (net, meta) = scheduler::agmarl::checkpoint::load(path)
             .map_err(|e| InputError(format!("--checkpoint {}: {e}", path.display())))?;
+        let head_error = meta.head_rmse();
+        beside.get_or_insert(head_error);
         models.push(Model::Checkpoint {
             path: path.clone(),
             net,
+            head_error,
         });
     }
-    for &init_seed in &args.init_seeds {
-        models.push(Model::Untrained { init_seed });
-    }
-    if args.analytic {
-        models.push(Model::Analytic);
+    if !args.init_seeds.is_empty() || args.analytic {
+        let head_error = match beside {
+            Some(e) => e,
+            None => scheduler::bundled_checkpoint(scheduler::agmarl::Variant::Full.arm_name())?
+                .1
+                .head_rmse(),
+        };
+        for &init_seed in &args.init_seeds {
+            models.push(Model::Untrained { init_seed, head_error });
+        }
+        if args.analytic {
+            models.push(Model::Analytic { head_error });
+        }
     }
     if models.is_empty() {
         bail!(InputError(

@@ -27,6 +27,8 @@ pub struct Runner<'a, B> {
     pub folder: &'a RunFolder,
     /// the network for the trained agmarl arms, when not the bundled one
     pub checkpoint: Option<&'a scheduler::agmarl::network::AgmarlNet>,
+    /// that checkpoint's measured head error (its selection tolerance, which the controls share)
+    pub checkpoint_head_error: Option<[f32; 3]>,
     /// the seed of `agmarl-untrained`'s initial weights
     pub init_seed: u64,
     /// the controller settings of the agmarl arms, when not the defaults
@@ -187,13 +189,21 @@ impl<B: Backend> Runner<'_, B> {
     }
 
     /// The arm's policy, with the checkpoint and controller settings given for the agmarl arms (the
-    /// controls take the settings and the init seed, never the checkpoint).
+    /// controls take the settings, the init seed and the selection tolerance of the checkpoint they
+    /// stand beside — the one given, else the bundled `agmarl` — never its network).
     fn policy(&self, job: &Job) -> Result<Box<dyn scheduler::Scheduler>> {
         if scheduler::agmarl::Control::from_arm_name(&job.arm).is_some() {
             let config = self.agmarl_config.cloned().unwrap_or_default();
+            let head_error = match self.checkpoint {
+                Some(_) => self.checkpoint_head_error,
+                None => scheduler::bundled_checkpoint(scheduler::agmarl::Variant::Full.arm_name())?
+                    .1
+                    .head_rmse(),
+            };
             return Ok(scheduler::agmarl::control_arm(
                 &job.arm,
                 &config,
+                head_error,
                 self.init_seed,
                 job.seed,
             )?);
@@ -202,13 +212,19 @@ impl<B: Backend> Runner<'_, B> {
         if !agmarl || (self.checkpoint.is_none() && self.agmarl_config.is_none()) {
             return Ok(scheduler::arm(&job.arm, job.seed)?);
         }
-        let net = match self.checkpoint {
-            Some(net) => net.deep_clone().context("copying the checkpoint's network")?,
-            None => scheduler::bundled_net(&job.arm)?,
+        let (net, head_error) = match self.checkpoint {
+            Some(net) => (
+                net.deep_clone().context("copying the checkpoint's network")?,
+                self.checkpoint_head_error,
+            ),
+            None => {
+                let (net, meta) = scheduler::bundled_checkpoint(&job.arm)?;
+                (net, meta.head_rmse())
+            }
         };
         let config = self.agmarl_config.cloned().unwrap_or_default();
         Ok(scheduler::agmarl::arms::agmarl_arm_configured(
-            &job.arm, net, &config, job.seed,
+            &job.arm, net, &config, head_error, job.seed,
         )?)
     }
 }

@@ -122,7 +122,8 @@ pub fn run(args: TrainArgs) -> Result<()> {
     validation_curve.push('\n');
     let mut last_point: Option<usize> = None;
     let mut validated: Option<(usize, HeadReport)> = None;
-    let mut validate = |trainer: &Trainer, done: usize| -> Result<()> {
+    // a point's head RMSE becomes the selection's tolerance from then on
+    let mut validate = |trainer: &mut Trainer, done: usize| -> Result<()> {
         if !validation::due(every, done, episodes, last_point) {
             return Ok(());
         }
@@ -131,10 +132,13 @@ pub fn run(args: TrainArgs) -> Result<()> {
         // rewritten after every point, as the training curve is
         folder.write(VALIDATION_FILE, &validation_curve)?;
         last_point = Some(done);
+        if let [Some(ft), Some(util), Some(cost)] = point.validation.rmse {
+            trainer.set_head_error([ft as f32, util as f32, cost as f32]);
+        }
         validated = Some((done, point.validation));
         Ok(())
     };
-    validate(&trainer, 0)?;
+    validate(&mut trainer, 0)?;
     for first in (0..episodes).step_by(envs) {
         let slots: Vec<Slot> = (first..(first + envs).min(episodes))
             .map(|e| Slot {
@@ -150,6 +154,7 @@ pub fn run(args: TrainArgs) -> Result<()> {
             transitions += ep.transitions.len();
             trainer.add_episode(ep);
         }
+        trainer.set_progress(first, episodes);
         let lr = trainer.learning_rate();
         let learned = trainer
             .learn(trainer.config().updates_per_episode * slots.len())
@@ -172,7 +177,7 @@ pub fn run(args: TrainArgs) -> Result<()> {
         }
         // rewritten after every round, so an interrupted run keeps its curve
         folder.write(CURVE_FILE, &curve)?;
-        validate(&trainer, first + slots.len())?;
+        validate(&mut trainer, first + slots.len())?;
     }
     progress.finish_and_clear();
 
@@ -193,6 +198,7 @@ pub fn run(args: TrainArgs) -> Result<()> {
         "updates": trainer.learner().updates(),
         "transitions": transitions,
         "final_learning_rate": trainer.learning_rate(),
+        "head_error": trainer.head_error(),
         "config": trainer.config(),
         "schedlab_version": build.schedlab_version,
         "git_revision": build.git_revision,

@@ -140,7 +140,7 @@ pub fn measure(trainer: &Trainer, probes: &[Probe<'_>], trained_episodes: usize)
         let handles: Vec<_> = probes
             .iter()
             .map(|probe| {
-                let explorer = trainer.explorer(probe.seed, 0.0);
+                let explorer = trainer.probe(probe.seed);
                 let tracker = trainer.tracker();
                 scope.spawn(move || play_probe(probe.scenario, probe.seed, explorer?, tracker, &reward))
             })

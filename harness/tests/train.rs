@@ -110,6 +110,18 @@ fn trains_a_loadable_checkpoint_and_writes_the_curve() {
         heads["rmse"].as_array().unwrap().iter().all(|x| x.is_number()),
         "{heads}"
     );
+    // the last point's RMSE is the tolerance the run ended selecting with,
+    // and the one an evaluation of this checkpoint selects with
+    let recorded: Vec<f64> = serde_json::from_value(sidecar["training"]["head_error"].clone()).unwrap();
+    let measured: Vec<f64> = serde_json::from_value(heads["rmse"].clone()).unwrap();
+    assert_eq!(recorded.len(), 3);
+    for (r, m) in recorded.iter().zip(&measured) {
+        assert!((r - m).abs() < 1e-6, "{recorded:?} {measured:?}");
+    }
+    assert_eq!(
+        meta_head_error(&out_dir).map(|e| e.map(f64::from).to_vec()),
+        Some(recorded)
+    );
     let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
     // default scenarios in turn, seeds SEED + e
     assert_eq!(rows[0][col("scenario")], "pressure");
@@ -408,4 +420,10 @@ fn heads_measures_each_score_source_and_refuses_nothing_to_measure() {
     let none = schedlab().args(["heads", "--scenario", "churn"]).output().unwrap();
     assert_eq!(none.status.code(), Some(2), "{}", stderr(&none));
     assert!(stderr(&none).contains("nothing to measure"), "{}", stderr(&none));
+}
+
+/// What an evaluation of the checkpoint in `dir` selects with.
+fn meta_head_error(dir: &std::path::Path) -> Option<[f32; 3]> {
+    let (_, meta) = scheduler::agmarl::checkpoint::load(&dir.join("checkpoint.safetensors")).unwrap();
+    meta.head_rmse()
 }

@@ -61,5 +61,7 @@ pub use default::DefaultScheduler;
 pub use error::{Error, Result};
 pub use load_aware::LoadAwareScheduler;
 pub use random::RandomScheduler;
-pub use registry::{ARM_NAMES, ArmError, BASELINE_NAMES, UnknownScheduler, arm, baseline, bundled_net, preempts};
+pub use registry::{
+    ARM_NAMES, ArmError, BASELINE_NAMES, UnknownScheduler, arm, baseline, bundled_checkpoint, bundled_net, preempts,
+};
 pub use target_load::TargetLoadScheduler;

@@ -3,7 +3,7 @@
 //! controls.
 
 use crate::agmarl::arms::{AGMARL_ARMS, CONTROL_ARMS, DEFAULT_INIT_SEED, VARIANT_ARMS, agmarl_arm_with, control_arm};
-use crate::agmarl::checkpoint::{CheckpointError, bundled_for};
+use crate::agmarl::checkpoint::{CheckpointError, CheckpointMeta, bundled_for};
 use crate::agmarl::network::AgmarlNet;
 use crate::agmarl::policy::{AgmarlConfig, Control, Variant};
 use crate::api::Scheduler;
@@ -81,9 +81,17 @@ pub fn arm(name: &str, seed: u64) -> crate::Result<Box<dyn Scheduler>> {
         return Ok(s);
     }
     if Control::from_arm_name(name).is_some() {
-        return control_arm(name, &AgmarlConfig::default(), DEFAULT_INIT_SEED, seed);
+        let (_, beside) = bundled_checkpoint(Variant::Full.arm_name())?;
+        return control_arm(
+            name,
+            &AgmarlConfig::default(),
+            beside.head_rmse(),
+            DEFAULT_INIT_SEED,
+            seed,
+        );
     }
-    agmarl_arm_with(name, bundled_net(name)?, seed)
+    let (net, meta) = bundled_checkpoint(name)?;
+    agmarl_arm_with(name, net, meta.head_rmse(), seed)
 }
 
 /// Whether the policy of arm `name` answers a pod no node takes with
@@ -103,12 +111,17 @@ pub fn preempts(name: &str, agmarl: &AgmarlConfig) -> Option<bool> {
 
 /// The bundled network of the AGMARL arm `name`, trained as its variant.
 pub fn bundled_net(name: &str) -> crate::Result<AgmarlNet> {
+    Ok(bundled_checkpoint(name)?.0)
+}
+
+/// The bundled checkpoint of the trained AGMARL arm `name`: its network and
+/// sidecar.
+pub fn bundled_checkpoint(name: &str) -> crate::Result<(AgmarlNet, CheckpointMeta)> {
     let variant = Variant::from_arm_name(name).ok_or_else(|| ArmError::Unknown { name: name.to_string() })?;
-    let (net, _) = bundled_for(variant).map_err(|error| ArmError::Checkpoint {
+    Ok(bundled_for(variant).map_err(|error| ArmError::Checkpoint {
         name: name.to_string(),
         error: Box::new(error),
-    })?;
-    Ok(net)
+    })?)
 }
 
 /// An arm name that is not a baseline.

@@ -29,19 +29,28 @@ pub const CONTROL_ARMS: &[&str] = &["agmarl-untrained", "agmarl-analytic"];
 /// started.
 pub const DEFAULT_INIT_SEED: u64 = 1000;
 
-/// The AGMARL arm `name` with the given network (e.g. from `--checkpoint`)
-/// and the variant's default configuration.
-pub fn agmarl_arm_with(name: &str, net: AgmarlNet, seed: u64) -> crate::Result<Box<dyn Scheduler>> {
-    agmarl_arm_configured(name, net, &AgmarlConfig::default(), seed)
+/// The AGMARL arm `name` with the given network (e.g. from `--checkpoint`),
+/// its heads' measured error (the selection's tolerance,
+/// [`crate::agmarl::CheckpointMeta::head_rmse`]) and the variant's default
+/// configuration.
+pub fn agmarl_arm_with(
+    name: &str,
+    net: AgmarlNet,
+    head_error: Option<[f32; 3]>,
+    seed: u64,
+) -> crate::Result<Box<dyn Scheduler>> {
+    agmarl_arm_configured(name, net, &AgmarlConfig::default(), head_error, seed)
 }
 
-/// The trained AGMARL arm `name` with the given network and controller
-/// settings; the settings' variant is replaced by the arm's. The controls
-/// take no network: see [`control_arm`].
+/// The trained AGMARL arm `name` with the given network, its heads'
+/// measured error and controller settings; the settings' variant is
+/// replaced by the arm's. The controls take no network: see
+/// [`control_arm`].
 pub fn agmarl_arm_configured(
     name: &str,
     net: AgmarlNet,
     config: &AgmarlConfig,
+    head_error: Option<[f32; 3]>,
     seed: u64,
 ) -> crate::Result<Box<dyn Scheduler>> {
     let variant = Variant::from_arm_name(name).ok_or_else(|| ArmError::NotAgmarl { name: name.to_string() })?;
@@ -49,18 +58,31 @@ pub fn agmarl_arm_configured(
         variant,
         ..config.clone()
     };
-    Ok(Box::new(AgmarlScheduler::new(net, config, seed)))
+    Ok(Box::new(
+        AgmarlScheduler::new(net, config, seed).with_head_error(head_error),
+    ))
 }
 
 /// The control arm `name` with the controller settings `config` (run as the
-/// full method's); `agmarl-untrained` starts from the initial weights of
-/// `init_seed`, which `agmarl-analytic` ignores.
-pub fn control_arm(name: &str, config: &AgmarlConfig, init_seed: u64, seed: u64) -> crate::Result<Box<dyn Scheduler>> {
+/// full method's) and the selection tolerance of the trained checkpoint it
+/// stands beside (`head_error`, that checkpoint's measured head RMSE), so
+/// that only the scores differ between the two; `agmarl-untrained` starts
+/// from the initial weights of `init_seed`, which `agmarl-analytic` ignores.
+pub fn control_arm(
+    name: &str,
+    config: &AgmarlConfig,
+    head_error: Option<[f32; 3]>,
+    init_seed: u64,
+    seed: u64,
+) -> crate::Result<Box<dyn Scheduler>> {
     let control = Control::from_arm_name(name).ok_or_else(|| ArmError::NotControl { name: name.to_string() })?;
-    Ok(Box::new(match control {
-        Control::Untrained => AgmarlScheduler::untrained(init_seed, config.clone(), seed)?,
-        Control::Analytic => AgmarlScheduler::analytic(config.clone(), seed),
-    }))
+    Ok(Box::new(
+        match control {
+            Control::Untrained => AgmarlScheduler::untrained(init_seed, config.clone(), seed)?,
+            Control::Analytic => AgmarlScheduler::analytic(config.clone(), seed),
+        }
+        .with_head_error(head_error),
+    ))
 }
 
 #[cfg(test)]
@@ -89,19 +111,21 @@ mod tests {
     fn builds_each_arm_and_rejects_others() {
         for name in VARIANT_ARMS {
             let net = AgmarlNet::new(&Hyper::default(), 0).unwrap();
-            assert_eq!(agmarl_arm_with(name, net, 1).unwrap().name(), *name);
+            assert_eq!(agmarl_arm_with(name, net, None, 1).unwrap().name(), *name);
         }
         for name in CONTROL_ARMS {
-            let arm = control_arm(name, &AgmarlConfig::for_variant(Variant::Linear), 7, 1).unwrap();
+            let arm = control_arm(name, &AgmarlConfig::for_variant(Variant::Linear), None, 7, 1).unwrap();
             assert_eq!(arm.name(), *name);
         }
         let net = AgmarlNet::new(&Hyper::default(), 0).unwrap();
-        let err = agmarl_arm_with("default", net, 1).err().unwrap();
+        let err = agmarl_arm_with("default", net, None, 1).err().unwrap();
         assert!(err.to_string().contains("agmarl-nostress"), "{err}");
         let net = AgmarlNet::new(&Hyper::default(), 0).unwrap();
-        let err = agmarl_arm_with("agmarl-untrained", net, 1).err().unwrap();
+        let err = agmarl_arm_with("agmarl-untrained", net, None, 1).err().unwrap();
         assert!(err.to_string().contains("control"), "{err}");
-        let err = control_arm("agmarl", &AgmarlConfig::default(), 7, 1).err().unwrap();
+        let err = control_arm("agmarl", &AgmarlConfig::default(), None, 7, 1)
+            .err()
+            .unwrap();
         assert!(err.to_string().contains("agmarl-analytic"), "{err}");
     }
 

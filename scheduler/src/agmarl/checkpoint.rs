@@ -110,6 +110,22 @@ impl CheckpointMeta {
             .as_u64()
     }
 
+    /// The score heads' RMSE `[ft, util, cost]` on the validation split at
+    /// the end of training (`training.validation.heads.rmse`, written by
+    /// `schedlab train`), the selection's tolerance by default; None when
+    /// the sidecar does not record all three (older or hand-made weights).
+    pub fn head_rmse(&self) -> Option<[f32; 3]> {
+        let rmse = self.training.pointer("/validation/heads/rmse")?.as_array()?;
+        let mut out = [0.0f32; 3];
+        if rmse.len() != 3 {
+            return None;
+        }
+        for (o, v) in out.iter_mut().zip(rmse) {
+            *o = v.as_f64().filter(|x| x.is_finite() && *x >= 0.0)? as f32;
+        }
+        Some(out)
+    }
+
     /// What identifies the training run of these weights, for the run
     /// folder's arm facts: `seed:<training seed>` when the sidecar records
     /// it, else `sha256:<the first 12 hex digits of the weights' digest>`
@@ -460,6 +476,21 @@ mod tests {
         assert_eq!(meta.training_run(), "sha256:0123456789ab");
         meta.training = serde_json::Value::Null;
         assert_eq!(meta.training_seed(), None);
+    }
+
+    #[test]
+    fn the_head_error_is_the_recorded_validation_rmse() {
+        let meta = |training| CheckpointMeta::new(&Hyper::default(), training);
+        let rmse = |v: serde_json::Value| meta(serde_json::json!({"validation": {"heads": {"rmse": v}}})).head_rmse();
+        assert_eq!(
+            rmse(serde_json::json!([0.375, 0.25, 0.125])),
+            Some([0.375, 0.25, 0.125])
+        );
+        // a head without a measurement, a negative, or the wrong count: none
+        assert_eq!(rmse(serde_json::json!([0.375, null, 0.125])), None);
+        assert_eq!(rmse(serde_json::json!([0.375, -0.1, 0.125])), None);
+        assert_eq!(rmse(serde_json::json!([0.375, 0.25])), None);
+        assert_eq!(meta(serde_json::json!({"seed": 1000})).head_rmse(), None);
     }
 
     #[test]

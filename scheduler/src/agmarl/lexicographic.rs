@@ -42,6 +42,48 @@ impl Candidate {
     }
 }
 
+/// How far below an objective's best a candidate may score and still stay
+/// in the lexicographic filter: the larger of `delta_lex × (best − worst)`
+/// (a fraction of the objective's spread among the candidates still kept)
+/// and `floor[objective]` (in score units).
+///
+/// The floor is what keeps the selection from deciding on noise: with
+/// `floor` the scoring heads' held-out RMSE, two nodes whose scores differ
+/// by less than the head's own error stay together and the next objective
+/// (or the tie-break) decides between them (see
+/// [`crate::agmarl::policy::AgmarlConfig::score_tolerance`]). A floor of 0
+/// is the spread-only rule.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tolerance {
+    pub delta_lex: f32,
+    pub floor: [f32; 3],
+}
+
+impl Tolerance {
+    /// The spread-only rule: `delta_lex` of each objective's spread, no floor.
+    pub fn of_spread(delta_lex: f32) -> Tolerance {
+        Tolerance {
+            delta_lex,
+            floor: [0.0; 3],
+        }
+    }
+
+    /// `delta_lex` clamped to [0, 1] (negative or NaN: 0).
+    fn fraction(&self) -> f64 {
+        if self.delta_lex > 0.0 {
+            f64::from(self.delta_lex).min(1.0)
+        } else {
+            0.0
+        }
+    }
+
+    /// The floor of `objective` in score units (negative or NaN: 0).
+    fn floor_of(&self, objective: Objective) -> f64 {
+        let f = self.floor[objective.index()];
+        if f > 0.0 { f64::from(f) } else { 0.0 }
+    }
+}
+
 /// The paper's lexicographic selection, with a tolerance relative to each
 /// objective's spread. Returns an index into `cands`, None when `cands` is
 /// empty.
@@ -66,37 +108,60 @@ impl Candidate {
 ///
 /// Each step compares with the best and worst of the current set, so the
 /// result does not depend on the candidates' order. An `order` that repeats
-/// an objective simply filters by it twice.
+/// an objective simply filters by it twice. [`lexicographic_select_traced`]
+/// adds a floor in score units to each step's tolerance ([`Tolerance`]).
 pub fn lexicographic_select(cands: &[Candidate], order: &[Objective; 3], delta_lex: f32) -> Option<usize> {
-    lexicographic_select_traced(cands, order, delta_lex, None)
+    lexicographic_select_traced(cands, order, Tolerance::of_spread(delta_lex), None)
 }
 
-/// [`lexicographic_select`], counting into `kept_after` (when given) the
-/// candidates left after each objective's step, in `order`. Nothing is
-/// counted when no step runs (no candidate, or none with valid scores).
+/// [`lexicographic_select`] with the tolerance `tolerance`, counting into
+/// `kept_after` (when given) the candidates left after each objective's
+/// step, in `order`. Nothing is counted when no step runs (no candidate, or
+/// none with valid scores).
 pub fn lexicographic_select_traced(
     cands: &[Candidate],
     order: &[Objective; 3],
-    delta_lex: f32,
-    mut kept_after: Option<&mut Steps>,
+    tolerance: Tolerance,
+    kept_after: Option<&mut Steps>,
 ) -> Option<usize> {
+    match lexicographic_survivors(cands, order, tolerance, kept_after)? {
+        Survivors::Kept(kept) => tie_break(cands, kept),
+        Survivors::Fallback(i) => Some(i),
+    }
+}
+
+/// What the lexicographic filter leaves before the tie-break.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Survivors {
+    /// indices into the candidates (at least one, ascending)
+    Kept(Vec<usize>),
+    /// no candidate has valid scores: this one, by lowest [`NodeId`]
+    Fallback(usize),
+}
+
+/// The candidates left after every step of the lexicographic filter (step 2
+/// of [`lexicographic_select`]), before its tie-break: training chooses
+/// among them at random ([`crate::agmarl::policy::AgmarlScheduler::explore_survivors`]),
+/// so the heads learn from placements the tie-break would never make.
+pub fn lexicographic_survivors(
+    cands: &[Candidate],
+    order: &[Objective; 3],
+    tolerance: Tolerance,
+    mut kept_after: Option<&mut Steps>,
+) -> Option<Survivors> {
     let mut kept = match valid_or_fallback(cands)? {
         Eligible::Valid(kept) => kept,
-        Eligible::Fallback(i) => return Some(i),
+        Eligible::Fallback(i) => return Some(Survivors::Fallback(i)),
     };
-    let delta = if delta_lex > 0.0 {
-        f64::from(delta_lex).min(1.0)
-    } else {
-        0.0
-    };
+    let fraction = tolerance.fraction();
     for &objective in order {
         let value = |i: usize| f64::from(cands[i].score(objective));
-        keep_top_of_spread(&mut kept, value, delta);
+        keep_top_of_spread(&mut kept, value, fraction, tolerance.floor_of(objective));
         if let Some(steps) = kept_after.as_deref_mut() {
             steps.push(kept.len());
         }
     }
-    tie_break(cands, kept)
+    Some(Survivors::Kept(kept))
 }
 
 /// The `agmarl-linear` ablation: the candidate with the highest
@@ -152,14 +217,14 @@ fn valid_or_fallback(cands: &[Candidate]) -> Option<Eligible> {
     Some(Eligible::Fallback(fallback))
 }
 
-/// Keeps the indices whose value is ≥ best − `fraction` × (best − worst) −
-/// [`LEX_EPSILON`], best and worst over `kept`.
-fn keep_top_of_spread(kept: &mut Vec<usize>, value: impl Fn(usize) -> f64, fraction: f64) {
+/// Keeps the indices whose value is ≥ best − max(`fraction` × (best −
+/// worst), `floor`) − [`LEX_EPSILON`], best and worst over `kept`.
+fn keep_top_of_spread(kept: &mut Vec<usize>, value: impl Fn(usize) -> f64, fraction: f64, floor: f64) {
     let (best, worst) = kept
         .iter()
         .map(|&i| value(i))
         .fold((f64::NEG_INFINITY, f64::INFINITY), |(b, w), v| (b.max(v), w.min(v)));
-    let bar = best - fraction * (best - worst) - LEX_EPSILON;
+    let bar = best - (fraction * (best - worst)).max(floor) - LEX_EPSILON;
     kept.retain(|&i| value(i) >= bar);
 }
 
@@ -271,7 +336,12 @@ mod tests {
             c(3, 0.92, 0.9, 0.5),
         ];
         let mut steps = Steps::default();
-        let pick = lexicographic_select_traced(&cands, &[FaultTolerance, Utilization, Cost], 0.25, Some(&mut steps));
+        let pick = lexicographic_select_traced(
+            &cands,
+            &[FaultTolerance, Utilization, Cost],
+            Tolerance::of_spread(0.25),
+            Some(&mut steps),
+        );
         assert_eq!(node_of(&cands, pick), Some(2));
         assert_eq!(steps.as_slice(), &[1, 1, 1]);
         // exact ties all stay
@@ -326,18 +396,33 @@ mod tests {
         let cands = specialists();
         let mut steps = Steps::default();
         // cost keeps 1 and 2 (bar 0.575), fault tolerance 1 (0.4 against 0.3)
-        let pick = lexicographic_select_traced(&cands, &[Cost, FaultTolerance, Utilization], 0.5, Some(&mut steps));
+        let pick = lexicographic_select_traced(
+            &cands,
+            &[Cost, FaultTolerance, Utilization],
+            Tolerance::of_spread(0.5),
+            Some(&mut steps),
+        );
         assert_eq!(node_of(&cands, pick), Some(1));
         assert_eq!(steps.as_slice(), &[2, 1, 1]);
         // everything kept: the sum decides
         let mut steps = Steps::default();
-        let pick = lexicographic_select_traced(&cands, &[Cost, FaultTolerance, Utilization], 1.0, Some(&mut steps));
+        let pick = lexicographic_select_traced(
+            &cands,
+            &[Cost, FaultTolerance, Utilization],
+            Tolerance::of_spread(1.0),
+            Some(&mut steps),
+        );
         assert_eq!(node_of(&cands, pick), Some(1));
         assert_eq!(steps.as_slice(), &[3, 3, 3]);
         // cost keeps 0 and 1 (bar 0.88), utilisation then 0
         let narrowing = vec![c(0, 0.5, 0.8, 0.9), c(1, 0.9, 0.7, 0.88), c(2, 0.1, 0.9, 0.5)];
         let mut steps = Steps::default();
-        let pick = lexicographic_select_traced(&narrowing, &objective_order(Calm), 0.05, Some(&mut steps));
+        let pick = lexicographic_select_traced(
+            &narrowing,
+            &objective_order(Calm),
+            Tolerance::of_spread(0.05),
+            Some(&mut steps),
+        );
         assert_eq!(node_of(&narrowing, pick), Some(0));
         assert_eq!(steps.as_slice(), &[2, 1, 1]);
         assert_eq!(pick, lexicographic_select(&narrowing, &objective_order(Calm), 0.05));
@@ -350,7 +435,12 @@ mod tests {
         let broken = vec![c(3, nan, nan, nan)];
         let mut steps = Steps::default();
         assert_eq!(
-            lexicographic_select_traced(&broken, &objective_order(Calm), 0.1, Some(&mut steps)),
+            lexicographic_select_traced(
+                &broken,
+                &objective_order(Calm),
+                Tolerance::of_spread(0.1),
+                Some(&mut steps)
+            ),
             Some(0)
         );
         assert!(steps.as_slice().is_empty());
@@ -360,6 +450,70 @@ mod tests {
     fn empty_gives_none() {
         assert_eq!(lexicographic_select(&[], &objective_order(Calm), 0.1), None);
         assert_eq!(weighted_select(&[], [0.4, 0.3, 0.3]), None);
+    }
+
+    #[test]
+    fn differences_within_the_heads_error_do_not_decide() {
+        // cost differs by 0.02, well inside a cost head with RMSE 0.05: the
+        // spread rule alone picks the cheaper node 0, the floor keeps both
+        // and utilisation (second in the calm order) decides
+        let cands = vec![c(0, 0.5, 0.2, 0.92), c(1, 0.5, 0.8, 0.90), c(2, 0.5, 0.9, 0.40)];
+        let order = objective_order(Calm);
+        assert_eq!(lex(&cands, order, 0.0), Some(0));
+        let noisy = Tolerance {
+            delta_lex: 0.0,
+            floor: [0.3, 0.1, 0.05],
+        };
+        let mut steps = Steps::default();
+        let pick = lexicographic_select_traced(&cands, &order, noisy, Some(&mut steps));
+        assert_eq!(node_of(&cands, pick), Some(1));
+        assert_eq!(steps.as_slice(), &[2, 1, 1]);
+        // a difference larger than the error still decides
+        let clear = vec![c(0, 0.5, 0.2, 0.99), c(1, 0.5, 0.8, 0.90)];
+        assert_eq!(
+            node_of(&clear, lexicographic_select_traced(&clear, &order, noisy, None)),
+            Some(0)
+        );
+        // the floor only widens: a spread-relative bar that is wider stays
+        let wide = Tolerance {
+            delta_lex: 1.0,
+            floor: [0.0, 0.0, 0.01],
+        };
+        assert_eq!(
+            lexicographic_survivors(&cands, &[Cost, Cost, Cost], wide, None),
+            Some(Survivors::Kept(vec![0, 1, 2]))
+        );
+        // negative and NaN floors count as 0
+        let broken = Tolerance {
+            delta_lex: 0.0,
+            floor: [f32::NAN, -1.0, -1.0],
+        };
+        assert_eq!(
+            node_of(&cands, lexicographic_select_traced(&cands, &order, broken, None)),
+            Some(0)
+        );
+    }
+
+    #[test]
+    fn survivors_are_what_the_tie_break_chooses_from() {
+        let cands = vec![c(5, 0.9, 0.5, 0.80), c(2, 0.9, 0.5, 0.81), c(7, 0.1, 0.5, 0.2)];
+        let tol = Tolerance {
+            delta_lex: 0.0,
+            floor: [0.0, 0.0, 0.05],
+        };
+        let order = [Cost, Utilization, FaultTolerance];
+        assert_eq!(
+            lexicographic_survivors(&cands, &order, tol, None),
+            Some(Survivors::Kept(vec![0, 1]))
+        );
+        // equal sums within epsilon? no: 2.21 against 2.2, the higher sum wins
+        assert_eq!(lexicographic_select_traced(&cands, &order, tol, None), Some(1));
+        assert_eq!(lexicographic_survivors(&[], &order, tol, None), None);
+        let nan = vec![c(3, f32::NAN, 0.0, 0.0)];
+        assert_eq!(
+            lexicographic_survivors(&nan, &order, tol, None),
+            Some(Survivors::Fallback(0))
+        );
     }
 
     #[test]

@@ -21,9 +21,15 @@
 //!    observation do: [`crate::agmarl::analytic`]). Training may perturb
 //!    these scores (exploration noise); they are then clamped to [0, 1].
 //! 4. Selection: lexicographic by the stress level's objective order, each
-//!    step keeping the candidates within `delta_lex` of the objective's
-//!    spread from its best, or the fixed weighted sum of the `agmarl-linear`
-//!    ablation.
+//!    step keeping the candidates within `max(delta_lex × spread, tolerance)`
+//!    of the objective's best, or the fixed weighted sum of the
+//!    `agmarl-linear` ablation. The tolerance in score units is the scoring
+//!    head's own held-out RMSE as the checkpoint records it
+//!    ([`AgmarlConfig::score_tolerance`]), so a node never wins on a score
+//!    difference smaller than the error of the head that made it. While
+//!    training ([`AgmarlScheduler::explore_survivors`]) the choice among the
+//!    filter's survivors is uniform at random instead of the tie-break, so
+//!    the heads see placements the tie-break would never make.
 //! 5. Restraint: under stress, an unstable pod whose chosen node scores far
 //!    below its workload's usual fault tolerance is declined
 //!    ([`should_decline`]) and stays pending; every bind adds the chosen
@@ -47,7 +53,8 @@
 use crate::agmarl::analytic;
 use crate::agmarl::features::{Observation, observe_into};
 use crate::agmarl::lexicographic::{
-    Candidate, lexicographic_select, lexicographic_select_traced, weighted_select, weighted_select_traced,
+    Candidate, Survivors, Tolerance, lexicographic_select_traced, lexicographic_survivors, weighted_select,
+    weighted_select_traced,
 };
 use crate::agmarl::network::{AgmarlNet, Hyper};
 use crate::agmarl::restraint::{Baselines, RESTRAINT_REASON, RestraintConfig, RestraintConfigError, should_decline};
@@ -62,6 +69,7 @@ use crate::explain::{
 };
 use crate::preemption::{Nominated, preempt};
 use crate::profile::filter_chain;
+use rand::Rng;
 use schedlab_core::rng::{SimRng, purpose, stream};
 use schedlab_core::{ClusterView, PendingPod, Placement};
 use serde::{Deserialize, Serialize};
@@ -159,6 +167,17 @@ pub struct AgmarlConfig {
     /// objectives take part before the tie-break; see
     /// [`lexicographic_select`]).
     pub delta_lex: f32,
+    /// The least tolerance of each selection step in score units,
+    /// `[fault tolerance, utilisation, cost]`: a step keeps every candidate
+    /// within `max(delta_lex × spread, score_tolerance[o])` of the best.
+    /// None (the default): each head's held-out RMSE as the checkpoint
+    /// records it (`training.validation.heads.rmse`, measured by `schedlab
+    /// train` on the validation split), so the selection never decides on a
+    /// score difference smaller than the head's own error; the controls run
+    /// with the tolerance of the checkpoint they stand beside. A checkpoint
+    /// that records none (trained before it was measured, or hand-made)
+    /// selects on the spread alone, as `[0, 0, 0]` does.
+    pub score_tolerance: Option<[f32; 3]>,
     /// `agmarl-linear`'s weights of `[fault tolerance, utilisation, cost]`
     /// (default equal thirds: no objective favoured).
     pub linear_weights: [f32; 3],
@@ -176,6 +195,7 @@ impl Default for AgmarlConfig {
         AgmarlConfig {
             variant: Variant::Full,
             delta_lex: 0.25,
+            score_tolerance: None,
             linear_weights: [1.0 / 3.0; 3],
             stress: StressConfig::default(),
             restraint: RestraintConfig::default(),
@@ -189,6 +209,8 @@ impl Default for AgmarlConfig {
 pub enum AgmarlConfigError {
     #[error("delta_lex must be in [0, 1] (a fraction of each objective's spread), got {0}")]
     DeltaLex(f32),
+    #[error("score_tolerance must be in [0, 1] (score units), got {0:?}")]
+    ScoreTolerance([f32; 3]),
     #[error("linear_weights must be finite and >= 0, got {0:?}")]
     LinearWeights([f32; 3]),
     #[error(transparent)]
@@ -204,6 +226,11 @@ impl AgmarlConfig {
     pub fn validate(&self) -> Result<(), AgmarlConfigError> {
         if !(0.0..=1.0).contains(&self.delta_lex) {
             return Err(AgmarlConfigError::DeltaLex(self.delta_lex));
+        }
+        if let Some(t) = self.score_tolerance
+            && !t.iter().all(|x| (0.0..=1.0).contains(x))
+        {
+            return Err(AgmarlConfigError::ScoreTolerance(t));
         }
         if !self.linear_weights.iter().all(|w| w.is_finite() && *w >= 0.0) {
             return Err(AgmarlConfigError::LinearWeights(self.linear_weights));
@@ -285,6 +312,12 @@ pub struct AgmarlScheduler {
     cands: Vec<Candidate>,
     /// every workload's fault-tolerance scores at its binds, for restraint
     baselines: Baselines,
+    /// the score heads' measured RMSE, the selection's tolerance unless the
+    /// config sets one
+    head_error: Option<[f32; 3]>,
+    /// Some while training: the choice among the selection's survivors is
+    /// drawn from it
+    explore: Option<SimRng>,
     /// None while not explaining, else the last decision's
     explanation: Option<Option<Explanation>>,
 }
@@ -350,7 +383,36 @@ impl AgmarlScheduler {
             cands: Vec::new(),
             baselines: Baselines::default(),
             explanation: None,
+            head_error: None,
+            explore: None,
         }
+    }
+
+    /// The measured RMSE of the score heads `[ft, util, cost]` (from a
+    /// checkpoint's sidecar, [`crate::agmarl::CheckpointMeta::head_rmse`]):
+    /// the selection's tolerance in score units unless
+    /// [`AgmarlConfig::score_tolerance`] sets one. None: no floor.
+    pub fn with_head_error(mut self, rmse: Option<[f32; 3]>) -> AgmarlScheduler {
+        self.head_error = rmse.map(|r| r.map(|x| if x.is_finite() { x.clamp(0.0, 1.0) } else { 0.0 }));
+        self
+    }
+
+    /// The selection's tolerance: `delta_lex` of each objective's spread,
+    /// at least the score tolerance in force.
+    pub fn tolerance(&self) -> Tolerance {
+        Tolerance {
+            delta_lex: self.config.delta_lex,
+            floor: self.config.score_tolerance.or(self.head_error).unwrap_or([0.0; 3]),
+        }
+    }
+
+    /// Training's exploration of choices: with Some, every lexicographic
+    /// selection picks uniformly at random among the candidates the filter
+    /// keeps (instead of their tie-break), drawing from `rng`; None: the
+    /// deterministic selection. The `agmarl-linear` ablation keeps its
+    /// weighted choice.
+    pub fn explore_survivors(&mut self, rng: Option<SimRng>) {
+        self.explore = rng;
     }
 
     /// The network the scores come from (None for `agmarl-analytic`).
@@ -532,9 +594,15 @@ impl AgmarlScheduler {
         let mut kept = Steps::default();
         // the same selection either way; explaining only counts its steps
         let trace = self.explanation.is_some().then_some(&mut kept);
-        let chosen = match self.config.variant {
-            Variant::Linear => weighted_select_traced(&self.cands, self.config.linear_weights, trace),
-            _ => lexicographic_select_traced(&self.cands, &objective_order(level), self.config.delta_lex, trace),
+        let tolerance = self.tolerance();
+        let chosen = match (self.config.variant, &mut self.explore) {
+            (Variant::Linear, _) => weighted_select_traced(&self.cands, self.config.linear_weights, trace),
+            (_, Some(rng)) => match lexicographic_survivors(&self.cands, &objective_order(level), tolerance, trace) {
+                Some(Survivors::Kept(kept)) => Some(kept[rng.random_range(0..kept.len())]),
+                Some(Survivors::Fallback(i)) => Some(i),
+                None => None,
+            },
+            (_, None) => lexicographic_select_traced(&self.cands, &objective_order(level), tolerance, trace),
         };
         // cands is not empty, so a selection always exists
         let chosen = chosen.unwrap_or(0);
@@ -640,7 +708,7 @@ impl AgmarlScheduler {
             .collect();
         let pick = match self.config.variant {
             Variant::Linear => weighted_select(&others, self.config.linear_weights),
-            _ => lexicographic_select(&others, &objective_order(level), self.config.delta_lex),
+            _ => lexicographic_select_traced(&others, &objective_order(level), self.tolerance(), None),
         }?;
         Some(if pick < chosen { pick } else { pick + 1 })
     }
@@ -782,6 +850,59 @@ mod tests {
         let again = plain.decide(&pending(&spec), &view(&nodes), Some(&mut fixed(scores)));
         assert_eq!(again.placement, d.placement);
         assert_eq!(plain.explanation(), None);
+    }
+
+    #[test]
+    fn the_heads_error_keeps_near_ties_together_and_training_draws_among_them() {
+        let nodes = cluster([node("a"), node("b"), node("c")]);
+        let spec = pod(1000, 0);
+        // calm: cost first; nodes a and b differ in cost by 0.02, c is far behind
+        let scores = vec![[0.5, 0.2, 0.92], [0.5, 0.8, 0.90], [0.5, 0.9, 0.40]];
+        let decide = |s: &mut AgmarlScheduler| {
+            s.decide(&pending(&spec), &view(&nodes), Some(&mut fixed(scores.clone())))
+                .placement
+        };
+        let net = || AgmarlNet::new(&Hyper::default(), 0).unwrap();
+        let bind = |n: u32| Placement::Bind(schedlab_core::NodeId(n));
+        let spread_only = AgmarlConfig {
+            delta_lex: 0.0,
+            ..AgmarlConfig::default()
+        };
+        // no measured error: the cheaper node wins by 0.02
+        let mut plain = AgmarlScheduler::new(net(), spread_only.clone(), 0);
+        assert_eq!(decide(&mut plain), bind(0));
+        // a cost head with RMSE 0.05 cannot tell a from b: utilisation decides
+        let mut measured = AgmarlScheduler::new(net(), spread_only.clone(), 0).with_head_error(Some([0.3, 0.1, 0.05]));
+        assert_eq!(measured.tolerance().floor, [0.3, 0.1, 0.05]);
+        assert_eq!(decide(&mut measured), bind(1));
+        // the config's tolerance overrides the checkpoint's
+        let mut fixed_tol = AgmarlScheduler::new(
+            net(),
+            AgmarlConfig {
+                score_tolerance: Some([0.0; 3]),
+                ..spread_only.clone()
+            },
+            0,
+        )
+        .with_head_error(Some([0.3, 0.1, 0.05]));
+        assert_eq!(decide(&mut fixed_tol), bind(0));
+        // exploring with a wide utilisation tolerance: a and b survive, the
+        // draw picks among them (never c), the same way for the same stream
+        let draws = |seed: u64| {
+            let mut s = AgmarlScheduler::new(net(), spread_only.clone(), 0).with_head_error(Some([0.3, 1.0, 0.05]));
+            s.explore_survivors(Some(stream(seed, &[purpose::TRAINING])));
+            (0..40).map(|_| decide(&mut s)).collect::<Vec<_>>()
+        };
+        let first = draws(3);
+        assert!(first.contains(&bind(0)) && first.contains(&bind(1)), "{first:?}");
+        assert!(!first.contains(&bind(2)));
+        assert_eq!(first, draws(3));
+        // a tolerance outside [0, 1] is refused
+        let bad = AgmarlConfig {
+            score_tolerance: Some([0.1, 1.5, 0.0]),
+            ..AgmarlConfig::default()
+        };
+        assert!(matches!(bad.validate(), Err(AgmarlConfigError::ScoreTolerance(_))));
     }
 
     #[test]

@@ -31,6 +31,13 @@ pub struct TrainConfig {
     pub warmup: usize,
     /// learner updates per episode played (done after each round of episodes)
     pub updates_per_episode: usize,
+    /// exploring policies choose uniformly at random among the candidates
+    /// the lexicographic filter keeps, instead of its tie-break (default
+    /// true): the heads then learn from placements across the nodes the
+    /// controller cannot tell apart, and the choice a policy makes is part of
+    /// what training explores (the `agmarl-linear` variant keeps its
+    /// weighted choice)
+    pub explore_survivors: bool,
     /// every this many episodes (and before the first and after the last)
     /// the actor plays noiseless probe episodes it does not learn from, for
     /// the validation and held-out curves; 0: never
@@ -49,6 +56,7 @@ impl Default for TrainConfig {
             replay_capacity: 20_000,
             warmup: 1_000,
             updates_per_episode: 40,
+            explore_survivors: true,
             validate_every: 25,
         }
     }

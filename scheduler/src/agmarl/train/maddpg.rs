@@ -37,8 +37,8 @@
 //! 3. **Targets.** `θ' ← τ·θ + (1−τ)·θ'` for the actor and the critic.
 //!
 //! Both optimisers are Adam (`candle_nn::AdamW` with weight decay 0, which is
-//! exactly Adam). The learning rates follow [`ReduceOnPlateau`] of the
-//! critic's loss, reported once per learning round.
+//! exactly Adam). The learning rates follow the run's progress
+//! ([`CosineSchedule`]), set once per learning round.
 //!
 //! γ = 0.9 by default. A decision is one pod's placement and a simulated
 //! minute holds dozens of them, so what a choice does to the cluster (a
@@ -46,12 +46,12 @@
 //! which is the horizon `1 / (1 − γ)` = 10 gives; longer ones mostly add
 //! variance from unrelated pods.
 
-use crate::agmarl::lexicographic::{Candidate, lexicographic_select, weighted_select};
+use crate::agmarl::lexicographic::{Candidate, Tolerance, lexicographic_select_traced, weighted_select};
 use crate::agmarl::network::{AgmarlNet, Critic, soft_update};
 use crate::agmarl::stress::objective_order;
 use crate::agmarl::train::batch::{ActorParams, Batch, CriticParams};
 use crate::agmarl::train::error::TrainError;
-use crate::agmarl::train::schedule::{PlateauConfig, ReduceOnPlateau};
+use crate::agmarl::train::schedule::{CosineSchedule, LrScheduleConfig};
 use crate::agmarl::train::transition::{State, Transition};
 use candle_core::{Device, Tensor};
 use candle_nn::{AdamW, Optimizer, ParamsAdamW};
@@ -86,8 +86,14 @@ pub struct MaddpgConfig {
     /// `agmarl-linear` ablation); not serialised, taken from the policy
     #[serde(skip)]
     pub linear_weights: Option<[f32; 3]>,
-    /// the adaptive learning rate
-    pub plateau: PlateauConfig,
+    /// the least tolerance of each selection step for `c'`, in score units
+    /// (the heads' latest measured RMSE, see
+    /// [`crate::agmarl::policy::AgmarlConfig::score_tolerance`]); not
+    /// serialised, the trainer sets it as it measures
+    #[serde(skip)]
+    pub score_tolerance: [f32; 3],
+    /// the learning rates' decay over the run
+    pub lr_schedule: LrScheduleConfig,
 }
 
 impl Default for MaddpgConfig {
@@ -102,7 +108,8 @@ impl Default for MaddpgConfig {
             delta_lex: 0.05,
             use_gnn: true,
             linear_weights: None,
-            plateau: PlateauConfig::default(),
+            score_tolerance: [0.0; 3],
+            lr_schedule: LrScheduleConfig::default(),
         }
     }
 }
@@ -125,9 +132,8 @@ impl MaddpgConfig {
         if !(self.beta >= 0.0 && self.beta.is_finite()) {
             return bad("beta must be a non-negative number");
         }
-        let p = &self.plateau;
-        if !(p.factor > 0.0 && p.factor <= 1.0 && p.min_scale > 0.0 && p.min_scale <= 1.0 && p.threshold >= 0.0) {
-            return bad("plateau: factor and min_scale must be in (0, 1], threshold non-negative");
+        if !self.lr_schedule.is_valid() {
+            return bad("lr_schedule: min_scale must be in (0, 1]");
         }
         Ok(())
     }
@@ -155,7 +161,8 @@ pub struct Learner {
     target_critic: Critic,
     actor_opt: AdamW,
     critic_opt: AdamW,
-    plateau: ReduceOnPlateau,
+    schedule: CosineSchedule,
+    lr_scale: f64,
     updates: u64,
     // batched views of the four networks' variables
     actor_params: ActorParams,
@@ -169,7 +176,7 @@ impl std::fmt::Debug for Learner {
         f.debug_struct("Learner")
             .field("cfg", &self.cfg)
             .field("updates", &self.updates)
-            .field("lr_scale", &self.plateau.scale())
+            .field("lr_scale", &self.lr_scale)
             .finish_non_exhaustive()
     }
 }
@@ -197,7 +204,7 @@ impl Learner {
         let target_critic = critic.deep_clone()?;
         let actor_opt = adam(actor.varmap().all_vars(), cfg.actor_lr)?;
         let critic_opt = adam(critic.varmap().all_vars(), cfg.critic_lr)?;
-        let plateau = ReduceOnPlateau::new(cfg.plateau);
+        let schedule = CosineSchedule::new(cfg.lr_schedule);
         let actor_params = load_actor(&actor)?;
         let target_actor_params = load_actor(&target_actor)?;
         let critic_params = CriticParams::load(critic.varmap())?;
@@ -214,7 +221,8 @@ impl Learner {
             target_critic,
             actor_opt,
             critic_opt,
-            plateau,
+            schedule,
+            lr_scale: 1.0,
             updates: 0,
         })
     }
@@ -242,17 +250,19 @@ impl Learner {
         (self.actor_opt.learning_rate(), self.critic_opt.learning_rate())
     }
 
-    /// Reports a learning round's mean critic loss to the adaptive learning
-    /// rate; returns true when the rates were cut.
-    pub fn end_round(&mut self, critic_loss: f64) -> bool {
-        let cut = self.plateau.observe(critic_loss);
-        let scale = self.plateau.scale();
-        self.actor_opt.set_learning_rate(self.cfg.actor_lr * scale);
-        self.critic_opt.set_learning_rate(self.cfg.critic_lr * scale);
-        if cut {
-            tracing::info!(scale, "critic loss plateaued: learning rates cut");
-        }
-        cut
+    /// Sets both learning rates for the run's `progress` (episodes played ÷
+    /// planned) by the cosine schedule; returns the scale.
+    pub fn set_progress(&mut self, progress: f64) -> f64 {
+        self.lr_scale = self.schedule.scale(progress);
+        self.actor_opt.set_learning_rate(self.cfg.actor_lr * self.lr_scale);
+        self.critic_opt.set_learning_rate(self.cfg.critic_lr * self.lr_scale);
+        self.lr_scale
+    }
+
+    /// The selection tolerance of `c'` in score units (the heads' latest
+    /// measured RMSE).
+    pub fn set_score_tolerance(&mut self, tolerance: [f32; 3]) {
+        self.cfg.score_tolerance = tolerance;
     }
 
     /// The TD targets of `batch` (no gradient): `r`, plus `γ·Q'(s', a'(s'), c')`
@@ -285,7 +295,15 @@ impl Learner {
                 .collect();
             let pick = match self.cfg.linear_weights {
                 Some(weights) => weighted_select(&candidates, weights),
-                None => lexicographic_select(&candidates, &objective_order(state.level), self.cfg.delta_lex),
+                None => lexicographic_select_traced(
+                    &candidates,
+                    &objective_order(state.level),
+                    Tolerance {
+                        delta_lex: self.cfg.delta_lex,
+                        floor: self.cfg.score_tolerance,
+                    },
+                    None,
+                ),
             }
             .unwrap_or(0);
             let row = candidates.get(pick).map_or(0, |c| c.node.index());
@@ -409,6 +427,7 @@ impl Learner {
 mod tests {
     use super::*;
     use crate::agmarl::features::{NODE_FEATURES, Observation, POD_FEATURES};
+    use crate::agmarl::lexicographic::lexicographic_select;
     use crate::agmarl::network::Hyper;
     use crate::agmarl::stress::StressLevel;
     use std::sync::Arc;
@@ -499,19 +518,18 @@ mod tests {
     }
 
     #[test]
-    fn learning_rates_follow_the_plateau_rule() {
+    fn learning_rates_follow_the_run_not_the_critic() {
         let h = Hyper::default();
         let cfg = MaddpgConfig {
-            plateau: PlateauConfig {
-                patience: 0,
-                ..PlateauConfig::default()
-            },
+            lr_schedule: LrScheduleConfig { min_scale: 0.1 },
             ..MaddpgConfig::default()
         };
         let mut learner = Learner::new(AgmarlNet::new(&h, 1).unwrap(), Critic::new(&h, 1).unwrap(), cfg).unwrap();
         assert_eq!(learner.learning_rates(), (1e-3, 1e-3));
-        assert!(!learner.end_round(1.0));
-        assert!(learner.end_round(1.0));
-        assert_eq!(learner.learning_rates(), (5e-4, 5e-4));
+        let close = |(a, c): (f64, f64), want: f64| (a - want).abs() < 1e-12 && (c - want).abs() < 1e-12;
+        assert!((learner.set_progress(0.5) - 0.55).abs() < 1e-12);
+        assert!(close(learner.learning_rates(), 5.5e-4));
+        learner.set_progress(1.0);
+        assert!(close(learner.learning_rates(), 1e-4));
     }
 }

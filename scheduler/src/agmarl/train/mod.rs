@@ -50,6 +50,6 @@ pub use maddpg::{Learner, MaddpgConfig, UpdateStats};
 pub use realised::{DEFAULT_HORIZON, Realised, RealisedTracker, Settled};
 pub use replay::ReplayBuffer;
 pub use reward::{Outcome, RewardConfig, reward, score_error, score_error_known};
-pub use schedule::{PlateauConfig, ReduceOnPlateau};
+pub use schedule::{CosineSchedule, LrScheduleConfig};
 pub use trainer::{LearnStats, Trainer};
 pub use transition::{State, Transition};

@@ -1,83 +1,60 @@
-//! The adaptive learning rate: reduce on plateau of the critic's loss.
+//! The learning-rate schedule: cosine decay over the run's episodes.
 //!
-//! After every learning round the trainer reports the round's mean critic
-//! loss. When it has not improved on the best seen by more than
-//! `threshold` (relative) for more than `patience` rounds, both learning
-//! rates are multiplied by `factor`, never below `min_scale` of their start.
-//! The critic's TD error is what drives both networks (the actor follows the
-//! critic's gradient), so once it stops falling, smaller steps let the
-//! networks settle instead of chasing noise in the bootstrapped targets.
-//! A plateau rule needs no knowledge of the run's length, unlike a cosine
-//! decay, so a longer or shorter `--episodes` keeps the same behaviour.
+//! `scale(p) = min_scale + (1 − min_scale) · (1 + cos(π·p)) / 2` at progress
+//! `p` = episodes played ÷ episodes planned: full rates at the start, a slow
+//! fall in the middle, `min_scale` of them at the end. Both learning rates
+//! are the base rates times this scale.
+//!
+//! Before, the rates were halved whenever the critic's loss stopped falling.
+//! The critic's TD targets move with the actor and the replay's mix, so its
+//! loss does not settle while the actor still learns: on the v2 runs it rose
+//! from 0.084 to 0.206 and the rule drove the rates to their floor by
+//! episode 98 of 300, after which the actor hardly moved. A schedule of the
+//! run's progress does not listen to that noise, and the same run length
+//! always gets the same rates, so runs of different seeds are comparable.
 
 use serde::{Deserialize, Serialize};
 
-/// Settings of [`ReduceOnPlateau`].
+/// Settings of [`CosineSchedule`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct PlateauConfig {
-    /// multiplier applied at each plateau
-    pub factor: f64,
-    /// rounds without improvement tolerated before a cut
-    pub patience: u32,
-    /// relative improvement that counts as one
-    pub threshold: f64,
-    /// the scale never falls below this
+pub struct LrScheduleConfig {
+    /// the scale at the end of the run, in (0, 1]; 1 keeps the rates constant
     pub min_scale: f64,
 }
 
-impl Default for PlateauConfig {
+impl Default for LrScheduleConfig {
     fn default() -> Self {
-        PlateauConfig {
-            factor: 0.5,
-            patience: 8,
-            threshold: 0.01,
-            min_scale: 0.05,
-        }
+        LrScheduleConfig { min_scale: 0.1 }
     }
 }
 
-/// Reduce-on-plateau state: the current learning-rate scale (starts at 1).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ReduceOnPlateau {
-    cfg: PlateauConfig,
-    best: f64,
-    bad_rounds: u32,
-    scale: f64,
+impl LrScheduleConfig {
+    pub fn is_valid(&self) -> bool {
+        self.min_scale > 0.0 && self.min_scale <= 1.0
+    }
 }
 
-impl ReduceOnPlateau {
-    pub fn new(cfg: PlateauConfig) -> ReduceOnPlateau {
-        ReduceOnPlateau {
-            cfg,
-            best: f64::INFINITY,
-            bad_rounds: 0,
-            scale: 1.0,
-        }
+/// Cosine decay of the learning-rate scale over the run's progress.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CosineSchedule {
+    cfg: LrScheduleConfig,
+}
+
+impl CosineSchedule {
+    pub fn new(cfg: LrScheduleConfig) -> CosineSchedule {
+        CosineSchedule { cfg }
     }
 
-    /// The factor to apply to the base learning rates now.
-    pub fn scale(&self) -> f64 {
-        self.scale
-    }
-
-    /// Reports a round's loss; returns true when the scale was cut. A
-    /// non-finite loss counts as no improvement.
-    pub fn observe(&mut self, loss: f64) -> bool {
-        if loss.is_finite() && loss < self.best * (1.0 - self.cfg.threshold) {
-            self.best = loss;
-            self.bad_rounds = 0;
-            return false;
-        }
-        self.bad_rounds += 1;
-        if self.bad_rounds <= self.cfg.patience {
-            return false;
-        }
-        self.bad_rounds = 0;
-        let next = (self.scale * self.cfg.factor).max(self.cfg.min_scale);
-        let cut = next < self.scale;
-        self.scale = next;
-        cut
+    /// The scale at `progress` (clamped to [0, 1]; NaN counts as 0).
+    pub fn scale(&self, progress: f64) -> f64 {
+        let p = if progress.is_nan() {
+            0.0
+        } else {
+            progress.clamp(0.0, 1.0)
+        };
+        let floor = self.cfg.min_scale;
+        floor + (1.0 - floor) * (1.0 + (std::f64::consts::PI * p).cos()) / 2.0
     }
 }
 
@@ -86,43 +63,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn cuts_after_patience_rounds_without_improvement() {
-        let mut s = ReduceOnPlateau::new(PlateauConfig {
-            factor: 0.5,
-            patience: 2,
-            threshold: 0.01,
-            min_scale: 0.2,
-        });
-        assert!(!s.observe(1.0));
-        assert!(!s.observe(0.5)); // improved
-        assert!(!s.observe(0.499)); // under 1 %: no improvement (1)
-        assert!(!s.observe(0.6)); // (2)
-        assert_eq!(s.scale(), 1.0);
-        assert!(s.observe(0.7)); // (3) > patience: cut
-        assert_eq!(s.scale(), 0.5);
-        assert!(!s.observe(f64::NAN));
-        assert!(!s.observe(0.9));
-        assert!(s.observe(0.9));
-        assert_eq!(s.scale(), 0.25);
-        for _ in 0..3 {
-            s.observe(1.0);
+    fn decays_from_one_to_the_floor_and_never_rises() {
+        let s = CosineSchedule::new(LrScheduleConfig { min_scale: 0.1 });
+        assert_eq!(s.scale(0.0), 1.0);
+        assert!((s.scale(0.5) - 0.55).abs() < 1e-12);
+        assert!((s.scale(1.0) - 0.1).abs() < 1e-12);
+        // out of range and NaN progress are clamped
+        assert!((s.scale(7.0) - 0.1).abs() < 1e-12);
+        assert_eq!(s.scale(-1.0), 1.0);
+        assert_eq!(s.scale(f64::NAN), 1.0);
+        let mut last = f64::INFINITY;
+        for k in 0..=100 {
+            let now = s.scale(k as f64 / 100.0);
+            assert!(now <= last && now >= 0.1 - 1e-12);
+            last = now;
         }
-        // floored
-        assert_eq!(s.scale(), 0.2);
-        for _ in 0..10 {
-            assert!(!s.observe(1.0));
-        }
-        assert_eq!(s.scale(), 0.2);
     }
 
     #[test]
-    fn steady_improvement_never_cuts() {
-        let mut s = ReduceOnPlateau::new(PlateauConfig::default());
-        let mut loss = 1.0;
-        for _ in 0..50 {
-            assert!(!s.observe(loss));
-            loss *= 0.95;
+    fn a_floor_of_one_keeps_the_rates() {
+        let s = CosineSchedule::new(LrScheduleConfig { min_scale: 1.0 });
+        for k in 0..=10 {
+            assert_eq!(s.scale(k as f64 / 10.0), 1.0);
         }
-        assert_eq!(s.scale(), 1.0);
+        assert!(!LrScheduleConfig { min_scale: 0.0 }.is_valid());
+        assert!(!LrScheduleConfig { min_scale: 1.5 }.is_valid());
+        assert!(!LrScheduleConfig { min_scale: f64::NAN }.is_valid());
     }
 }

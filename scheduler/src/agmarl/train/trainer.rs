@@ -7,10 +7,18 @@
 //! the learner and an episode's decisions all come from one policy); their
 //! transitions enter the buffer in episode order (so a run replays exactly
 //! whatever thread finished first); then the learner does
-//! `updates_per_episode` updates per episode of the round and reports the
-//! round's critic loss to the adaptive learning rate.
+//! `updates_per_episode` updates per episode of the round, at the learning
+//! rates of the run's progress ([`Trainer::set_progress`]).
+//!
+//! The exploring policies choose at random among the candidates the
+//! lexicographic filter keeps ([`TrainConfig::explore_survivors`]), with the
+//! selection's tolerance at the heads' latest measured error
+//! ([`Trainer::set_head_error`], from the validation points): so the heads
+//! are trained on placements across the nodes the controller finds
+//! equivalent, not only on the ones its tie-break picks.
 
 use crate::agmarl::network::{AgmarlNet, Critic};
+use crate::agmarl::policy::AgmarlScheduler;
 use crate::agmarl::train::config::TrainConfig;
 use crate::agmarl::train::episode::{Episode, Explorer};
 use crate::agmarl::train::maddpg::Learner;
@@ -21,6 +29,10 @@ use schedlab_core::rng::{SimRng, purpose, stream};
 
 /// Stream key of the replay sampling (under `purpose::TRAINING`).
 const REPLAY_STREAM: u64 = 0x7265_706c_6179; // "replay"
+
+/// Stream key of the exploring choice among the selection's survivors
+/// (under `purpose::TRAINING`, per episode seed).
+const CHOICE_STREAM: u64 = 0x6368_6f69_6365; // "choice"
 
 /// What a learning round measured: means over its updates (NaN when it did none).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -52,6 +64,8 @@ pub struct Trainer {
     learner: Learner,
     buffer: ReplayBuffer<Transition>,
     rng: SimRng,
+    /// the heads' latest measured RMSE: the selection's tolerance
+    head_error: Option<[f32; 3]>,
 }
 
 impl Trainer {
@@ -64,6 +78,7 @@ impl Trainer {
         Ok(Trainer {
             buffer: ReplayBuffer::new(cfg.replay_capacity),
             rng: stream(seed, &[purpose::TRAINING, REPLAY_STREAM]),
+            head_error: None,
             learner,
             cfg,
         })
@@ -97,14 +112,51 @@ impl Trainer {
     }
 
     /// The exploring policy of one episode: a frozen copy of the actor, the
-    /// noise of `sigma` drawn from `seed`.
+    /// noise of `sigma` drawn from `seed`, the selection's tolerance at the
+    /// heads' latest measured error and, when configured, a random choice
+    /// among the selection's survivors drawn from `seed`.
     pub fn explorer(&self, seed: u64, sigma: f32) -> crate::Result<Explorer> {
-        Ok(Explorer::new(
-            self.actor().deep_clone()?,
-            self.cfg.policy.clone(),
-            seed,
-            sigma,
-        ))
+        let mut scheduler = self.policy(seed)?;
+        if self.cfg.explore_survivors {
+            scheduler.explore_survivors(Some(stream(seed, &[purpose::TRAINING, CHOICE_STREAM])));
+        }
+        Ok(Explorer::with_scheduler(scheduler, seed, sigma))
+    }
+
+    /// The policy as it would be evaluated now: a frozen copy of the actor,
+    /// the selection's tolerance at the heads' latest measured error, no
+    /// noise and the deterministic choice (the validation probes).
+    pub fn probe(&self, seed: u64) -> crate::Result<Explorer> {
+        Ok(Explorer::with_scheduler(self.policy(seed)?, seed, 0.0))
+    }
+
+    fn policy(&self, seed: u64) -> crate::Result<AgmarlScheduler> {
+        Ok(
+            AgmarlScheduler::new(self.actor().deep_clone()?, self.cfg.policy.clone(), seed)
+                .with_head_error(self.head_error),
+        )
+    }
+
+    /// The heads' measured RMSE `[ft, util, cost]` (a validation point's):
+    /// from now on the selection's tolerance in score units, for the
+    /// exploring policies and the learner's `c'` alike (unless the policy
+    /// config sets [`crate::agmarl::AgmarlConfig::score_tolerance`]).
+    pub fn set_head_error(&mut self, rmse: [f32; 3]) {
+        self.head_error = Some(rmse);
+        let tolerance = self.cfg.policy.score_tolerance.unwrap_or(rmse);
+        self.learner.set_score_tolerance(tolerance);
+    }
+
+    /// The heads' error the selection now tolerates (None before the first
+    /// measurement).
+    pub fn head_error(&self) -> Option<[f32; 3]> {
+        self.head_error
+    }
+
+    /// Sets the learning rates for `done` of `total` episodes played.
+    pub fn set_progress(&mut self, done: usize, total: usize) {
+        let progress = if total == 0 { 1.0 } else { done as f64 / total as f64 };
+        self.learner.set_progress(progress);
     }
 
     /// A tracker of realised metrics with this run's horizon.
@@ -127,8 +179,7 @@ impl Trainer {
     }
 
     /// `updates` learner updates on minibatches from the buffer (none while
-    /// it holds fewer than `warmup` transitions), then the round's critic
-    /// loss goes to the adaptive learning rate.
+    /// it holds fewer than `warmup` transitions).
     pub fn learn(&mut self, updates: usize) -> crate::Result<LearnStats> {
         if self.buffer.len() < self.cfg.warmup.max(1) || updates == 0 {
             return Ok(LearnStats::none());
@@ -152,7 +203,6 @@ impl Trainer {
             score_mse: mean(2),
             q_mean: mean(3),
         };
-        self.learner.end_round(f64::from(stats.critic_loss));
         Ok(stats)
     }
 }
