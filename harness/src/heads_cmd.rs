@@ -99,9 +99,7 @@ pub fn run(args: HeadsArgs) -> Result<()> {
     if !args.init_seeds.is_empty() || args.analytic {
         let head_error = match beside {
             Some(e) => e,
-            None => scheduler::bundled_checkpoint(scheduler::agmarl::Variant::Full.arm_name())?
-                .1
-                .head_rmse(),
+            None => scheduler::control_head_error()?,
         };
         for &init_seed in &args.init_seeds {
             models.push(Model::Untrained { init_seed, head_error });

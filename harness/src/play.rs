@@ -196,9 +196,7 @@ impl<B: Backend> Runner<'_, B> {
             let config = self.agmarl_config.cloned().unwrap_or_default();
             let head_error = match self.checkpoint {
                 Some(_) => self.checkpoint_head_error,
-                None => scheduler::bundled_checkpoint(scheduler::agmarl::Variant::Full.arm_name())?
-                    .1
-                    .head_rmse(),
+                None => scheduler::control_head_error()?,
             };
             return Ok(scheduler::agmarl::control_arm(
                 &job.arm,

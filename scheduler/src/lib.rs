@@ -62,6 +62,7 @@ pub use error::{Error, Result};
 pub use load_aware::LoadAwareScheduler;
 pub use random::RandomScheduler;
 pub use registry::{
-    ARM_NAMES, ArmError, BASELINE_NAMES, UnknownScheduler, arm, baseline, bundled_checkpoint, bundled_net, preempts,
+    ARM_NAMES, ArmError, BASELINE_NAMES, UnknownScheduler, arm, baseline, bundled_checkpoint, bundled_net,
+    control_head_error, preempts,
 };
 pub use target_load::TargetLoadScheduler;

@@ -81,11 +81,10 @@ pub fn arm(name: &str, seed: u64) -> crate::Result<Box<dyn Scheduler>> {
         return Ok(s);
     }
     if Control::from_arm_name(name).is_some() {
-        let (_, beside) = bundled_checkpoint(Variant::Full.arm_name())?;
         return control_arm(
             name,
             &AgmarlConfig::default(),
-            beside.head_rmse(),
+            control_head_error()?,
             DEFAULT_INIT_SEED,
             seed,
         );
@@ -112,6 +111,13 @@ pub fn preempts(name: &str, agmarl: &AgmarlConfig) -> Option<bool> {
 /// The bundled network of the AGMARL arm `name`, trained as its variant.
 pub fn bundled_net(name: &str) -> crate::Result<AgmarlNet> {
     Ok(bundled_checkpoint(name)?.0)
+}
+
+/// The selection tolerance the controls run with when no checkpoint is
+/// given: the measured head error of the bundled `agmarl` checkpoint they
+/// stand beside.
+pub fn control_head_error() -> crate::Result<Option<[f32; 3]>> {
+    Ok(bundled_checkpoint(Variant::Full.arm_name())?.1.head_rmse())
 }
 
 /// The bundled checkpoint of the trained AGMARL arm `name`: its network and
