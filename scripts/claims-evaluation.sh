@@ -5,8 +5,12 @@
 #   A  headline: the built-ins that declare claims, default size
 #   B  heldout:  evaluations/heldout/*.yaml, default size
 #   C  sizes:    churn, pressure and autoscaled at 1/4 and 4 times their nodes
+#   H  learning: one report over A's and B's folders, for its "What learning
+#      adds" section: H2 and the comparison with agmarl-analytic over the
+#      nine scenarios, as registered (amendment 2); its claims table is not
+#      a registered table (A and B are)
 #
-#   scripts/claims-evaluation.sh OUT [A|B|C|all]     # after cargo build --release
+#   scripts/claims-evaluation.sh OUT [A|B|C|H|all]     # after cargo build --release
 #
 # Per scenario: one folder with the baselines and agmarl-analytic, and per
 # training run S of each variant one folder with that variant's checkpoint
@@ -16,15 +20,16 @@
 # report.md, report.tex, claims.json, the terminal output (claims.txt) and
 # each folder's summary.json; the raw records stay in a temporary folder.
 # SCHEDLAB overrides the binary, TRAINING_SEEDS the training runs (default
-# the checkpoints that exist: 1000 2000 3000).
+# the checkpoints that exist: 1000 2000 3000), VARIANTS the learned variants
+# (default all four; amendment 2 lets agmarl's tables go first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${SCHEDLAB:-target/release/schedlab}
-out=${1:?usage: scripts/claims-evaluation.sh OUT [A|B|C|all]}
+out=${1:?usage: scripts/claims-evaluation.sh OUT [A|B|C|H|all]}
 part=${2:-all}
 seeds=${TRAINING_SEEDS:-1000 2000 3000}
 baselines=default,binpack,cost-binpack,target-load,load-aware,random,agmarl-analytic
-variants="agmarl agmarl-nognn agmarl-linear agmarl-nostress"
+variants=${VARIANTS:-agmarl agmarl-nognn agmarl-linear agmarl-nostress}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$out"
@@ -37,6 +42,7 @@ checkpoint() { # variant seed
 scenario() {
   local name=$1 scenario=$2
   shift 2
+  [ -d "$work/$name" ] && return
   "$bin" scenario "$scenario" --arms "$baselines" --seeds 10 --out "$work/$name/baselines" "$@" > /dev/null
   for v in $variants; do
     for s in $seeds; do
@@ -67,19 +73,20 @@ table() { # TABLE NAME...
   done
 }
 
-if [ "$part" = all ] || [ "$part" = A ]; then
+headline=(pressure churn mixed trace autoscaled)
+heldout=()
+for f in evaluations/heldout/*.yaml; do heldout+=("heldout-$(basename "$f" .yaml)"); done
+if [ "$part" = all ] || [ "$part" = A ] || [ "$part" = H ]; then
   # the built-ins that declare claims (workloads/FORMAT.md, "Claims a scenario tests")
-  for s in pressure churn mixed trace autoscaled; do scenario "$s" "$s"; done
-  table A-headline pressure churn mixed trace autoscaled
+  for s in "${headline[@]}"; do scenario "$s" "$s"; done
+  [ "$part" = H ] || table A-headline "${headline[@]}"
 fi
-if [ "$part" = all ] || [ "$part" = B ]; then
-  names=()
-  for f in evaluations/heldout/*.yaml; do
-    n=heldout-$(basename "$f" .yaml)
-    scenario "$n" "$f"
-    names+=("$n")
-  done
-  table B-heldout "${names[@]}"
+if [ "$part" = all ] || [ "$part" = B ] || [ "$part" = H ]; then
+  for f in evaluations/heldout/*.yaml; do scenario "heldout-$(basename "$f" .yaml)" "$f"; done
+  [ "$part" = H ] || table B-heldout "${heldout[@]}"
+fi
+if [ "$part" = all ] || [ "$part" = H ]; then
+  table H-learning "${headline[@]}" "${heldout[@]}"
 fi
 if [ "$part" = all ] || [ "$part" = C ]; then
   # default nodes: pressure 48, churn 40, autoscaled 40. One report holds one

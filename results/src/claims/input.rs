@@ -7,6 +7,7 @@
 use super::ClaimsError;
 use super::catalogue::ClaimUse;
 use super::effect::Sample;
+use super::learning::METRICS as LEARNING_METRICS;
 use super::mapping::claim_metrics;
 use crate::definitions::{CORRELATIONS, METRICS};
 use crate::run_folder::RunFolderData;
@@ -17,6 +18,17 @@ use std::collections::BTreeMap;
 /// (seed, value) of every run of an arm, in seed order; `None` where the
 /// metric is undefined in that run.
 pub type SeedValues = Vec<(u64, Option<f64>)>;
+
+/// The metrics the claims and the learning comparison name, each once.
+fn table_metrics() -> Vec<&'static str> {
+    let mut keys = claim_metrics();
+    for m in LEARNING_METRICS {
+        if !keys.contains(&m) {
+            keys.push(m);
+        }
+    }
+    keys
+}
 
 /// One arm of a scenario.
 #[derive(Debug, Clone, PartialEq)]
@@ -111,7 +123,7 @@ impl ScenarioValues {
         let mut arms = Vec::new();
         for arm in summary.arms() {
             let mut metrics = BTreeMap::new();
-            for key in claim_metrics() {
+            for key in table_metrics() {
                 let values = match arm.metric(key) {
                     Some(m) => m.values.clone(),
                     None => correlation_values(arm, key).ok_or(ClaimsError::UnknownMetric { metric: key })?,
@@ -182,7 +194,7 @@ impl ScenarioValues {
                 })
                 .collect::<Result<_, _>>()?;
             let mut metrics = BTreeMap::new();
-            for key in claim_metrics() {
+            for key in table_metrics() {
                 let (list, path): (&Value, &[&str]) = if METRICS.iter().any(|d| d.key == key) {
                     (&a["metrics"][key]["values"], &["value"])
                 } else if CORRELATIONS.iter().any(|d| d.key == key) {

@@ -12,6 +12,7 @@
 pub mod catalogue;
 pub mod effect;
 pub mod input;
+pub mod learning;
 pub mod mapping;
 pub mod prereg;
 pub mod render;
@@ -20,6 +21,7 @@ pub mod verdict;
 
 pub use catalogue::{ClaimName, ClaimRole, ClaimUse};
 pub use input::{ArmValues, ScenarioValues, SeedValues};
+pub use learning::{LearningFamily, LearningTest, Scope};
 pub use mapping::{
     Applies, BASELINES, CLAIMS, CONTROLS, ClaimSpec, DEFAULT_ARM, Direction, HEADLINE_BASELINE, RegimeSpec, Role,
     RowSpec,

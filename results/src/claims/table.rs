@@ -7,6 +7,7 @@ use super::ClaimsError;
 use super::catalogue::ClaimRole;
 use super::effect::{Effect, Side, effect, mean_interval};
 use super::input::{ArmValues, ScenarioValues};
+use super::learning::{LearningFamily, compare};
 use super::mapping::{Applies, BASELINES, CLAIMS, CONTROLS, ClaimSpec, HEADLINE_BASELINE, RegimeSpec, Role, RowSpec};
 use super::prereg::{Registration, registration};
 use super::verdict::{Outcome, Regime, Verdict, verdict};
@@ -157,6 +158,10 @@ pub struct ClaimsTable {
     pub families: Vec<Family>,
     /// the controls the folders hold (not the judged arm), in [`CONTROLS`] order
     pub controls: Vec<Judgement>,
+    /// the judged arm against each control on the training objective's
+    /// metrics ([`super::learning`]): per control its registered family,
+    /// then its pooled one
+    pub learning: Vec<LearningFamily>,
     /// the pre-registration the table followed
     pub registration: Registration,
 }
@@ -223,7 +228,7 @@ fn both_preempt(input: &ScenarioValues, arm: &str, baseline: &str) -> Result<(),
     Ok(())
 }
 
-fn outcome(effect: Option<&Effect>, p_holm: Option<f64>, better: Better) -> Outcome {
+pub(super) fn outcome(effect: Option<&Effect>, p_holm: Option<f64>, better: Better) -> Outcome {
     let (Some(e), Some(p)) = (effect, p_holm) else {
         return Outcome::Undefined;
     };
@@ -323,7 +328,7 @@ fn reasons(claim: &ClaimResult, column: usize, verdict: Verdict) -> Vec<String> 
 /// The bootstrap streams of one row (or regime) of one scenario: keyed by
 /// the quantity, the two arms and the stream's part, so the table is the
 /// same for the same inputs in any order.
-fn streams(stats_seed: u64, keys: [u64; 4]) -> impl FnMut(u64) -> schedlab_core::rng::SimRng {
+pub(super) fn streams(stats_seed: u64, keys: [u64; 4]) -> impl FnMut(u64) -> schedlab_core::rng::SimRng {
     move |k| {
         stream(
             stats_seed,
@@ -608,11 +613,17 @@ impl ClaimsTable {
                 uses: s.uses.iter().map(|u| format!("{}/{}", u.claim, u.role)).collect(),
             })
             .collect();
+        let learning = if judged.claims.is_empty() {
+            Vec::new()
+        } else {
+            compare(&sorted, arm)
+        };
         Ok(ClaimsTable {
             arm: arm.to_string(),
             scenarios,
             claims: judged.claims,
             families: judged.families,
+            learning,
             controls,
             registration,
         })
@@ -1021,8 +1032,23 @@ mod tests {
         assert_eq!(control.families[0].size, t.families[0].size);
         // the control is never the judged arm's baseline, nor its own control
         assert_eq!(claim(&t, 1).baselines, ["default"]);
+        // the learning comparison: agmarl against the control, both families,
+        // in every format the reports write
+        assert_eq!(t.learning.len(), 2);
+        assert!(t.learning.iter().all(|f| f.control == "agmarl-analytic"));
+        assert_eq!((t.learning[0].pooled, t.learning[1].pooled), (false, true));
+        let json = t.to_json();
+        assert_eq!(json["learning"][1]["family"], "pooled");
+        assert_eq!(json["learning"][0]["tests"][0]["metric"], "cost_usd");
+        for text in [t.to_terminal(), t.to_markdown(), t.to_html(), t.to_latex()] {
+            assert!(text.contains("What learning adds"), "{text}");
+            assert!(
+                text.contains("agmarl-analytic") && text.contains("pooled over scenarios (amendment 2)"),
+                "{text}"
+            );
+        }
         let t = ClaimsTable::evaluate(std::slice::from_ref(&s), "agmarl-analytic").unwrap();
-        assert!(t.controls.is_empty());
+        assert!(t.controls.is_empty() && t.learning.is_empty());
     }
 
     #[test]

@@ -1,6 +1,9 @@
 //! The claims section of report.html: a fragment (the page's CSS applies).
 
-use super::{cells, claim_title, header, incomplete_lines, intro, lines, verdict_lines};
+use super::{
+    LEARNING_HEADER, cells, claim_title, header, incomplete_lines, intro, learning_intro, learning_rows,
+    learning_title, lines, verdict_lines,
+};
 use crate::claims::{ClaimsTable, VERDICT_RULE, Verdict};
 use std::fmt::Write;
 
@@ -62,6 +65,25 @@ impl ClaimsTable {
                 let _ = writeln!(out, "<td>{}</td></tr>", text(&outcome));
             }
             out.push_str("</tbody>\n</table>\n");
+        }
+        if !self.learning.is_empty() {
+            out.push_str("<h3 id=\"learning\">What learning adds</h3>\n");
+            let _ = writeln!(out, "<p class=\"note\">{}</p>", text(&learning_intro(self)));
+            for family in &self.learning {
+                let _ = writeln!(out, "<h4>{}</h4>\n<table>\n<thead><tr>", text(&learning_title(family)));
+                for h in LEARNING_HEADER {
+                    let _ = write!(out, "<th>{}</th>", esc(h));
+                }
+                out.push_str("</tr></thead>\n<tbody>\n");
+                for row in learning_rows(family) {
+                    out.push_str("<tr>");
+                    for x in &row {
+                        let _ = write!(out, "<td>{}</td>", esc(x));
+                    }
+                    out.push_str("</tr>\n");
+                }
+                out.push_str("</tbody>\n</table>\n");
+            }
         }
         out
     }

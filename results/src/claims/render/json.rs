@@ -1,6 +1,7 @@
 //! claims.json: every number of the claims table, beside the reports.
 
 use crate::claims::effect::Side;
+use crate::claims::learning::{LearningFamily, Scope};
 use crate::claims::prereg::PREREGISTRATION_PATH;
 use crate::claims::table::{ClaimResult, Family, Judgement};
 use crate::claims::{ClaimsTable, VERDICT_RULE, better_name};
@@ -124,6 +125,46 @@ fn claims(list: &[ClaimResult]) -> Value {
     Value::Array(out)
 }
 
+/// Each family of the learning comparison with every test.
+fn learning(list: &[LearningFamily]) -> Value {
+    let out: Vec<Value> = list
+        .iter()
+        .map(|f| {
+            let tests: Vec<Value> = f
+                .tests
+                .iter()
+                .map(|t| {
+                    let e = t.effect;
+                    let (scenario, pooled_over, left_out) = match &t.scope {
+                        Scope::Scenario(s) => (Some(s.clone()), Value::Null, Value::Null),
+                        Scope::Pooled { scenarios, left_out } => (None, json!(scenarios), json!(left_out)),
+                    };
+                    json!({
+                        "scenario": scenario,
+                        "pooled_over": pooled_over,
+                        "left_out": left_out,
+                        "metric": t.metric,
+                        "better": better_name(t.better),
+                        "arm_values": side(t.arm_side),
+                        "control_values": side(t.control_side),
+                        "diff_of_means": num(e.map(|e| e.diff)),
+                        "ci_low": num(e.and_then(|e| e.ci).map(|ci| ci.low)),
+                        "ci_high": num(e.and_then(|e| e.ci).map(|ci| ci.high)),
+                        "p": num(e.map(|e| e.test.p)),
+                        "p_method": e.map(|e| e.test.method.as_str()),
+                        "p_holm": num(t.p_holm),
+                        "tied": e.map(|e| e.tied),
+                        "cliffs_delta": num(e.map(|e| e.cliffs_delta)),
+                        "outcome": t.outcome.as_str(),
+                    })
+                })
+                .collect();
+            json!({"control": f.control, "family": if f.pooled { "pooled" } else { "registered" }, "size": f.size(), "tests": tests})
+        })
+        .collect();
+    Value::Array(out)
+}
+
 fn control(j: &Judgement) -> Value {
     json!({"arm": j.arm, "holm_families": families(&j.families), "claims": claims(&j.claims)})
 }
@@ -161,6 +202,7 @@ impl ClaimsTable {
             "scenarios": scenarios,
             "claims": claims(&self.claims),
             "controls": self.controls.iter().map(control).collect::<Vec<_>>(),
+            "learning": learning(&self.learning),
         })
     }
 }

@@ -1,6 +1,9 @@
 //! The claims section of report.tex (booktabs).
 
-use super::{cells, claim_title, header, incomplete_lines, intro, lines, verdict_lines};
+use super::{
+    LEARNING_HEADER, cells, claim_title, header, incomplete_lines, intro, learning_intro, learning_rows,
+    learning_title, lines, verdict_lines,
+};
 use crate::claims::{ClaimsTable, VERDICT_RULE};
 use crate::summary::format::latex_escape;
 use std::fmt::Write;
@@ -61,6 +64,24 @@ impl ClaimsTable {
                 let _ = writeln!(out, "{} \\\\", record.join(" & "));
             }
             out.push_str("\\bottomrule\n\\end{tabular}}\n\n");
+        }
+        if !self.learning.is_empty() {
+            let _ = writeln!(
+                out,
+                "\\subsection*{{What learning adds}}\n{}\n",
+                tex(&learning_intro(self))
+            );
+            for family in &self.learning {
+                let _ = writeln!(out, "\\paragraph{{{}}}", tex(&learning_title(family)));
+                out.push_str("{\\scriptsize\n\\begin{tabular}{llrrrrrl}\n\\toprule\n");
+                let head: Vec<String> = LEARNING_HEADER.iter().map(|h| tex(h)).collect();
+                let _ = writeln!(out, "{} \\\\\n\\midrule", head.join(" & "));
+                for row in learning_rows(family) {
+                    let record: Vec<String> = row.iter().map(|x| tex(x)).collect();
+                    let _ = writeln!(out, "{} \\\\", record.join(" & "));
+                }
+                out.push_str("\\bottomrule\n\\end{tabular}}\n\n");
+            }
         }
         out
     }

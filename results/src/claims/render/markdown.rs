@@ -1,6 +1,9 @@
 //! The claims section of report.md.
 
-use super::{cells, claim_title, header, incomplete_lines, intro, lines, verdict_lines};
+use super::{
+    LEARNING_HEADER, cells, claim_title, header, incomplete_lines, intro, learning_intro, learning_rows,
+    learning_title, lines, verdict_lines,
+};
 use crate::claims::{ClaimsTable, VERDICT_RULE};
 use crate::summary::format::md_escape;
 use std::fmt::Write;
@@ -50,6 +53,19 @@ impl ClaimsTable {
                 let _ = writeln!(out, "| {} |", record.join(" | "));
             }
             out.push('\n');
+        }
+        if !self.learning.is_empty() {
+            let _ = writeln!(out, "## What learning adds\n\n{}\n", learning_intro(self));
+            for family in &self.learning {
+                let _ = writeln!(out, "### {}\n", md_escape(&learning_title(family)));
+                let _ = writeln!(out, "| {} |", LEARNING_HEADER.join(" | "));
+                let _ = writeln!(out, "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |");
+                for row in learning_rows(family) {
+                    let cells: Vec<String> = row.iter().map(|c| md_escape(c)).collect();
+                    let _ = writeln!(out, "| {} |", cells.join(" | "));
+                }
+                out.push('\n');
+            }
         }
         out
     }

@@ -9,6 +9,7 @@ mod markdown;
 mod terminal;
 
 use super::effect::Side;
+use super::learning::{LearningFamily, LearningTest, Scope};
 use super::table::{Cell, ClaimResult, ClaimsTable, Judgement, Row};
 use super::verdict::{Regime, Verdict};
 use crate::definitions::Better;
@@ -264,4 +265,79 @@ pub(super) fn cells(row: &Row, cell: &Cell) -> ([String; 10], String) {
 /// Every (row, cell) of a claim, row by row, baselines in order.
 pub(super) fn lines(claim: &ClaimResult) -> impl Iterator<Item = (&Row, &Cell)> {
     claim.rows.iter().flat_map(|r| r.cells.iter().map(move |c| (r, c)))
+}
+
+/// The columns of a learning family's table.
+pub(super) const LEARNING_HEADER: [&str; 8] = [
+    "scenario",
+    "metric",
+    "judged arm (n)",
+    "control (n)",
+    "difference [95% CI]",
+    "p",
+    "p (Holm)",
+    "result",
+];
+
+/// What the learning section is, in one paragraph; text with `code` spans.
+pub(super) fn learning_intro(table: &ClaimsTable) -> String {
+    format!(
+        "`{}` against its controls on the training objective's own metrics (pre-registration, \"What \
+         learning must show\", H2 and selection and restraint, with amendment 2): Mann–Whitney on the \
+         units of replication, Holm per control and family, p < {ALPHA}, lower is better. Per scenario is \
+         the registered family; pooled is each unit's mean over the scenarios of its value over \
+         `default`'s mean there.",
+        table.arm
+    )
+}
+
+fn learning_scope(t: &LearningTest) -> String {
+    match &t.scope {
+        Scope::Scenario(s) => s.clone(),
+        Scope::Pooled { scenarios, left_out } if left_out.is_empty() => {
+            format!("pooled ({} scenarios)", scenarios.len())
+        }
+        Scope::Pooled { scenarios, left_out } => format!(
+            "pooled ({} scenarios; without {}: default's mean is 0)",
+            scenarios.len(),
+            left_out.join(", ")
+        ),
+    }
+}
+
+/// One family's title with its size.
+pub(super) fn learning_title(f: &LearningFamily) -> String {
+    format!("{}: {} tests", f.title(), f.size())
+}
+
+/// One line per test of a family, in [`LEARNING_HEADER`]'s columns.
+pub(super) fn learning_rows(f: &LearningFamily) -> Vec<[String; 8]> {
+    f.tests
+        .iter()
+        .map(|t| {
+            let side = |s: Option<Side>| format!("{} ({})", mean_text(s), n_side(s));
+            let diff = match &t.effect {
+                None => NA.to_string(),
+                Some(e) => match e.ci {
+                    Some(ci) => format!("{} [{}, {}]", plain(e.diff), plain(ci.low), plain(ci.high)),
+                    None => format!("{} [{NA}]", plain(e.diff)),
+                },
+            };
+            let p_holm = match (t.effect, t.p_holm) {
+                (Some(e), Some(_)) if e.tied => "1 (tied)".to_string(),
+                (_, Some(p)) => p_value(p),
+                _ => NA.to_string(),
+            };
+            [
+                learning_scope(t),
+                format!("{} {}", t.metric, arrow(t.better)),
+                side(t.arm_side),
+                side(t.control_side),
+                diff,
+                t.effect.map_or_else(|| NA.to_string(), |e| p_value(e.test.p)),
+                p_holm,
+                t.outcome.as_str().to_string(),
+            ]
+        })
+        .collect()
 }

@@ -1,6 +1,9 @@
 //! The claims table as `schedlab report` prints it.
 
-use super::{cells, claim_title, header, incomplete_lines, intro, lines, verdict_lines};
+use super::{
+    LEARNING_HEADER, cells, claim_title, header, incomplete_lines, intro, learning_intro, learning_rows,
+    learning_title, lines, verdict_lines,
+};
 use crate::claims::ClaimsTable;
 use std::fmt::Write;
 use tabled::builder::Builder;
@@ -39,6 +42,20 @@ impl ClaimsTable {
             let mut table = builder.build();
             table.with(Style::rounded());
             let _ = writeln!(out, "{table}");
+        }
+        if !self.learning.is_empty() {
+            let _ = writeln!(out, "\nWhat learning adds\n{}", learning_intro(self));
+            for family in &self.learning {
+                let _ = writeln!(out, "\n{}", learning_title(family));
+                let mut builder = Builder::default();
+                builder.push_record(LEARNING_HEADER);
+                for row in learning_rows(family) {
+                    builder.push_record(row);
+                }
+                let mut table = builder.build();
+                table.with(Style::rounded());
+                let _ = writeln!(out, "{table}");
+            }
         }
         out
     }
