@@ -342,7 +342,8 @@ pub struct HeadsArgs {
     pub checkpoints: Vec<PathBuf>,
 
     /// Measure the untrained network of this init seed (repeatable): the weights `schedlab train --seed S`
-    /// starts from.
+    /// starts from. It selects with the tolerance of the `--checkpoint` of training seed S, else of the
+    /// first `--checkpoint`, else of the bundled agmarl.
     #[arg(long = "init-seed", value_name = "S")]
     pub init_seeds: Vec<u64>,
 

@@ -7,7 +7,7 @@
 
 use results::decisions::{
     AgmarlDecision, Basis, DecisionRecord, Decline, Level, NodeChoice, Objective, Objectives, Outcome, Preemption,
-    SelectionRule, Stress,
+    SelectionRule, SelectionTolerance, Stress,
 };
 use schedlab_core::{ClusterView, NodeId, PendingPod, Placement};
 use scheduler::agmarl::stress::{Objective as PolicyObjective, StressLevel};
@@ -58,15 +58,25 @@ pub fn decision_record(
             },
         },
         agmarl: policy.and_then(|e| e.agmarl).map(|t| {
-            let (selection, order, weights) = match t.selection {
-                Selection::Lexicographic(order) => (SelectionRule::Lexicographic, Some(order.map(objective)), None),
-                Selection::Weighted(weights) => (SelectionRule::Weighted, None, Some(weights)),
+            let (selection, order, weights, tolerance) = match t.selection {
+                Selection::Lexicographic {
+                    order,
+                    delta_lex,
+                    floor,
+                } => (
+                    SelectionRule::Lexicographic,
+                    Some(order.map(objective)),
+                    None,
+                    Some(SelectionTolerance { delta_lex, floor }),
+                ),
+                Selection::Weighted(weights) => (SelectionRule::Weighted, None, Some(weights), None),
             };
             AgmarlDecision {
                 level: level(t.level),
                 selection,
                 order,
                 weights,
+                tolerance,
                 kept: t.kept.as_slice().to_vec(),
                 decline: t.decline.map(|d| Decline {
                     instability: d.instability,

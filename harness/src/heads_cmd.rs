@@ -85,11 +85,17 @@ pub fn run(args: HeadsArgs) -> Result<()> {
     }
     let mut models = Vec::new();
     let mut beside = None;
+    // an untrained twin stands beside the checkpoint trained from its
+    // weights (training seed = init seed), and selects with its tolerance
+    let mut by_training_seed: Vec<(u64, Option<[f32; 3]>)> = Vec::new();
     for path in &args.checkpoints {
         let (net, meta) = scheduler::agmarl::checkpoint::load(path)
             .map_err(|e| InputError(format!("--checkpoint {}: {e}", path.display())))?;
         let head_error = meta.head_rmse();
         beside.get_or_insert(head_error);
+        if let Some(seed) = meta.training.get("seed").and_then(|s| s.as_u64()) {
+            by_training_seed.push((seed, head_error));
+        }
         models.push(Model::Checkpoint {
             path: path.clone(),
             net,
@@ -102,6 +108,7 @@ pub fn run(args: HeadsArgs) -> Result<()> {
             None => scheduler::control_head_error()?,
         };
         for &init_seed in &args.init_seeds {
+            let head_error = twin_head_error(init_seed, &by_training_seed, head_error);
             models.push(Model::Untrained { init_seed, head_error });
         }
         if args.analytic {
@@ -261,4 +268,40 @@ fn render(cells: &[Cell]) -> String {
         }
     }
     s
+}
+
+/// The tolerance an untrained twin with `init_seed` selects with: that of
+/// the checkpoint trained from its weights (training seed = init seed)
+/// where one is measured beside it, else `fallback` (the first
+/// checkpoint's, or the bundled `agmarl`'s).
+fn twin_head_error(
+    init_seed: u64,
+    by_training_seed: &[(u64, Option<[f32; 3]>)],
+    fallback: Option<[f32; 3]>,
+) -> Option<[f32; 3]> {
+    by_training_seed
+        .iter()
+        .find(|(seed, _)| *seed == init_seed)
+        .map_or(fallback, |(_, e)| *e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::twin_head_error;
+
+    #[test]
+    fn a_twin_selects_with_the_tolerance_of_its_own_training_run() {
+        let runs = [
+            (1000, Some([0.4, 0.1, 0.05])),
+            (2000, Some([0.3, 0.2, 0.01])),
+            (3000, None),
+        ];
+        let fallback = Some([0.9; 3]);
+        assert_eq!(twin_head_error(2000, &runs, fallback), Some([0.3, 0.2, 0.01]));
+        assert_eq!(twin_head_error(1000, &runs, fallback), Some([0.4, 0.1, 0.05]));
+        // its run records no RMSE: the spread-only rule, as that run selects
+        assert_eq!(twin_head_error(3000, &runs, fallback), None);
+        // no checkpoint of its seed measured beside it
+        assert_eq!(twin_head_error(7000, &runs, fallback), fallback);
+    }
 }

@@ -100,6 +100,32 @@ fn explained_runs_keep_their_records_and_add_one_decision_a_line() {
                     .iter()
                     .any(|d| d["agmarl"]["kept"].as_array().is_some_and(|k| k.len() == 3))
             );
+            // the tolerance in force: the bundled checkpoint's heads' RMSE
+            // as floors for every lexicographic step
+            let sidecar: serde_json::Value = serde_json::from_str(
+                &fs::read_to_string(format!(
+                    "{}/../scheduler/checkpoints/{arm}.json",
+                    env!("CARGO_MANIFEST_DIR")
+                ))
+                .unwrap(),
+            )
+            .unwrap();
+            let rmse = &sidecar["training"]["validation"]["heads"]["rmse"];
+            for d in lines.iter().filter(|d| d.get("agmarl").is_some()) {
+                let a = &d["agmarl"];
+                if a["selection"] == "lexicographic" {
+                    assert!(a["tolerance"]["delta_lex"].is_number(), "{arm}: {d}");
+                    let floor = a["tolerance"]["floor"].as_array().unwrap();
+                    assert_eq!(floor.len(), 3, "{arm}: {d}");
+                    if rmse.is_array() {
+                        for (f, r) in floor.iter().zip(rmse.as_array().unwrap()) {
+                            assert!((f.as_f64().unwrap() - r.as_f64().unwrap()).abs() < 1e-6, "{arm}: {d}");
+                        }
+                    }
+                } else {
+                    assert!(a.get("tolerance").is_none(), "{arm}: {d}");
+                }
+            }
         }
     }
 

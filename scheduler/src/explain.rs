@@ -158,9 +158,15 @@ pub struct AgmarlTrace {
 /// How the controller picks among candidates.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Selection {
-    /// the objectives in this order, each keeping the candidates within
-    /// `delta_lex` of the best (one step each)
-    Lexicographic([Objective; 3]),
+    /// the objectives in this order (one step each), each keeping the
+    /// candidates within max(`delta_lex` × spread, `floor` of that
+    /// objective) of the best; `floor` in fault tolerance, utilisation, cost
+    /// order (the heads' validation RMSE, or 0 for the spread-only rule)
+    Lexicographic {
+        order: [Objective; 3],
+        delta_lex: f32,
+        floor: [f32; 3],
+    },
     /// `agmarl-linear`: the highest weighted sum of the scores (one step)
     Weighted([f32; 3]),
 }

@@ -116,7 +116,7 @@ fn every_arm_decides_the_same_explained_and_says_what_it_did() {
                 );
                 match trace.selection {
                     Selection::Weighted(_) => assert_eq!(*arm, "agmarl-linear"),
-                    Selection::Lexicographic(_) => assert_ne!(*arm, "agmarl-linear"),
+                    Selection::Lexicographic { .. } => assert_ne!(*arm, "agmarl-linear"),
                 }
                 if *arm == "agmarl-nostress" {
                     assert_eq!(trace.level, scheduler::agmarl::stress::StressLevel::Calm);

@@ -123,7 +123,13 @@ fn pooled_units(inputs: &[(&ScenarioValues, f64)], arm: &str, metric: &str) -> (
         }
     }
     let units: Vec<f64> = per_unit.values().filter_map(|(v, _)| mean(v)).collect();
-    let seeds = per_unit.values().map(|(_, s)| *s).sum();
+    // an arm sampled by seed has one unit per seed: n seeds, each a mean over
+    // scenarios; by training run, the seeds are every run's over every scenario
+    let seeds = if by_run {
+        per_unit.values().map(|(_, s)| *s).sum()
+    } else {
+        units.len()
+    };
     let side = mean(&units).map(|m| Side {
         n: units.len(),
         runs: if by_run { units.len() } else { 1 },
@@ -392,6 +398,7 @@ mod tests {
             Scope::Scenario(_) => panic!("pooled test with a scenario scope"),
         }
         let y = pool.tests[0].control_side.unwrap();
+        // ten units, one per seed, whatever the number of scenarios
         assert_eq!((y.n, y.seeds, y.by_run), (10, 10, false));
     }
 

@@ -213,12 +213,27 @@ pub struct AgmarlDecision {
     /// the weights of fault tolerance, utilisation and cost (weighted only)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weights: Option<[f32; 3]>,
+    /// how near the best a candidate must be to survive each step
+    /// (lexicographic only; absent in records written before it was kept)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerance: Option<SelectionTolerance>,
     /// candidates left after each step of the selection (one per objective,
     /// or one for the weighted sum); empty when no selection ran
     #[serde(default)]
     pub kept: Vec<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decline: Option<Decline>,
+}
+
+/// The lexicographic filter's tolerance: a step keeps the candidates within
+/// max(`delta_lex` × the step's spread of scores, `floor` of its objective)
+/// of the best.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SelectionTolerance {
+    pub delta_lex: f32,
+    /// per objective, in fault tolerance, utilisation, cost order: the
+    /// checkpoint's heads' validation RMSE (0: the spread-only rule)
+    pub floor: [f32; 3],
 }
 
 /// Why strategic restraint declined the pod.
@@ -304,6 +319,10 @@ pub(crate) mod tests {
                 selection: SelectionRule::Lexicographic,
                 order: Some([Objective::Cost, Objective::FaultTolerance, Objective::Utilization]),
                 weights: None,
+                tolerance: Some(SelectionTolerance {
+                    delta_lex: 0.25,
+                    floor: [0.4, 0.125, 0.0625],
+                }),
                 kept: if bound { vec![3, 2, 1] } else { Vec::new() },
                 decline: (outcome == Outcome::Decline).then_some(Decline {
                     instability: 0.8,

@@ -669,7 +669,14 @@ impl AgmarlScheduler {
         };
         let selection = match self.config.variant {
             Variant::Linear => Selection::Weighted(self.config.linear_weights),
-            _ => Selection::Lexicographic(objective_order(level)),
+            _ => {
+                let tolerance = self.tolerance();
+                Selection::Lexicographic {
+                    order: objective_order(level),
+                    delta_lex: tolerance.delta_lex,
+                    floor: tolerance.floor,
+                }
+            }
         };
         let choice = |i: usize| {
             self.cands.get(i).map(|c| NodeChoice {
@@ -838,7 +845,11 @@ mod tests {
         assert_eq!(trace.level, StressLevel::Calm);
         assert_eq!(
             trace.selection,
-            Selection::Lexicographic(objective_order(StressLevel::Calm))
+            Selection::Lexicographic {
+                order: objective_order(StressLevel::Calm),
+                delta_lex: AgmarlConfig::default().delta_lex,
+                floor: [0.0; 3],
+            }
         );
         // cost keeps only the cheap node (0.95; the bar is 0.95 − 0.25 × 0.75)
         assert_eq!(trace.kept.as_slice(), &[1, 1, 1]);
