@@ -16,9 +16,12 @@
 //!   every profile arm is.
 //! - [`Evaluation`]: what an attempt sees, plugin by plugin, for diagnostics
 //!   such as the twin test against a real kube-scheduler.
+//! - [`file`]: a `KubeSchedulerConfiguration` file read into a profile, the
+//!   arms `profile:FILE`.
 
 mod cycle;
 mod evaluation;
+pub mod file;
 pub mod plugins;
 
 pub use cycle::Cycle;
