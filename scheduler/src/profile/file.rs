@@ -209,6 +209,8 @@ pub struct ProfileFile {
     pub arm: String,
     /// the file as given
     pub file: String,
+    /// the file's absolute path when it was read
+    pub absolute_path: String,
     /// the SHA-256 of the file's bytes, as read
     pub sha256: String,
     /// `profiles[0].schedulerName`, recorded, not used
@@ -256,9 +258,11 @@ pub fn load_arm(spec: &str) -> Result<ProfileFile, ProfileFileError> {
         message: "not UTF-8 text".to_string(),
     })?;
     let (profile, scheduler_name) = parse(&file_name, &name, &text)?;
+    let absolute_path = std::path::absolute(file).map_or_else(|_| file_name.clone(), |p| p.display().to_string());
     Ok(ProfileFile {
         arm: name,
         file: file_name,
+        absolute_path,
         sha256,
         scheduler_name,
         profile,
@@ -293,7 +297,13 @@ pub fn parse(file: &str, arm: &str, text: &str) -> Result<(Profile, Option<Strin
         field: field.to_string(),
         message,
     };
-    let value: serde_json::Value = serde_saphyr::from_str(text).map_err(|e| invalid("", e.to_string()))?;
+    let value: serde_json::Value = serde_saphyr::from_str(text).map_err(|e| {
+        // one line: the reader's own words, without its snippet of the file
+        let message = e.without_snippet().to_string();
+        // advice meant for programs that embed the reader, not for the file's author
+        let message = message.replace(", set DuplicateKeyPolicy in Options if acceptable", "");
+        invalid("", message.lines().next().unwrap_or("not YAML").to_string())
+    })?;
     if !value.is_object() {
         let what = match value {
             serde_json::Value::Null => "empty",
@@ -1363,6 +1373,7 @@ mod tests {
         assert!(kind.contains("kind: \"KubeProxyConfiguration\""), "{kind}");
         let yaml = err("apiVersion: [\n");
         assert!(yaml.starts_with("profile file my.yaml: "), "{yaml}");
+        assert!(!yaml.contains('\n'), "one line: {yaml}");
         let list = err("- a\n");
         assert_eq!(
             list,
