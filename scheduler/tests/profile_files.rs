@@ -82,3 +82,34 @@ fn the_comparison_tells_the_two_files_apart() {
     let b = play(scenario, set, 1, Box::new(Cycle::new(binpack, 1)));
     assert!(a != b, "default.yaml and binpack.yaml played alike");
 }
+
+#[test]
+fn the_readme_example_is_read_as_it_says() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).expect("README");
+    let after = readme
+        .split_once("- `--arms profile:FILE`")
+        .expect("the README's profile file subsection")
+        .1;
+    let yaml: String = after
+        .lines()
+        .skip_while(|l| l.trim() != "```yaml")
+        .skip(1)
+        .take_while(|l| l.trim() != "```")
+        .map(|l| format!("{}\n", l.strip_prefix("  ").unwrap_or(l)))
+        .collect();
+    let (profile, name) = match parse("README.md", "packed", &yaml) {
+        Ok(read) => read,
+        Err(e) => panic!("{e}\n{yaml}"),
+    };
+    assert_eq!(name.as_deref(), Some("packed"));
+    assert!(!profile.preemption);
+    assert_eq!(profile.sampling, scheduler::profile::Sampling::Percentage(50));
+    let scores: Vec<String> = profile.scores.iter().map(|s| s.to_string()).collect();
+    assert_eq!(
+        scores,
+        [
+            "TaintToleration reversed (3)",
+            "NodeResourcesFit RequestedToCapacityRatio [0:0 100:10] cpu 2 memory 1 v1.20 (1)"
+        ]
+    );
+}
