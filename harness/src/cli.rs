@@ -122,7 +122,9 @@ pub struct ScenarioArgs {
     /// agmarl, agmarl-nognn, agmarl-linear,
     /// agmarl-nostress (AGMARL-DKS and its ablations, with the bundled checkpoint unless --checkpoint);
     /// agmarl-untrained, agmarl-analytic (controls: agmarl's controller with the network's initial weights
-    /// of --init-seed, or with hand-written score formulas; no checkpoint).
+    /// of --init-seed, or with hand-written score formulas; no checkpoint);
+    /// profile:FILE or profile:NAME=FILE (a kube-scheduler configuration file, KubeSchedulerConfiguration
+    /// kubescheduler.config.k8s.io/v1, as a profile arm named NAME or the file's stem; --cluster sim only).
     #[arg(
         long,
         value_delimiter = ',',

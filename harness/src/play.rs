@@ -9,6 +9,7 @@ use indicatif::ProgressBar;
 use results::decisions::{DECISIONS_FILE, DecisionRecord, DecisionsWriter};
 use results::run_folder::{MANIFEST_VERSION, RECORDS_FILE, RunExplain, RunFolder, RunManifest, layout};
 use schedlab_core::backend::{Backend, Decide, PROGRESS_STEPS, RunObserver, RunRequest};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -36,6 +37,8 @@ pub struct Runner<'a, B> {
     pub progress: &'a ProgressBar,
     /// write every decision's explanation beside the records
     pub explain: bool,
+    /// the arms read from kube-scheduler configuration files, by arm name
+    pub profile_files: &'a BTreeMap<String, scheduler::profile::file::ProfileFile>,
 }
 
 impl<B: Backend> Runner<'_, B> {
@@ -192,6 +195,9 @@ impl<B: Backend> Runner<'_, B> {
     /// controls take the settings, the init seed and the selection tolerance of the checkpoint they
     /// stand beside — the one given, else the bundled `agmarl` — never its network).
     fn policy(&self, job: &Job) -> Result<Box<dyn scheduler::Scheduler>> {
+        if let Some(file) = self.profile_files.get(&job.arm) {
+            return Ok(Box::new(scheduler::profile::Cycle::new(file.profile, job.seed)));
+        }
         if scheduler::agmarl::Control::from_arm_name(&job.arm).is_some() {
             let config = self.agmarl_config.cloned().unwrap_or_default();
             let head_error = match self.checkpoint {

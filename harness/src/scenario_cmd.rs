@@ -10,6 +10,7 @@ use results::run_folder::{
     ArmControl, ArmFacts, InvocationManifest, MANIFEST_FILE, MANIFEST_VERSION, REPORT_DIR, RunFolder,
 };
 use schedlab_core::backend::{Backend, PROGRESS_STEPS};
+use scheduler::profile::file::ProfileFile;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -27,6 +28,8 @@ struct Invocation {
     agmarl_config: Option<scheduler::agmarl::AgmarlConfig>,
     /// `agmarl-untrained`'s init seed
     init_seed: u64,
+    /// the arms read from kube-scheduler configuration files, by arm name
+    profile_files: BTreeMap<String, ProfileFile>,
 }
 
 pub fn run(args: ScenarioArgs) -> Result<()> {
@@ -37,7 +40,18 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         .as_deref()
         .map(|path| scheduler::agmarl::checkpoint::load(path).map_err(|e| InputError(format!("--checkpoint: {e}"))))
         .transpose()?;
-    let arms = check_arms(&args.arms)?;
+    let (arms, profile_files) = check_arms(&args.arms)?;
+    if args.cluster != ClusterKind::Sim
+        && let Some(file) = profile_files.values().next()
+    {
+        bail!(InputError(format!(
+            "--arms profile:{}: a profile file arm runs on --cluster sim only, not {}: on a real cluster \
+             schedlab's bind loop would run it without DefaultPreemption, and running the file as its own \
+             kube-scheduler is not built yet",
+            file.file,
+            args.cluster.name()
+        )));
+    }
     let init_seed = check_init_seed(args.init_seed, &arms)?;
     let agmarl_config = args.agmarl_config.as_deref().map(read_agmarl_config).transpose()?;
     let Some(last_seed) = args.first_seed.checked_add(u64::from(args.seeds) - 1) else {
@@ -95,6 +109,7 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         agmarl_config,
         init_seed,
         scenario,
+        profile_files,
     };
     // One run path whatever the backend: connect (or provision) it, then play every run through it.
     match args.cluster {
@@ -160,6 +175,12 @@ fn play_scenario<B: Backend, C: Serialize>(
             .transpose()
             .context("recording --agmarl-config")?,
         arm_facts,
+        profile_files: invocation
+            .profile_files
+            .iter()
+            .map(|(arm, file)| Ok((arm.clone(), serde_json::to_value(file)?)))
+            .collect::<Result<_, serde_json::Error>>()
+            .context("recording the profile files")?,
         explain: args.explain,
         build: crate::build_info::current(),
         command_line: std::env::args().collect(),
@@ -185,6 +206,7 @@ fn play_scenario<B: Backend, C: Serialize>(
         agmarl_config: invocation.agmarl_config.as_ref(),
         progress: &progress,
         explain: args.explain,
+        profile_files: &invocation.profile_files,
     };
     runner.play_all(&jobs, invocation.jobs_in_parallel)?;
     progress.finish_and_clear();
@@ -200,23 +222,38 @@ fn play_scenario<B: Backend, C: Serialize>(
     Ok(())
 }
 
-fn check_arms(arms: &[String]) -> Result<Vec<String>> {
+/// The arms' names, in order, and the arms read from configuration files
+/// (`profile:FILE`, `profile:NAME=FILE`), each read and checked here.
+fn check_arms(arms: &[String]) -> Result<(Vec<String>, BTreeMap<String, ProfileFile>)> {
     let mut seen = Vec::new();
+    let mut files = BTreeMap::new();
     for arm in arms {
         let arm = arm.trim();
         if arm.is_empty() {
             bail!(InputError("--arms: an arm name is empty".into()));
         }
-        scheduler::arm(arm, 0)?;
-        if seen.iter().any(|a: &String| a == arm) {
+        let name = if scheduler::profile::file::is_file_arm(arm) {
+            let file = scheduler::profile::file::load_arm(arm).map_err(scheduler::Error::from)?;
+            let name = file.arm.clone();
+            if files.insert(name.clone(), file).is_some() {
+                bail!(InputError(format!(
+                    "--arms: {arm:?} is a second arm named {name:?}: name them apart with profile:NAME=FILE"
+                )));
+            }
+            name
+        } else {
+            scheduler::arm(arm, 0)?;
+            arm.to_string()
+        };
+        if seen.contains(&name) {
             bail!(InputError(format!("--arms: {arm:?} is listed twice")));
         }
-        seen.push(arm.to_string());
+        seen.push(name);
     }
     if seen.is_empty() {
         bail!(InputError("--arms: give at least one arm".into()));
     }
-    Ok(seen)
+    Ok((seen, files))
 }
 
 /// `agmarl-untrained`'s init seed: `--init-seed`, which only that arm takes, or the default.
@@ -239,7 +276,10 @@ fn arm_facts<B: Backend>(invocation: &Invocation, backend: &B) -> Result<BTreeMa
     let mut facts = BTreeMap::new();
     for arm in &invocation.arms {
         let by_cluster = backend.decided_by_cluster(arm).is_some();
-        let preempts = if by_cluster {
+        let preempts = if let Some(file) = invocation.profile_files.get(arm) {
+            // file arms run on the simulator only, which carries preemptions out
+            backend.name() == "sim" && file.profile.preemption
+        } else if by_cluster {
             // the cluster's kube-scheduler runs DefaultPreemption; the in-cluster agmarl scheduler
             // does not carry preemptions out
             !scheduler::agmarl::AGMARL_ARMS.contains(&arm.as_str())

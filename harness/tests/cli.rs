@@ -819,3 +819,175 @@ fn servers_that_hang_up_or_stay_silent_are_named_in_the_users_words() {
     assert!(stderr.contains("did not answer within 10s"), "{stderr}");
     assert_no_library_text(&stderr);
 }
+
+/// kube-scheduler's default profile written out (scheduler/tests/profiles).
+fn golden_profile(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../scheduler/tests/profiles")
+        .join(name)
+}
+
+#[test]
+fn a_kube_scheduler_configuration_file_is_an_arm_and_recorded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let default_file = golden_profile("default.yaml");
+    let no_preemption = tmp.path().join("no-preemption.yaml");
+    fs::write(
+        &no_preemption,
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n    \
+         postFilter:\n      disabled: [{name: DefaultPreemption}]\n    score:\n      enabled: [{name: \
+         TaintToleration, weight: 3}]\n",
+    )
+    .unwrap();
+    let out_dir = tmp.path().join("run");
+    let out = schedlab()
+        .args(["scenario", "churn", "--seeds", "1", "--set", "nodes=8", "--arms"])
+        .arg(format!(
+            "default,profile:written={},profile:{}",
+            default_file.display(),
+            no_preemption.display()
+        ))
+        .arg("--out")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_complete_run(&out_dir, &["default", "written", "no-preemption"], &[1]);
+    let records = |arm: &str| fs::read(out_dir.join("runs").join(arm).join("seed-1/records.jsonl")).unwrap();
+    assert!(
+        records("default") == records("written"),
+        "the default profile written out runs as default"
+    );
+    assert!(records("default") != records("no-preemption"));
+
+    let manifest = read_json(&out_dir.join("manifest.json"));
+    let written = &manifest["profile_files"]["written"];
+    assert_eq!(written["file"], default_file.display().to_string());
+    let bytes = fs::read(&default_file).unwrap();
+    assert_eq!(
+        written["sha256"].as_str(),
+        Some(schedlab_core::digest::sha256_hex(&bytes).as_str())
+    );
+    assert_eq!(written["scheduler_name"], "default-scheduler");
+    assert_eq!(written["profile"]["name"], "written");
+    assert_eq!(written["profile"]["release"], "v1.20");
+    assert_eq!(written["profile"]["preemption"], true);
+    let other = &manifest["profile_files"]["no-preemption"]["profile"];
+    assert_eq!(other["preemption"], false);
+    let weights: Vec<(String, i64)> = other["scores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let plugin = &s["plugin"];
+            let name = plugin.as_str().map_or_else(
+                || plugin.as_object().unwrap().keys().next().unwrap().clone(),
+                str::to_string,
+            );
+            (name, s["weight"].as_i64().unwrap())
+        })
+        .collect();
+    assert!(weights.contains(&("TaintToleration".to_string(), 3)), "{weights:?}");
+    assert_eq!(manifest["arm_facts"]["written"]["preempts"], true);
+    assert_eq!(manifest["arm_facts"]["no-preemption"]["preempts"], false);
+    assert!(manifest.get("profile_files").is_some());
+}
+
+#[test]
+fn a_bad_configuration_file_exits_2_naming_the_file_and_field_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("never");
+    let head = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n";
+    let cases: &[(&str, &str, &[&str])] = &[
+        (
+            "unknown-plugin.yaml",
+            "profiles:\n- plugins:\n    score:\n      enabled: [{name: Coscheduling}]\n",
+            &[
+                "profiles[0].plugins.score.enabled[0].name",
+                "unknown plugin \"Coscheduling\"",
+                "the simulator models NodeUnschedulable",
+            ],
+        ),
+        (
+            "weight.yaml",
+            "profiles:\n- plugins:\n    score:\n      enabled: [{name: NodeResourcesFit, weight: 101}]\n",
+            &[
+                "profiles[0].plugins.score.enabled[0].weight",
+                "101 is out of range",
+                "1..=100",
+            ],
+        ),
+        (
+            "twice.yaml",
+            "profiles:\n- plugins:\n    multiPoint:\n      enabled: [{name: ImageLocality}, {name: ImageLocality}]\n",
+            &[
+                "profiles[0].plugins.multiPoint.enabled[1].name",
+                "ImageLocality is listed twice",
+            ],
+        ),
+        (
+            "ignored-arg.yaml",
+            "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args: {ignoredResourceGroups: [example.com]}\n",
+            &[
+                "profiles[0].pluginConfig[0].args.ignoredResourceGroups",
+                "unknown field",
+            ],
+        ),
+        (
+            "two.yaml",
+            "profiles: [{schedulerName: a}, {schedulerName: b}]\n",
+            &["profiles: 2 profiles"],
+        ),
+    ];
+    for (name, body, want) in cases {
+        let file = tmp.path().join(name);
+        fs::write(&file, format!("{head}{body}")).unwrap();
+        let arm = format!("default,profile:{}", file.display());
+        let mut expected = vec![file.to_str().unwrap()];
+        expected.extend_from_slice(want);
+        assert_input_error(&["scenario", "churn", "--arms", &arm], &out_dir, &expected);
+    }
+    let beta = tmp.path().join("beta.yaml");
+    fs::write(
+        &beta,
+        "apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\n",
+    )
+    .unwrap();
+    let arm = format!("profile:{}", beta.display());
+    assert_input_error(
+        &["scenario", "churn", "--arms", &arm],
+        &out_dir,
+        &[
+            beta.to_str().unwrap(),
+            "apiVersion",
+            "v1beta3",
+            "only \"kubescheduler.config.k8s.io/v1\"",
+        ],
+    );
+    let missing = tmp.path().join("missing.yaml");
+    let arm = format!("profile:{}", missing.display());
+    assert_input_error(
+        &["scenario", "churn", "--arms", &arm],
+        &out_dir,
+        &[missing.to_str().unwrap()],
+    );
+    let arm = format!("profile:binpack={}", golden_profile("binpack.yaml").display());
+    assert_input_error(
+        &["scenario", "churn", "--arms", &arm],
+        &out_dir,
+        &["the arm name \"binpack\" is a built-in arm's"],
+    );
+    let arm = format!("profile:{}", golden_profile("binpack.yaml").display());
+    assert_input_error(
+        &["scenario", "churn", "--arms", &arm],
+        &out_dir,
+        &["the arm name \"binpack\" is a built-in arm's", "profile:NAME="],
+    );
+    // the simulator only: a real cluster is refused before it is connected
+    let arm = format!("profile:mine={}", golden_profile("default.yaml").display());
+    assert_input_error(
+        &["scenario", "churn", "--cluster", "local", "--arms", &arm],
+        &out_dir,
+        &["--cluster sim only", "default.yaml"],
+    );
+}

@@ -39,6 +39,7 @@ pub const fn profile(release: Release) -> Profile {
         sampling: Sampling::Adaptive,
         filters: DEFAULT_FILTERS,
         preferences: &[],
+        preemption: true,
         scores: match release {
             Release::V1_20 => &V1_20_SCORES,
             Release::V1_33 => &V1_33_SCORES,

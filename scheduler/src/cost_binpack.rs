@@ -40,7 +40,7 @@ use crate::profile::{
     Cycle, DEFAULT_FILTERS, FitArgs, Normalize, Preference, Profile, Sampling, ScorePlugin, Scored, profile_arm,
 };
 use crate::release::Release;
-use crate::scores::FitStrategy;
+use crate::scores::{FitStrategy, ResourceWeights};
 use schedlab_core::node::NodeState;
 
 /// Prices per core this close (relative) to the lowest count as the lowest.
@@ -54,10 +54,12 @@ pub const PROFILE: Profile = Profile {
     sampling: Sampling::Every,
     filters: DEFAULT_FILTERS,
     preferences: &[Preference::Healthy, Preference::CheapestPerCore],
+    preemption: true,
     scores: &[Scored {
         plugin: ScorePlugin::NodeResourcesFit(FitArgs {
             strategy: FitStrategy::MostAllocated,
             rules: DefaultScheduler::RELEASE,
+            resources: ResourceWeights::CPU_MEMORY,
         }),
         weight: 1,
         normalize: Normalize::None,

@@ -6,6 +6,7 @@ use crate::agmarl::policy::AgmarlConfigError;
 use crate::agmarl::restraint::RestraintConfigError;
 use crate::agmarl::stress::StressConfigError;
 use crate::agmarl::train::TrainError;
+use crate::profile::file::ProfileFileError;
 use crate::registry::{ArmError, UnknownScheduler};
 
 #[derive(Debug, thiserror::Error)]
@@ -26,6 +27,8 @@ pub enum Error {
     RestraintConfig(#[from] RestraintConfigError),
     #[error(transparent)]
     Train(#[from] TrainError),
+    #[error(transparent)]
+    ProfileFile(#[from] ProfileFileError),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -40,7 +43,8 @@ impl Error {
             | Error::UnknownScheduler(_)
             | Error::AgmarlConfig(_)
             | Error::StressConfig(_)
-            | Error::RestraintConfig(_) => true,
+            | Error::RestraintConfig(_)
+            | Error::ProfileFile(_) => true,
             Error::Checkpoint(e) => checkpoint_is_input(e),
             Error::Agmarl(e) => agmarl_is_input(e),
             Error::Train(e) => match e {

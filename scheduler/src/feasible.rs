@@ -32,6 +32,19 @@ pub fn num_feasible_nodes_to_find(num_all_nodes: usize) -> usize {
     (num_all_nodes * percentage / 100).max(MIN_FEASIBLE_NODES_TO_FIND)
 }
 
+/// `numFeasibleNodesToFind` with `percentageOfNodesToScore` set to
+/// `percentage` (1..=100; 0 is unset, [`num_feasible_nodes_to_find`]):
+/// that share of the nodes, never fewer than 100, every node at 100.
+pub fn num_feasible_nodes_to_find_with(num_all_nodes: usize, percentage: u32) -> usize {
+    if percentage == 0 {
+        return num_feasible_nodes_to_find(num_all_nodes);
+    }
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND || percentage >= 100 {
+        return num_all_nodes;
+    }
+    (num_all_nodes * percentage as usize / 100).max(MIN_FEASIBLE_NODES_TO_FIND)
+}
+
 /// The rotating scan of `findNodesThatPassFilters`, holding the scheduler's
 /// `nextStartNodeIndex` between attempts.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -106,6 +119,21 @@ mod tests {
     use super::*;
     use crate::testing::{cluster, node};
     use schedlab_core::testing::pod;
+
+    #[test]
+    fn percentage_of_nodes_to_score() {
+        // 0 is unset: the adaptive share
+        assert_eq!(
+            num_feasible_nodes_to_find_with(5000, 0),
+            num_feasible_nodes_to_find(5000)
+        );
+        // every node below 100 nodes or at 100%
+        assert_eq!(num_feasible_nodes_to_find_with(99, 10), 99);
+        assert_eq!(num_feasible_nodes_to_find_with(5000, 100), 5000);
+        // the share, never below 100 nodes
+        assert_eq!(num_feasible_nodes_to_find_with(5000, 30), 1500);
+        assert_eq!(num_feasible_nodes_to_find_with(500, 10), 100);
+    }
 
     #[test]
     fn num_feasible_nodes_to_find_table() {

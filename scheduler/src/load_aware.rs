@@ -98,6 +98,7 @@ pub const PROFILE: Profile = Profile {
         FilterPlugin::LoadAwareScheduling,
     ],
     preferences: &[],
+    preemption: true,
     scores: &[
         DEFAULT_SCORES[0],
         DEFAULT_SCORES[1],

@@ -98,9 +98,9 @@ pub fn arm(name: &str, seed: u64) -> crate::Result<Box<dyn Scheduler>> {
 /// None for an unknown arm. Whether a backend carries the preemption out is the
 /// backend's affair: the simulator does, schedlab's bind loop does not.
 pub fn preempts(name: &str, agmarl: &AgmarlConfig) -> Option<bool> {
-    if PROFILES.iter().any(|p| p.name == name) {
-        // every kube-scheduler profile runs the DefaultPreemption PostFilter
-        return Some(true);
+    if let Some(profile) = PROFILES.iter().find(|p| p.name == name) {
+        // every built-in kube-scheduler profile runs the DefaultPreemption PostFilter
+        return Some(profile.preemption);
     }
     if name == RandomScheduler::NAME {
         return Some(false);

@@ -44,6 +44,13 @@ impl Release {
     }
 }
 
+/// Written as the version (`"v1.20"`), e.g. in a run folder's manifest.
+impl serde::Serialize for Release {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.version())
+    }
+}
+
 impl std::fmt::Display for Release {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.version())

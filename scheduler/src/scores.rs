@@ -54,12 +54,96 @@ pub fn node_non_zero_requested(node: &NodeState) -> Resources {
 }
 
 /// The `scoringStrategy.type` of NodeResourcesFit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum FitStrategy {
     /// The default: prefer the emptiest node (spreading).
     LeastAllocated,
     /// Bin packing: prefer the fullest node that fits.
     MostAllocated,
+    /// A broken-linear function of each resource's utilisation
+    /// (`requestedToCapacityRatio.shape`, points in increasing utilisation).
+    RequestedToCapacityRatio(&'static [ShapePoint]),
+}
+
+impl FitStrategy {
+    /// The name `scoringStrategy.type` gives it.
+    pub fn type_name(self) -> &'static str {
+        match self {
+            FitStrategy::LeastAllocated => "LeastAllocated",
+            FitStrategy::MostAllocated => "MostAllocated",
+            FitStrategy::RequestedToCapacityRatio(_) => "RequestedToCapacityRatio",
+        }
+    }
+}
+
+/// One point of RequestedToCapacityRatio's `shape`: at `utilization`
+/// percent (0..=100) a resource scores `score` (0..=10, scaled to 0..=100 as
+/// upstream's `MaxNodeScore / MaxCustomPriorityScore`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct ShapePoint {
+    pub utilization: i64,
+    pub score: i64,
+}
+
+/// `MaxCustomPriorityScore`: the top of a shape point's score.
+pub const MAX_CUSTOM_PRIORITY_SCORE: i64 = 10;
+
+/// NodeResourcesFit's `scoringStrategy.resources` over the resources the
+/// cluster model has: each one's weight, 0 for a resource not listed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct ResourceWeights {
+    pub cpu: i64,
+    pub memory: i64,
+}
+
+impl ResourceWeights {
+    /// The default: cpu and memory, weighted 1 and 1.
+    pub const CPU_MEMORY: ResourceWeights = ResourceWeights { cpu: 1, memory: 1 };
+}
+
+/// `helper.BuildBrokenLinearFunction` over `shape` at utilisation `p`, the
+/// shape's scores scaled to 0..=100.
+fn broken_linear(shape: &[ShapePoint], p: i64) -> i64 {
+    let scale = MAX_NODE_SCORE / MAX_CUSTOM_PRIORITY_SCORE;
+    for (i, point) in shape.iter().enumerate() {
+        if p <= point.utilization {
+            if i == 0 {
+                return point.score * scale;
+            }
+            let prev = shape[i - 1];
+            let (s0, s1) = (prev.score * scale, point.score * scale);
+            return s0 + (s1 - s0) * (p - prev.utilization) / (point.utilization - prev.utilization);
+        }
+    }
+    shape.last().map_or(0, |last| last.score * scale)
+}
+
+/// `requestedToCapacityRatioScorer` over `resources` (weight, requested,
+/// allocatable): the weighted mean, rounded, of the resources scoring above
+/// 0; a resource requested beyond its capacity (or with none) scores as at
+/// 100% utilisation. v1.33 skips a resource the node has none of.
+fn requested_to_capacity_ratio(release: Release, shape: &[ShapePoint], resources: [(i64, u64, u64); 2]) -> i64 {
+    let (mut node_score, mut weight_sum) = (0i64, 0i64);
+    for (weight, req, alloc) in resources {
+        if weight == 0 || (alloc == 0 && release == Release::V1_33) {
+            continue;
+        }
+        let utilization = if alloc == 0 || req > alloc {
+            MAX_NODE_SCORE
+        } else {
+            (u128::from(req) * MAX_NODE_SCORE as u128 / u128::from(alloc)) as i64
+        };
+        let score = broken_linear(shape, utilization);
+        if score > 0 {
+            node_score += score * weight;
+            weight_sum += weight;
+        }
+    }
+    if weight_sum == 0 {
+        return 0;
+    }
+    // Go's math.Round rounds half away from zero, as f64::round does
+    (node_score as f64 / weight_sum as f64).round() as i64
 }
 
 /// `leastRequestedScore`: free share of capacity after placing the pod.
@@ -108,21 +192,40 @@ impl FitStrategy {
     /// the node has none of (it scores 0 there) and scores a MostAllocated
     /// resource requested beyond capacity 0.
     pub fn score_as(self, release: Release, requested: Resources, allocatable: Resources) -> i64 {
+        self.score_weighted(release, ResourceWeights::CPU_MEMORY, requested, allocatable)
+    }
+
+    /// [`FitStrategy::score_as`] with the resource weights `weights`: the
+    /// weighted mean (int64 division) of the listed resources' scores;
+    /// RequestedToCapacityRatio's is rounded and leaves out resources
+    /// scoring 0, as upstream.
+    #[inline]
+    pub fn score_weighted(
+        self,
+        release: Release,
+        weights: ResourceWeights,
+        requested: Resources,
+        allocatable: Resources,
+    ) -> i64 {
+        let resources = [
+            (weights.cpu, requested.cpu_milli, allocatable.cpu_milli),
+            (weights.memory, requested.memory_bytes, allocatable.memory_bytes),
+        ];
         let per_resource = match (self, release) {
             (FitStrategy::LeastAllocated, _) => least_requested_score,
             (FitStrategy::MostAllocated, Release::V1_20) => most_requested_score_v1_20,
             (FitStrategy::MostAllocated, Release::V1_33) => most_requested_score,
+            (FitStrategy::RequestedToCapacityRatio(shape), _) => {
+                return requested_to_capacity_ratio(release, shape, resources);
+            }
         };
         let (mut node_score, mut weight_sum) = (0i64, 0i64);
-        for (req, alloc) in [
-            (requested.cpu_milli, allocatable.cpu_milli),
-            (requested.memory_bytes, allocatable.memory_bytes),
-        ] {
-            if alloc == 0 && release == Release::V1_33 {
+        for (weight, req, alloc) in resources {
+            if weight == 0 || (alloc == 0 && release == Release::V1_33) {
                 continue;
             }
-            node_score += per_resource(req, alloc);
-            weight_sum += 1;
+            node_score += per_resource(req, alloc) * weight;
+            weight_sum += weight;
         }
         if weight_sum == 0 { 0 } else { node_score / weight_sum }
     }
@@ -137,8 +240,21 @@ pub fn node_resources_fit(strategy: FitStrategy, node: &NodeState, pod: &PodSpec
 
 /// [`node_resources_fit`] as `release` scores it.
 pub fn node_resources_fit_as(release: Release, strategy: FitStrategy, node: &NodeState, pod: &PodSpec) -> i64 {
-    strategy.score_as(
+    node_resources_fit_weighted(release, strategy, ResourceWeights::CPU_MEMORY, node, pod)
+}
+
+/// [`node_resources_fit_as`] with the resource weights `weights`.
+#[inline]
+pub fn node_resources_fit_weighted(
+    release: Release,
+    strategy: FitStrategy,
+    weights: ResourceWeights,
+    node: &NodeState,
+    pod: &PodSpec,
+) -> i64 {
+    strategy.score_weighted(
         release,
+        weights,
         node_non_zero_requested(node) + non_zero_requests(pod.requests),
         node.spec.allocatable,
     )
@@ -544,5 +660,74 @@ mod tests {
             default_normalize_score(MAX_NODE_SCORE, reverse, &mut s);
             assert_eq!(s, want, "{input:?} reverse={reverse}");
         }
+    }
+
+    fn res(cpu_milli: u64, memory_bytes: u64) -> Resources {
+        Resources {
+            cpu_milli,
+            memory_bytes,
+        }
+    }
+
+    #[test]
+    fn resource_weights_weigh_the_mean() {
+        // cpu 3000/4000 (least 25, most 75), memory 4Gi/16Gi (least 75, most 25)
+        let (req, alloc) = (res(3000, 4 * GI), res(4000, 16 * GI));
+        let score = |strategy: FitStrategy, cpu, memory| {
+            strategy.score_weighted(Release::V1_20, ResourceWeights { cpu, memory }, req, alloc)
+        };
+        assert_eq!(score(FitStrategy::LeastAllocated, 1, 1), 50);
+        assert_eq!(
+            score(FitStrategy::LeastAllocated, 1, 1),
+            FitStrategy::LeastAllocated.score_as(Release::V1_20, req, alloc)
+        );
+        // (25 * 3 + 75) / 4 = 37.5 -> 37; (75 * 3 + 25) / 4 = 62.5 -> 62
+        assert_eq!(score(FitStrategy::LeastAllocated, 3, 1), 37);
+        assert_eq!(score(FitStrategy::MostAllocated, 3, 1), 62);
+        // a resource not listed does not count
+        assert_eq!(score(FitStrategy::LeastAllocated, 1, 0), 25);
+        assert_eq!(score(FitStrategy::MostAllocated, 0, 5), 25);
+    }
+
+    #[test]
+    fn requested_to_capacity_ratio_follows_its_shape() {
+        const RISING: &[ShapePoint] = &[
+            ShapePoint {
+                utilization: 0,
+                score: 0,
+            },
+            ShapePoint {
+                utilization: 100,
+                score: 10,
+            },
+        ];
+        const HALF: &[ShapePoint] = &[
+            ShapePoint {
+                utilization: 0,
+                score: 0,
+            },
+            ShapePoint {
+                utilization: 50,
+                score: 10,
+            },
+        ];
+        let score = |shape, cpu, memory, req| {
+            FitStrategy::RequestedToCapacityRatio(shape).score_weighted(
+                Release::V1_20,
+                ResourceWeights { cpu, memory },
+                req,
+                res(4000, 16 * GI),
+            )
+        };
+        // utilisation cpu 75, memory 25 on a rising line: (75 + 25) / 2
+        assert_eq!(score(RISING, 1, 1, res(3000, 4 * GI)), 50);
+        // past the last point the last score: cpu 100, memory 25 * 100 / 50 = 50;
+        // weighted 1 and 2: (100 + 100) / 3 = 66.7, rounded to 67
+        assert_eq!(score(HALF, 1, 2, res(3000, 4 * GI)), 67);
+        // a resource scoring 0 is left out of the mean: memory alone, 25
+        assert_eq!(score(RISING, 1, 1, res(0, 4 * GI)), 25);
+        // beyond capacity scores as full
+        assert_eq!(score(RISING, 1, 0, res(5000, 0)), 100);
+        assert_eq!(score(RISING, 1, 1, res(0, 0)), 0);
     }
 }

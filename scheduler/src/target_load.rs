@@ -62,6 +62,7 @@ pub const PROFILE: Profile = Profile {
     sampling: Sampling::Adaptive,
     filters: DEFAULT_FILTERS,
     preferences: &[],
+    preemption: true,
     scores: &[
         Scored {
             plugin: ScorePlugin::TargetLoadPacking,

@@ -20,7 +20,7 @@ fn row(p: &Profile) -> String {
         "| `{}` | {} | {} | {} | {} | {} |",
         p.name,
         p.release,
-        p.sampling.name(),
+        p.sampling,
         list(p.filters),
         list(p.preferences),
         list(p.scores)

@@ -124,6 +124,7 @@ mod tests {
             checkpoint: None,
             agmarl_config: None,
             arm_facts: Default::default(),
+            profile_files: Default::default(),
             explain: false,
             build: Build {
                 schedlab_version: "0",

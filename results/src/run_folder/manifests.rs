@@ -44,6 +44,11 @@ pub struct InvocationManifest<C> {
     /// what each arm of `arms` is, by arm name (see [`ArmFacts`]); a folder
     /// written before it has none, which means unknown
     pub arm_facts: BTreeMap<String, ArmFacts>,
+    /// the arms read from a kube-scheduler configuration file
+    /// (`--arms profile:FILE`), by arm name: the file as given, its SHA-256
+    /// and the profile the simulator ran
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub profile_files: BTreeMap<String, serde_json::Value>,
     /// `--explain`: every run beside its records has decisions.jsonl (see the
     /// run manifests for arms where that does not apply)
     pub explain: bool,

@@ -84,7 +84,12 @@ impl Cycle {
                     *slot = Some(Explanation::none_feasible());
                 }
                 let reason = diagnosis.message_as(profile.release, nodes.len());
-                if let Some((node, victims)) = preempt(pod, cluster, &nominated, &mut filter, &mut self.rng) {
+                let preempted = if profile.preemption {
+                    preempt(pod, cluster, &nominated, &mut filter, &mut self.rng)
+                } else {
+                    None
+                };
+                if let Some((node, victims)) = preempted {
                     tracing::trace!(pod = pod.id.0, node = node.0, victims = victims.len(), "preempt");
                     return Placement::Preempt {
                         node,
@@ -225,10 +230,11 @@ pub(crate) use profile_arm;
 mod tests {
     use super::*;
     use crate::default::{PROFILE as DEFAULT, profile as default_profile};
+    use crate::profile::Profile;
     use crate::release::Release;
-    use crate::testing::{cluster, node, pending, taint, view};
+    use crate::testing::{bound_pod, cluster, node, pending, taint, view, view_with_pods};
     use schedlab_core::node::{NodeId, NodeState, TaintEffect};
-    use schedlab_core::testing::{GI, MI, pod};
+    use schedlab_core::testing::{GI, MI, PodSpecChanges, pod};
 
     /// a, b and d are alike and emptier than c: a three-way tie
     fn three_way_tie() -> Vec<NodeState> {
@@ -319,6 +325,23 @@ mod tests {
                  that the pod didn't tolerate, 1 node(s) were unschedulable."
             )
         );
+    }
+
+    #[test]
+    fn a_profile_without_default_preemption_preempts_nothing() {
+        // a full node of low-priority pods and a pod of higher priority
+        let mut nodes = cluster([node("a").cpu("2").memory("8Gi")]);
+        let pods = vec![vec![bound_pod(1, 0, 1000, 1), bound_pod(2, 0, 1000, 2)]];
+        let view = view_with_pods(&mut nodes, &pods, &[]);
+        let spec = pod(1000, 0).priority(10);
+        let with = Cycle::new(DEFAULT, 1).schedule(&pending(&spec), &view);
+        assert!(matches!(with, Placement::Preempt { .. }), "{with:?}");
+        let without = Profile {
+            preemption: false,
+            ..DEFAULT
+        };
+        let answer = Cycle::new(without, 1).schedule(&pending(&spec), &view);
+        assert!(matches!(answer, Placement::Unschedulable { .. }), "{answer:?}");
     }
 
     #[test]

@@ -16,9 +16,12 @@
 //!   every profile arm is.
 //! - [`Evaluation`]: what an attempt sees, plugin by plugin, for diagnostics
 //!   such as the twin test against a real kube-scheduler.
+//! - [`file`]: a `KubeSchedulerConfiguration` file read into a profile, the
+//!   arms `profile:FILE`.
 
 mod cycle;
 mod evaluation;
+pub mod file;
 pub mod plugins;
 
 pub use cycle::Cycle;
@@ -26,19 +29,24 @@ pub(crate) use cycle::profile_arm;
 pub use evaluation::{Evaluation, NodeScores};
 pub use plugins::{FilterPlugin, FitArgs, Normalize, Preference, ScorePlugin, Scored};
 
-use crate::feasible::num_feasible_nodes_to_find;
+use crate::feasible::{num_feasible_nodes_to_find, num_feasible_nodes_to_find_with};
 use crate::filters::{FilterFailure, run_filters};
 use crate::release::Release;
-use crate::scores::FitStrategy;
+use crate::scores::{FitStrategy, ResourceWeights};
 use schedlab_core::node::NodeState;
 use schedlab_core::pod::PodSpec;
+use std::fmt;
 
 /// Which nodes an attempt examines.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum Sampling {
     /// kube-scheduler's: from the rotating start until
     /// [`num_feasible_nodes_to_find`] nodes fit.
     Adaptive,
+    /// kube-scheduler's with `percentageOfNodesToScore` set (1..=100): as
+    /// [`Sampling::Adaptive`] with this percentage of the nodes instead of
+    /// the adaptive one, never fewer than 100 nodes.
+    Percentage(u32),
     /// Every node, so a global preference (the cheapest node) sees them all.
     /// A full scan leaves the start index where it was.
     Every,
@@ -49,20 +57,24 @@ impl Sampling {
     pub fn limit(self, num_nodes: usize) -> usize {
         match self {
             Sampling::Adaptive => num_feasible_nodes_to_find(num_nodes),
+            Sampling::Percentage(percentage) => num_feasible_nodes_to_find_with(num_nodes, percentage),
             Sampling::Every => num_nodes,
         }
     }
+}
 
-    pub fn name(self) -> &'static str {
+impl fmt::Display for Sampling {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Sampling::Adaptive => "adaptive",
-            Sampling::Every => "every node",
+            Sampling::Adaptive => f.write_str("adaptive"),
+            Sampling::Percentage(p) => write!(f, "{p}%"),
+            Sampling::Every => f.write_str("every node"),
         }
     }
 }
 
 /// A profile: its plugins at each extension point, in the order they run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct Profile {
     /// the arm name
     pub name: &'static str,
@@ -75,6 +87,8 @@ pub struct Profile {
     pub preferences: &'static [Preference],
     /// Score and NormalizeScore: a node's total is the weighted sum
     pub scores: &'static [Scored],
+    /// PostFilter: DefaultPreemption for a pod no node takes
+    pub preemption: bool,
 }
 
 /// The Filter plugins of kube-scheduler's default profile the model has data
@@ -100,6 +114,7 @@ pub const fn kube_default_scores(release: Release, strategy: FitStrategy) -> [Sc
             plugin: ScorePlugin::NodeResourcesFit(FitArgs {
                 strategy,
                 rules: release,
+                resources: ResourceWeights::CPU_MEMORY,
             }),
             weight: 1,
             normalize: Normalize::None,

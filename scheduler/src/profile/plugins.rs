@@ -13,8 +13,8 @@ use crate::filters::{FilterFailure, node_resources_fit, node_unschedulable, tain
 use crate::load_aware::{load_aware_score, usage_filter};
 use crate::release::Release;
 use crate::scores::{
-    FitStrategy, MAX_NODE_SCORE, balanced_allocation_as, default_normalize_score, intolerable_prefer_no_schedule,
-    node_resources_fit_as,
+    FitStrategy, MAX_NODE_SCORE, ResourceWeights, balanced_allocation_as, default_normalize_score,
+    intolerable_prefer_no_schedule, node_resources_fit_weighted,
 };
 use crate::target_load::target_load_packing_score;
 use schedlab_core::node::{NodeCondition, NodeState};
@@ -22,7 +22,7 @@ use schedlab_core::pod::PodSpec;
 use std::fmt;
 
 /// A Filter plugin.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum FilterPlugin {
     /// a cordoned node rejects pods not tolerating its unschedulable taint
     NodeUnschedulable,
@@ -69,17 +69,19 @@ impl fmt::Display for FilterPlugin {
 }
 
 /// NodeResourcesFit's score configuration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct FitArgs {
     /// `scoringStrategy.type`
     pub strategy: FitStrategy,
     /// whose scorer: v1.20 keeps the weight of a resource the node has none
     /// of and scores MostAllocated beyond capacity 0 (see [`crate::release`])
     pub rules: Release,
+    /// `scoringStrategy.resources`: cpu and memory, 1 and 1 by default
+    pub resources: ResourceWeights,
 }
 
 /// A Score plugin with its configuration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum ScorePlugin {
     NodeResourcesFit(FitArgs),
     /// NodeResourcesBalancedAllocation, by the rules of a release (v1.20
@@ -114,7 +116,9 @@ impl ScorePlugin {
         let each = ranked.iter().map(|&i| &nodes[i]);
         match self {
             ScorePlugin::NodeResourcesFit(args) => {
-                out.extend(each.map(|node| node_resources_fit_as(args.rules, args.strategy, node, pod)));
+                out.extend(
+                    each.map(|node| node_resources_fit_weighted(args.rules, args.strategy, args.resources, node, pod)),
+                );
             }
             ScorePlugin::BalancedAllocation { rules } => {
                 out.extend(each.map(|node| balanced_allocation_as(rules, node, pod)));
@@ -133,11 +137,16 @@ impl fmt::Display for ScorePlugin {
         f.write_str(self.name())?;
         match self {
             ScorePlugin::NodeResourcesFit(args) => {
-                let strategy = match args.strategy {
-                    FitStrategy::LeastAllocated => "LeastAllocated",
-                    FitStrategy::MostAllocated => "MostAllocated",
-                };
-                write!(f, " {strategy} {}", args.rules)
+                f.write_str(" ")?;
+                f.write_str(args.strategy.type_name())?;
+                if let FitStrategy::RequestedToCapacityRatio(shape) = args.strategy {
+                    let points: Vec<String> = shape.iter().map(|p| format!("{}:{}", p.utilization, p.score)).collect();
+                    write!(f, " [{}]", points.join(" "))?;
+                }
+                if args.resources != ResourceWeights::CPU_MEMORY {
+                    write!(f, " cpu {} memory {}", args.resources.cpu, args.resources.memory)?;
+                }
+                write!(f, " {}", args.rules)
             }
             ScorePlugin::BalancedAllocation { rules } => write!(f, " {rules}"),
             _ => Ok(()),
@@ -146,7 +155,7 @@ impl fmt::Display for ScorePlugin {
 }
 
 /// A plugin's NormalizeScore.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum Normalize {
     /// the raw score is already on 0..=100
     None,
@@ -165,7 +174,7 @@ impl Normalize {
 }
 
 /// A Score plugin as a profile enables it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct Scored {
     pub plugin: ScorePlugin,
     pub weight: i64,
@@ -186,7 +195,7 @@ impl fmt::Display for Scored {
 /// kube-scheduler extension point, but how `cost-binpack` puts price before
 /// packing without folding it into a weighted sum. Only the nodes left are
 /// scored (and so ranked in explanations).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum Preference {
     /// Degraded nodes are set aside unless every node left is Degraded
     Healthy,
