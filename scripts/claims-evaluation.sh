@@ -21,7 +21,10 @@
 # each folder's summary.json; the raw records stay in a temporary folder.
 # SCHEDLAB overrides the binary, TRAINING_SEEDS the training runs (default
 # the checkpoints that exist: 1000 2000 3000), VARIANTS the learned variants
-# (default all four; amendment 2 lets agmarl's tables go first).
+# (default all four; amendment 2 lets agmarl's tables go first),
+# CHECKPOINT_DIR a folder holding every checkpoint as VARIANT-SEED.safetensors
+# (default: the bundled one for seed 1000, evaluations/training-seeds/ else;
+# the v2 checkpoints are in evaluations/claims-v2/checkpoints/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${SCHEDLAB:-target/release/schedlab}
@@ -35,6 +38,7 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$out"
 
 checkpoint() { # variant seed
+  if [ -n "${CHECKPOINT_DIR:-}" ]; then echo "$CHECKPOINT_DIR/$1-$2.safetensors"; return; fi
   if [ "$2" = 1000 ]; then echo "scheduler/checkpoints/$1.safetensors"; else echo "evaluations/training-seeds/$1-$2.safetensors"; fi
 }
 
@@ -65,6 +69,8 @@ table() { # TABLE NAME...
   mkdir -p "$out/$t"
   cp "$work/claims-$t.txt" "$out/$t/claims.txt"
   cp "$work/report-$t"/report.md "$work/report-$t"/report.tex "$work/report-$t"/claims.json "$out/$t/"
+  # H's folders are A's and B's: their summaries are kept there once
+  [ "$t" = H-learning ] && return
   for name in "$@"; do
     for d in "$work/$name"/*; do
       mkdir -p "$out/$t/$name"
