@@ -20,7 +20,7 @@
 # report.md, report.tex, claims.json, the terminal output (claims.txt) and
 # each folder's summary.json; the raw records stay in a temporary folder.
 # SCHEDLAB overrides the binary, TRAINING_SEEDS the training runs (default
-# the checkpoints that exist: 1000 2000 3000), VARIANTS the learned variants
+# the five registered: 1000 2000 3000 4000 5000), VARIANTS the learned variants
 # (default all four; amendment 2 lets agmarl's tables go first),
 # CHECKPOINT_DIR a folder holding every checkpoint as VARIANT-SEED.safetensors
 # (default: the bundled one for seed 1000, evaluations/training-seeds/ else;
@@ -30,17 +30,24 @@ cd "$(dirname "$0")/.."
 bin=${SCHEDLAB:-target/release/schedlab}
 out=${1:?usage: scripts/claims-evaluation.sh OUT [A|B|C|H|all]}
 part=${2:-all}
-seeds=${TRAINING_SEEDS:-1000 2000 3000}
+seeds=${TRAINING_SEEDS:-1000 2000 3000 4000 5000}
 baselines=default,binpack,cost-binpack,target-load,load-aware,random,agmarl-analytic
 variants=${VARIANTS:-agmarl agmarl-nognn agmarl-linear agmarl-nostress}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$out"
 
 checkpoint() { # variant seed
   if [ -n "${CHECKPOINT_DIR:-}" ]; then echo "$CHECKPOINT_DIR/$1-$2.safetensors"; return; fi
   if [ "$2" = 1000 ]; then echo "scheduler/checkpoints/$1.safetensors"; else echo "evaluations/training-seeds/$1-$2.safetensors"; fi
 }
+
+for v in $variants; do
+  for s in $seeds; do
+    f=$(checkpoint "$v" "$s")
+    [ -f "$f" ] || { echo "claims-evaluation.sh: no checkpoint $f (variant $v, training seed $s): train it, or set VARIANTS/TRAINING_SEEDS" >&2; exit 2; }
+  done
+done
+mkdir -p "$out"
 
 # every folder of one scenario (NAME, then the scenario and its --set args)
 scenario() {
