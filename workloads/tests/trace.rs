@@ -290,7 +290,7 @@ fn a_trace_outside_the_scenario_folder_is_refused_unless_allowed() {
 
     // allowed by name: read, and its first line (no header) is not quoted
     let origin = scenario_reading(&scenario_dir, &absolute);
-    let e = workloads::load_allowing(&origin, &[], &[env_file.clone()])
+    let e = workloads::load_allowing(&origin, &[], std::slice::from_ref(&env_file))
         .expect_err("not a trace")
         .to_string();
     assert!(e.contains("the first line is not a CSV header"), "{e}");
@@ -298,7 +298,7 @@ fn a_trace_outside_the_scenario_folder_is_refused_unless_allowed() {
     assert!(!e.contains(SECRET) && !e.contains("AWS_SECRET"), "{e}");
     // through `..`, allowed by the path it resolves to
     let origin = scenario_reading(&scenario_dir, "../secret/.env");
-    let e = workloads::load_allowing(&origin, &[], &[env_file.clone()])
+    let e = workloads::load_allowing(&origin, &[], std::slice::from_ref(&env_file))
         .expect_err("not a trace")
         .to_string();
     assert!(e.contains("not a CSV header") && !e.contains(SECRET), "{e}");
