@@ -48,9 +48,9 @@ pub mod resources;
 pub mod rng;
 pub mod sample;
 pub mod sim;
-pub mod text;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod text;
 pub mod time;
 pub mod timeline;
 pub mod timing;
