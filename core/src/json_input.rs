@@ -14,9 +14,19 @@ pub struct JsonInputError {
     pub message: String,
 }
 
+/// Characters of a message at most (serde quotes a wrong value whole).
+const MAX_MESSAGE_CHARS: usize = 300;
+
 /// Parses `text` as one JSON object of type `T`.
+/// A leading UTF-8 byte-order mark is skipped.
 pub fn parse_object<T: DeserializeOwned>(text: &str) -> Result<T, JsonInputError> {
-    let fail = |message: String| Err(JsonInputError { message });
+    let text = crate::text::strip_bom(text);
+    // serde quotes the document's values: escaped and cut like any outside text
+    let fail = |message: String| {
+        Err(JsonInputError {
+            message: crate::text::capped(&message, MAX_MESSAGE_CHARS),
+        })
+    };
     match text.trim_start().chars().next() {
         None => return fail("it is empty, where a JSON object ({ ... }) belongs".into()),
         Some('{') => {}
@@ -118,5 +128,21 @@ mod tests {
         assert!(e.starts_with("text after the object"), "{e}");
         let e = err(r#"{"name": "a", "se"#);
         assert!(e.contains("EOF") || e.contains("end"), "{e}");
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_skipped() {
+        let d: Doc = parse_object("\u{feff}{\"name\": \"a\", \"seeds\": [1]}").unwrap();
+        assert_eq!(d.seeds, vec![1]);
+    }
+
+    #[test]
+    fn a_quoted_value_is_escaped_and_cut() {
+        let long = "y".repeat(10_000);
+        let e = err(&format!(
+            "{{\"name\": \"a\", \"seeds\": [\"\\u001b]0;x\\u0007{long}\"]}}"
+        ));
+        assert!(!e.contains('\u{1b}') && !e.contains('\u{7}'), "{e:?}");
+        assert!(e.chars().count() <= MAX_MESSAGE_CHARS + 1, "{}", e.len());
     }
 }

@@ -25,6 +25,8 @@
 //!   plays for them (one catalogue for `workloads` and `results`).
 //! - [`budget`], [`input`], [`json_input`], [`digest`]: reading what a user
 //!   hands us, bounded, and checking it.
+//! - [`text`]: outside text as messages show it (control characters
+//!   escaped, capped) and a file's byte-order mark stripped.
 //! - `testing` (feature `testing`): builders and placers for the tests of
 //!   every crate above.
 
@@ -48,6 +50,7 @@ pub mod sample;
 pub mod sim;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod text;
 pub mod time;
 pub mod timeline;
 pub mod timing;

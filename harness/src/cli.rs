@@ -164,6 +164,11 @@ pub struct ScenarioArgs {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
 
+    /// Let a scenario's `replay` read this trace file, though it is not inside the scenario file's folder
+    /// (an absolute path, or one through `..`); repeatable.
+    #[arg(long = "allow-trace", value_name = "PATH")]
+    pub allow_trace: Vec<PathBuf>,
+
     /// The run folder to write (must not exist or be empty). Default: runs/<scenario>-<time>.
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -309,6 +314,11 @@ pub struct TrainArgs {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
 
+    /// Let a scenario's `replay` read this trace file, though it is not inside the scenario file's folder
+    /// (an absolute path, or one through `..`); repeatable.
+    #[arg(long = "allow-trace", value_name = "PATH")]
+    pub allow_trace: Vec<PathBuf>,
+
     /// Training settings as JSON (any subset of the checkpoint sidecar's `training.config`).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -356,6 +366,11 @@ pub struct HeadsArgs {
     /// Override a scenario parameter of every scenario, e.g. `--set nodes=20` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+
+    /// Let a scenario's `replay` read this trace file, though it is not inside the scenario file's folder
+    /// (an absolute path, or one through `..`); repeatable.
+    #[arg(long = "allow-trace", value_name = "PATH")]
+    pub allow_trace: Vec<PathBuf>,
 
     /// Also write heads.csv and heads.json into this folder (must not exist or be empty).
     #[arg(long)]

@@ -63,6 +63,11 @@ pub struct UpArgs {
     /// Override a parameter of --scenario, e.g. `--set nodes=4` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+
+    /// Let --scenario's `replay` read this trace file, though it is not inside the scenario file's folder
+    /// (an absolute path, or one through `..`); repeatable.
+    #[arg(long = "allow-trace", value_name = "PATH")]
+    pub allow_trace: Vec<PathBuf>,
 }
 
 pub fn run(args: ClusterArgs) -> anyhow::Result<()> {
@@ -154,6 +159,9 @@ fn scenario_nodes(args: &UpArgs) -> anyhow::Result<Option<Vec<schedlab_core::Nod
         if !args.set.is_empty() {
             return Err(InputError("--set is for --scenario".into()).into());
         }
+        if !args.allow_trace.is_empty() {
+            return Err(InputError("--allow-trace is for --scenario".into()).into());
+        }
         return Ok(None);
     };
     if args.real_nodes == 0 {
@@ -162,7 +170,7 @@ fn scenario_nodes(args: &UpArgs) -> anyhow::Result<Option<Vec<schedlab_core::Nod
         )
         .into());
     }
-    let scenario = workloads::load(name, &args.set)?;
+    let scenario = workloads::load_allowing(name, &args.set, &args.allow_trace)?;
     // a scenario's nodes do not depend on the seed
     let nodes = scenario.expand(1).nodes;
     if nodes.len() < args.real_nodes {

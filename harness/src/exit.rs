@@ -15,8 +15,12 @@ pub const INPUT_ERROR: u8 = 2;
 /// but without a cause whose text is already in the message: an error that
 /// shows its cause and also hands it on as its source (ours, or a
 /// library's) would otherwise print the cause twice or three times.
+/// Its control characters are escaped (line breaks and tabs aside): the
+/// libraries escape what they quote, and this catches what the binary's own
+/// context quotes (a scenario or file name from the command line).
 pub fn message(err: &anyhow::Error) -> String {
-    schedlab_core::error_text::one_line(err.as_ref())
+    schedlab_core::text::escape_controls_except(&schedlab_core::error_text::one_line(err.as_ref()), &['\n', '\t'])
+        .into_owned()
 }
 
 /// Whether `cause` is a library crate's error that says the user's input

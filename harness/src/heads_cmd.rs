@@ -127,7 +127,7 @@ pub fn run(args: HeadsArgs) -> Result<()> {
     };
     let scenarios = names
         .iter()
-        .map(|n| workloads::load(n, &args.set).with_context(|| format!("scenario {n}")))
+        .map(|n| workloads::load_allowing(n, &args.set, &args.allow_trace).with_context(|| format!("scenario {n}")))
         .collect::<Result<Vec<_>>>()?;
     let seeds: Vec<u64> = (0..args.seeds).map(|i| args.first_seed + i).collect();
     let folder = match &args.out {

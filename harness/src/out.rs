@@ -25,8 +25,19 @@ pub fn write_fmt(args: fmt::Arguments<'_>) -> Result<(), StdoutError> {
     write_to(&mut std::io::stdout().lock(), args)
 }
 
+/// Writes `args` with its control characters escaped but for line breaks
+/// and tabs ([`schedlab_core::text::escape_controls_except`]): what is printed
+/// quotes names from outside (a scenario's, an arm's, a server's), and an
+/// ESC, OSC or BEL in one must not reach the terminal raw.
 fn write_to(w: &mut dyn Write, args: fmt::Arguments<'_>) -> Result<(), StdoutError> {
-    w.write_fmt(args).and_then(|()| w.flush()).map_err(StdoutError)
+    let text = match args.as_str() {
+        Some(text) => std::borrow::Cow::Borrowed(text),
+        None => std::borrow::Cow::Owned(args.to_string()),
+    };
+    let text = schedlab_core::text::escape_controls_except(&text, &['\n', '\t']);
+    w.write_all(text.as_bytes())
+        .and_then(|()| w.flush())
+        .map_err(StdoutError)
 }
 
 /// `print!` that returns `Result<(), StdoutError>`.

@@ -34,7 +34,7 @@ struct Invocation {
 
 pub fn run(args: ScenarioArgs) -> Result<()> {
     // Everything the user gave is checked before anything is written.
-    let scenario = workloads::load(&args.scenario, &args.set)?;
+    let scenario = workloads::load_allowing(&args.scenario, &args.set, &args.allow_trace)?;
     let checkpoint = args
         .checkpoint
         .as_deref()

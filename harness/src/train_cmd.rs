@@ -64,7 +64,10 @@ pub fn run(args: TrainArgs) -> Result<()> {
     let mut scenarios = Vec::with_capacity(names.len());
     for name in &names {
         refuse_heldout(name)?;
-        scenarios.push(workloads::load(name, &args.set).with_context(|| format!("training scenario {name}"))?);
+        scenarios.push(
+            workloads::load_allowing(name, &args.set, &args.allow_trace)
+                .with_context(|| format!("training scenario {name}"))?,
+        );
     }
     let mut config = match &args.config {
         Some(path) => read_config(path)?,

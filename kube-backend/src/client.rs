@@ -64,6 +64,21 @@ impl std::fmt::Debug for ApiClient {
     }
 }
 
+/// Bytes of a server's answer to `/version` read at most: an API server's
+/// is a few hundred bytes.
+pub const MAX_VERSION_BYTES: usize = 1 << 20;
+
+/// Characters of a server's unexpected answer a message quotes at most.
+pub const MAX_ANSWER_SHOWN: usize = 200;
+
+/// Why `/version` did not give a version.
+enum VersionFailure {
+    /// the request failed (no connection, a timeout, ...)
+    Request(kube::Error),
+    /// the server answered something else: what to say about it
+    Answer(String),
+}
+
 /// Largest kubeconfig read.
 const MAX_KUBECONFIG_BYTES: u64 = 4 << 20;
 
@@ -123,19 +138,67 @@ fn unusable_token(user: &kube::config::AuthInfo) -> Option<&'static str> {
         .find(|k| provider.config.get(*k).is_some_and(|t| bad(t)))
 }
 
+/// Registers what the client will send on the user's behalf (a token, the
+/// token file's token, a basic-auth password and its header value, client
+/// key data, an auth provider's tokens) with [`super::redact::remember_sent`],
+/// so that a server or a library quoting any of it has it redacted wherever
+/// it appears, not only after a key such as `token:`.
+fn remember_credentials(user: &kube::config::AuthInfo) {
+    use super::redact::remember_sent;
+    use base64::Engine;
+    use base64::engine::general_purpose::STANDARD;
+    use secrecy::ExposeSecret;
+    for secret in [&user.token, &user.password, &user.client_key_data]
+        .into_iter()
+        .flatten()
+    {
+        remember_sent(secret.expose_secret());
+    }
+    if let Some(data) = &user.client_key_data
+        && let Ok(pem) = STANDARD.decode(data.expose_secret().trim())
+    {
+        let pem = String::from_utf8_lossy(&pem);
+        // the key as PEM, and each line of its body
+        for line in pem.lines().filter(|l| !l.starts_with("-----")) {
+            remember_sent(line);
+        }
+    }
+    if let (Some(name), Some(password)) = (&user.username, &user.password) {
+        remember_sent(&STANDARD.encode(format!("{name}:{}", password.expose_secret())));
+    }
+    if let Some(file) = &user.token_file
+        && let Ok(token) = schedlab_core::input::read_bounded_string(std::path::Path::new(file), MAX_KUBECONFIG_BYTES)
+    {
+        remember_sent(&token);
+    }
+    if let Some(provider) = &user.auth_provider {
+        for key in ["id-token", "access-token", "refresh-token", "client-secret"] {
+            if let Some(v) = provider.config.get(key) {
+                remember_sent(v);
+            }
+        }
+    }
+}
+
 /// Runs the context user's exec credential plugin, if it has one, within
 /// `opts.timeout` ([`super::credential_probe`]).
 async fn probe_credentials(kc: &Kubeconfig, opts: &ClientOptions) -> Result<(), KubeError> {
     let Some(exec) = super::credential_probe::exec_of(kc, opts.context.as_deref()) else {
         return Ok(());
     };
-    super::credential_probe::probe(&exec, opts.timeout).await.map_err(
-        |super::credential_probe::ProbeFailure::Hung { command }| KubeError::CredentialTimeout {
-            path: opts.kubeconfig.clone(),
-            command,
-            after: opts.timeout,
-        },
-    )
+    use super::credential_probe::ProbeFailure;
+    let path = opts.kubeconfig.clone();
+    super::credential_probe::probe(&exec, opts.timeout)
+        .await
+        .map_err(|failure| match failure {
+            ProbeFailure::Hung { command } => KubeError::CredentialTimeout {
+                path,
+                command,
+                after: opts.timeout,
+            },
+            ProbeFailure::Failed { command, status } => KubeError::CredentialFailed { path, command, status },
+            ProbeFailure::TooMuchOutput { command } => KubeError::CredentialOutput { path, command },
+        })
 }
 
 impl ApiClient {
@@ -211,6 +274,7 @@ impl ApiClient {
                 ),
             });
         }
+        remember_credentials(&config.auth_info);
         let root_certs = config.root_cert.clone();
         let accept_invalid_certs = config.accept_invalid_certs;
         let client = kube::Client::try_from(config).map_err(|e| KubeError::Config {
@@ -232,21 +296,72 @@ impl ApiClient {
 
     async fn check_reachable(&self, timeout: Duration) -> Result<(), KubeError> {
         self.throttle().await;
-        match tokio::time::timeout(timeout, self.client.apiserver_version()).await {
-            Ok(Ok(_)) => Ok(()),
+        let timed_out = || KubeError::Timeout {
+            server: self.server.clone(),
+            after: timeout,
+        };
+        match tokio::time::timeout(timeout, self.version()).await {
+            Ok(Ok(())) => Ok(()),
             // the client's own connect timeout (the same length) can win the race
-            Ok(Err(e)) if super::error::is_timeout(&e) => Err(KubeError::Timeout {
-                server: self.server.clone(),
-                after: timeout,
-            }),
-            Ok(Err(e)) => Err(KubeError::Unreachable {
+            Ok(Err(VersionFailure::Request(e))) if super::error::is_timeout(&e) => Err(timed_out()),
+            Ok(Err(VersionFailure::Request(e))) => Err(KubeError::Unreachable {
                 server: self.server.clone(),
                 message: super::error::unreachable_words(&e),
             }),
-            Err(_) => Err(KubeError::Timeout {
+            Ok(Err(VersionFailure::Answer(message))) => Err(KubeError::Unreachable {
                 server: self.server.clone(),
-                after: timeout,
+                message,
             }),
+            Err(_) => Err(timed_out()),
+        }
+    }
+
+    /// Asks the server for `/version`, reading at most [`MAX_VERSION_BYTES`]
+    /// of its answer (kube's own call reads and logs an answer whole,
+    /// however large).
+    async fn version(&self) -> Result<(), VersionFailure> {
+        use http_body_util::BodyExt;
+        let request = http::Request::get("/version")
+            .body(kube::client::Body::from(Vec::new()))
+            .map_err(|e| VersionFailure::Answer(e.to_string()))?;
+        let response = self.client.send(request).await.map_err(VersionFailure::Request)?;
+        let status = response.status();
+        let mut body = response.into_body();
+        let mut bytes = Vec::new();
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(VersionFailure::Request)?;
+            if let Ok(data) = frame.into_data() {
+                if bytes.len() + data.len() > MAX_VERSION_BYTES {
+                    return Err(VersionFailure::Answer(format!(
+                        "its answer to /version (HTTP {}) is larger than {} MiB, which no API server's is; it was \
+                         not read further (is the address an API server's?)",
+                        status.as_u16(),
+                        MAX_VERSION_BYTES >> 20
+                    )));
+                }
+                bytes.extend_from_slice(&data);
+            }
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        let shown = |text: &str| schedlab_core::text::capped(&super::redact::redact(text.trim()), MAX_ANSWER_SHOWN);
+        if !status.is_success() {
+            // an API server's error is a Status object; say its message
+            let message = serde_json::from_str::<serde_json::Value>(&text)
+                .ok()
+                .and_then(|v| v["message"].as_str().map(str::to_string))
+                .unwrap_or_else(|| text.to_string());
+            return Err(VersionFailure::Answer(format!(
+                "it answered HTTP {}: {}",
+                status.as_u16(),
+                shown(&message)
+            )));
+        }
+        match serde_json::from_str::<k8s_openapi::apimachinery::pkg::version::Info>(&text) {
+            Ok(_) => Ok(()),
+            Err(_) => Err(VersionFailure::Answer(format!(
+                "its answer to /version is not an API server's version: {}",
+                shown(&text)
+            ))),
         }
     }
 
@@ -463,5 +578,136 @@ mod tests {
             assert!(!shown.contains("pw-Zq8wX3"), "{shown}");
             assert!(shown.contains(crate::redact::REDACTED), "{shown}");
         }
+    }
+
+    /// A plain-HTTP server on 127.0.0.1 that answers every request with
+    /// `head` (status line and headers, without the blank line) and then
+    /// `body` repeated `times` times; its port.
+    fn serve(head: String, body: Vec<u8>, times: usize) -> u16 {
+        use std::io::{BufRead, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                let head = head.clone();
+                let body = body.clone();
+                std::thread::spawn(move || {
+                    let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+                    let mut line = String::new();
+                    while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+                        line.clear();
+                    }
+                    let length = body.len() * times;
+                    if stream
+                        .write_all(format!("{head}\r\nContent-Length: {length}\r\n\r\n").as_bytes())
+                        .is_err()
+                    {
+                        return;
+                    }
+                    for _ in 0..times {
+                        if stream.write_all(&body).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        port
+    }
+
+    /// Hardening round 2, item 8: kube read a 600 MB `/version` answer
+    /// whole (1.86 GB of memory), logged it in one line and then said the
+    /// server "closed the connection without answering".
+    #[tokio::test]
+    async fn a_huge_version_answer_is_not_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let chunk = vec![b'x'; 1 << 16];
+        // 640 MiB announced; the client stops after its cap
+        let port = serve(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json".into(),
+            chunk,
+            10_240,
+        );
+        let opts = kubeconfig(
+            &dir.path().join("config"),
+            &format!("    server: http://127.0.0.1:{port}\n"),
+            "token: t",
+        );
+        let started = std::time::Instant::now();
+        let err = ApiClient::connect(&opts).await.unwrap_err();
+        let shown = err.to_string();
+        assert!(matches!(err, KubeError::Unreachable { .. }), "{shown}");
+        assert!(shown.contains("larger than 1 MiB"), "{shown}");
+        assert!(shown.len() < 400, "{} bytes", shown.len());
+        assert!(started.elapsed() < Duration::from_secs(3));
+
+        // a small answer that is no version is quoted, capped
+        let port = serve(
+            "HTTP/1.1 200 OK".into(),
+            format!("<html>{}", "y".repeat(5000)).into_bytes(),
+            1,
+        );
+        let opts = kubeconfig(
+            &dir.path().join("config"),
+            &format!("    server: http://127.0.0.1:{port}\n"),
+            "token: t",
+        );
+        let shown = ApiClient::connect(&opts).await.unwrap_err().to_string();
+        assert!(shown.contains("not an API server's version: <html>yyy"), "{shown}");
+        assert!(shown.len() < 400, "{} bytes", shown.len());
+    }
+
+    /// Hardening round 2, items 3 and 15: a 401 whose message quotes the
+    /// bearer token without a `token:` key printed it, and its control
+    /// characters reached the terminal.
+    #[tokio::test]
+    async fn a_server_quoting_the_sent_token_has_it_redacted() {
+        let dir = tempfile::tempdir().unwrap();
+        let token = "sent-bearer-Qx81vT0pA";
+        let body = format!(
+            "{{\"kind\":\"Status\",\"status\":\"Failure\",\"message\":\"the credential {token} is not valid \\u001b]0;pwned\\u0007\",\"code\":401}}"
+        );
+        let port = serve(
+            "HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json".into(),
+            body.into_bytes(),
+            1,
+        );
+        let opts = kubeconfig(
+            &dir.path().join("config"),
+            &format!("    server: http://127.0.0.1:{port}\n"),
+            &format!("token: {token}"),
+        );
+        let shown = ApiClient::connect(&opts).await.unwrap_err().to_string();
+        assert!(
+            shown.contains("HTTP 401: the credential [REDACTED] is not valid"),
+            "{shown}"
+        );
+        assert!(!shown.contains(token), "{shown}");
+        assert!(!shown.contains(['\u{1b}', '\u{7}']), "{shown:?}");
+    }
+
+    /// Hardening round 2, item 2: a failing credential plugin is named by
+    /// its program and exit status, not by its command line.
+    #[tokio::test]
+    async fn a_failing_credential_plugin_is_named_without_its_arguments() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = kubeconfig(
+            &dir.path().join("config"),
+            "    server: http://127.0.0.1:1\n",
+            "exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/sh, args: [-c, 'exit 4', x, --client-secret, arg-s3cr3t], env: [{name: PASSWORD, value: env-s3cr3t}]}",
+        );
+        let err = ApiClient::connect(&opts).await.unwrap_err();
+        let shown = err.to_string();
+        assert!(matches!(err, KubeError::CredentialFailed { .. }), "{shown}");
+        assert!(err.is_input_error());
+        assert!(
+            shown.contains("credential plugin /bin/sh failed (exit status: 4)"),
+            "{shown}"
+        );
+        assert!(
+            !shown.contains("s3cr3t") && !shown.contains("--client-secret"),
+            "{shown}"
+        );
     }
 }

@@ -36,17 +36,37 @@ pub fn exec_of(kubeconfig: &Kubeconfig, context: Option<&str>) -> Option<ExecCon
         .clone()
 }
 
-/// Why the probe gave up.
+/// Why the probe gave up. None of them holds the plugin's arguments,
+/// environment or output, which may hold secrets (`--client-secret X`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ProbeFailure {
     /// the plugin did not exit within the limit (it was killed, with its group)
     Hung { command: String },
+    /// the plugin exited unsuccessfully
+    Failed { command: String, status: String },
+    /// the plugin wrote more than [`MAX_PLUGIN_OUTPUT_BYTES`] (it was killed, with its group)
+    TooMuchOutput { command: String },
+}
+
+/// Bytes of a credential plugin's output read at most: an ExecCredential
+/// is a few kilobytes (a token, perhaps a client certificate and key).
+pub const MAX_PLUGIN_OUTPUT_BYTES: u64 = 1 << 20;
+
+/// How the plugin's run ended, within the limit.
+enum Ended {
+    Exited(std::process::ExitStatus, Vec<u8>),
+    TooMuchOutput,
+    Unwaitable,
 }
 
 /// Runs `exec` as kube would (its arguments and environment, no terminal
-/// input) for at most `limit`. Ok when it exited (whatever its status) or
-/// could not be started: kube then reports what went wrong.
+/// input) for at most `limit`, reading at most [`MAX_PLUGIN_OUTPUT_BYTES`]
+/// of its output. Ok when it exited successfully (the token it gave is
+/// registered with [`crate::redact::remember_sent`]) or could not be started:
+/// kube then reports what went wrong. A plugin that hangs, fails or writes
+/// too much is reported by its program name only.
 pub async fn probe(exec: &ExecConfig, limit: Duration) -> Result<(), ProbeFailure> {
+    use tokio::io::AsyncReadExt;
     let Some(command) = &exec.command else {
         return Ok(());
     };
@@ -65,7 +85,7 @@ pub async fn probe(exec: &ExecConfig, limit: Duration) -> Result<(), ProbeFailur
         ),
     )
     .stdin(std::process::Stdio::null())
-    .stdout(std::process::Stdio::null())
+    .stdout(std::process::Stdio::piped())
     .stderr(std::process::Stdio::null())
     // its own group, so that whatever it starts is killed with it
     .process_group(0)
@@ -73,16 +93,68 @@ pub async fn probe(exec: &ExecConfig, limit: Duration) -> Result<(), ProbeFailur
     let Ok(mut child) = cmd.spawn() else {
         return Ok(());
     };
-    match tokio::time::timeout(limit, child.wait()).await {
-        Ok(_) => Ok(()),
-        Err(_) => {
-            if let Some(pid) = child.id().and_then(|id| i32::try_from(id).ok()) {
-                let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+    let stdout = child.stdout.take();
+    let run = async {
+        let mut out = Vec::new();
+        if let Some(stdout) = stdout {
+            // one byte past the cap tells output at the cap from more
+            if stdout
+                .take(MAX_PLUGIN_OUTPUT_BYTES + 1)
+                .read_to_end(&mut out)
+                .await
+                .is_err()
+            {
+                out.clear();
             }
-            let _ = child.kill().await;
-            Err(ProbeFailure::Hung {
-                command: command.clone(),
-            })
+        }
+        if out.len() as u64 > MAX_PLUGIN_OUTPUT_BYTES {
+            return Ended::TooMuchOutput;
+        }
+        match child.wait().await {
+            Ok(status) => Ended::Exited(status, out),
+            Err(_) => Ended::Unwaitable,
+        }
+    };
+    let ended = tokio::time::timeout(limit, run).await;
+    let program = program_name(command);
+    let failure = match ended {
+        Ok(Ended::Exited(status, out)) if status.success() => {
+            remember_token(&out);
+            return Ok(());
+        }
+        Ok(Ended::Exited(status, _)) => {
+            return Err(ProbeFailure::Failed {
+                command: program,
+                status: status.to_string(),
+            });
+        }
+        Ok(Ended::Unwaitable) => return Ok(()),
+        Ok(Ended::TooMuchOutput) => ProbeFailure::TooMuchOutput { command: program },
+        Err(_) => ProbeFailure::Hung { command: program },
+    };
+    if let Some(pid) = child.id().and_then(|id| i32::try_from(id).ok()) {
+        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+    }
+    let _ = child.kill().await;
+    Err(failure)
+}
+
+/// The plugin's program as messages show it: the command as the kubeconfig
+/// writes it (its arguments are separate and never shown), escaped and cut.
+fn program_name(command: &str) -> String {
+    schedlab_core::text::quoted(command)
+}
+
+/// Registers the token of an ExecCredential the plugin printed, so that a
+/// server quoting it back has it redacted.
+fn remember_token(out: &[u8]) {
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(out) else {
+        return;
+    };
+    let status = &value["status"];
+    for key in ["token", "clientKeyData"] {
+        if let Some(v) = status[key].as_str() {
+            crate::redact::remember_sent(v);
         }
     }
 }
@@ -127,8 +199,7 @@ mod tests {
             probe(&exec("test \"$PROBE_MARK\" = x"), Duration::from_secs(5)).await,
             Ok(())
         );
-        // failing or missing plugins are kube's to report
-        assert_eq!(probe(&exec("exit 3"), Duration::from_secs(5)).await, Ok(()));
+        // a missing plugin is kube's to report
         let mut missing = exec("");
         missing.command = Some("/no/such/plugin".into());
         assert_eq!(probe(&missing, Duration::from_secs(5)).await, Ok(()));
@@ -157,6 +228,47 @@ mod tests {
             alive = running(child);
         }
         assert!(!alive, "the plugin's child {child} was left running");
+    }
+
+    /// Hardening round 2, item 2: a failing plugin was left to kube, whose
+    /// error prints its command line whole (arguments, environment values).
+    #[tokio::test]
+    async fn a_failing_plugin_is_reported_by_its_program_and_status_only() {
+        let mut failing = exec("echo out-s3cr3t; echo err-s3cr3t >&2; exit 3");
+        failing
+            .args
+            .as_mut()
+            .unwrap()
+            .extend(["--client-secret".into(), "arg-s3cr3t".into()]);
+        failing.env.as_mut().unwrap().push(HashMap::from([
+            ("name".to_string(), "PASSWORD".to_string()),
+            ("value".to_string(), "env-s3cr3t".to_string()),
+        ]));
+        let got = probe(&failing, Duration::from_secs(5)).await;
+        let Err(ProbeFailure::Failed { command, status }) = &got else {
+            panic!("{got:?}");
+        };
+        assert_eq!(command, "/bin/sh");
+        assert!(status.contains('3'), "{status}");
+        assert!(!format!("{got:?}").contains("s3cr3t"), "{got:?}");
+    }
+
+    /// Hardening round 2, item 9: a plugin's output was read whole (3 GB of
+    /// it made 2.9 GB of memory, past the time limit).
+    #[tokio::test]
+    async fn a_plugin_that_writes_too_much_is_stopped() {
+        let started = std::time::Instant::now();
+        let got = probe(&exec("exec yes s3cr3t"), Duration::from_secs(20)).await;
+        assert_eq!(
+            got,
+            Err(ProbeFailure::TooMuchOutput {
+                command: "/bin/sh".into()
+            })
+        );
+        assert!(started.elapsed() < Duration::from_secs(10));
+        // at the cap is fine
+        let at_cap = format!("head -c {MAX_PLUGIN_OUTPUT_BYTES} /dev/zero");
+        assert_eq!(probe(&exec(&at_cap), Duration::from_secs(20)).await, Ok(()));
     }
 
     #[test]

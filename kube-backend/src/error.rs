@@ -15,7 +15,7 @@ use std::time::Duration;
 pub enum Error {
     /// The kubeconfig could not be read or does not name a usable context
     /// (made by [`KubeError::kubeconfig`], which keeps its content out).
-    #[error("kubeconfig {}: {message}", origin(.path))]
+    #[error("kubeconfig {}: {}", origin(.path), one_line(.message))]
     Kubeconfig {
         /// None: from `KUBECONFIG` or `~/.kube/config`
         path: Option<PathBuf>,
@@ -41,6 +41,28 @@ pub enum Error {
         command: String,
         after: Duration,
     },
+    /// The kubeconfig user's exec credential plugin failed: named by its
+    /// program and exit status only (its arguments, environment and output
+    /// may hold secrets).
+    #[error(
+        "kubeconfig {}: its credential plugin {command} failed ({status}); its arguments, environment and output \
+         are not shown: run it by hand to see why",
+        origin(.path)
+    )]
+    CredentialFailed {
+        path: Option<PathBuf>,
+        command: String,
+        status: String,
+    },
+    /// The kubeconfig user's exec credential plugin wrote more than an
+    /// ExecCredential can be.
+    #[error(
+        "kubeconfig {}: its credential plugin {command} wrote more than {} MiB (it was stopped); an ExecCredential is \
+         a few kilobytes",
+        origin(.path),
+        crate::credential_probe::MAX_PLUGIN_OUTPUT_BYTES >> 20
+    )]
+    CredentialOutput { path: Option<PathBuf>, command: String },
     /// A request failed in a way the caller cannot handle. The error and its
     /// causes are shown in one message, redacted (not as a source, which
     /// would print them again, unredacted).
@@ -83,7 +105,7 @@ impl schedlab_core::error::UserInput for Error {
 
 fn origin(path: &Option<PathBuf>) -> String {
     match path {
-        Some(p) => p.display().to_string(),
+        Some(p) => schedlab_core::text::escape_controls(&p.display().to_string()).into_owned(),
         None => "(from KUBECONFIG or ~/.kube/config)".to_string(),
     }
 }
@@ -117,7 +139,11 @@ pub fn is_timeout(err: &kube::Error) -> bool {
 /// error (Connect): ...").
 pub fn unreachable_words(err: &kube::Error) -> String {
     if let kube::Error::Api(status) = err {
-        return format!("it answered HTTP {}: {}", status.code, status.message);
+        return format!(
+            "it answered HTTP {}: {}",
+            status.code,
+            schedlab_core::text::capped(&redact(&status.message), crate::client::MAX_ANSWER_SHOWN)
+        );
     }
     let chain = chain_text(err);
     let mut root = err.to_string();
@@ -189,6 +215,8 @@ impl KubeError {
             | KubeError::Unreachable { .. }
             | KubeError::Timeout { .. }
             | KubeError::CredentialTimeout { .. }
+            | KubeError::CredentialFailed { .. }
+            | KubeError::CredentialOutput { .. }
             | KubeError::TimeScale(_) => true,
             KubeError::Api { .. }
             | KubeError::Object { .. }
@@ -200,9 +228,10 @@ impl KubeError {
     }
 }
 
-/// `text` on one line, its line breaks written as `\n` and `\r`.
+/// `text` on one line, its line breaks written as `\n` and `\r` and its
+/// other control characters escaped too ([`schedlab_core::text`]).
 fn one_line(text: &str) -> String {
-    text.replace('\r', "\\r").replace('\n', "\\n")
+    schedlab_core::text::escape_controls(text).into_owned()
 }
 
 /// Library or server text as a message shows it: redacted, on one line (a

@@ -1,21 +1,55 @@
 //! Credentials out of messages. Text that comes from an API server (an error
 //! body, a status message) or from a client library may echo a request, and
 //! with it a bearer token or a kubeconfig's key material: every such text is
-//! passed through [`redact`] before it is shown or logged.
+//! passed through [`redact`] before it is shown or logged. Besides the
+//! patterns that name a credential, every value the client itself sends
+//! (registered with [`remember_sent`] when a client is made) is redacted
+//! wherever it appears, whatever surrounds it.
+
+use std::sync::{Mutex, PoisonError};
 
 /// What replaces a credential.
 pub const REDACTED: &str = "[REDACTED]";
 
-/// `text` with every credential value replaced by [`REDACTED`]: the word
+/// Values the clients of this process send (tokens, passwords, key data),
+/// redacted wherever they appear.
+static SENT: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Values shorter than this are not registered: redacting every `a` or
+/// `42` would garble messages, and so short a credential guards nothing.
+pub const MIN_SENT_CHARS: usize = 6;
+
+/// Registers `value`, a credential a client of this process sends (a
+/// bearer token, a basic-auth password, client key data), so that
+/// [`redact`] replaces it wherever a server or a tool quotes it.
+pub fn remember_sent(value: &str) {
+    let value = value.trim();
+    if value.chars().count() < MIN_SENT_CHARS {
+        return;
+    }
+    let mut sent = SENT.lock().unwrap_or_else(PoisonError::into_inner);
+    if !sent.iter().any(|v| v == value) {
+        sent.push(value.to_string());
+        // longest first, so a value that holds another is replaced whole
+        sent.sort_by_key(|v| std::cmp::Reverse(v.len()));
+    }
+}
+
+/// `text` with every credential value replaced by [`REDACTED`]: every value
+/// registered with [`remember_sent`], wherever it is; the word
 /// after `Bearer` or `Basic`; the value of an `Authorization` header (to the
 /// end of the line or of its quotes); the value after `key:` or `key=`
 /// (quoted or not, as YAML, JSON, a header or a query string write it, and
 /// JSON with its quotes escaped, as a Debug string shows it) of every key
 /// that names a credential: `token` and `*-token`, `*-data`
 /// (`client-key-data`, `client-certificate-data`, ...), `password`,
-/// `secret` and `*-secret`, `client-key`, `api-key`; and the password of a
-/// URL's `user:password@` (a server's or a proxy's). The rest is kept.
+/// `secret` and `*-secret`, `client-key`, `api-key`; the password of a
+/// URL's `user:password@` (a server's or a proxy's); and the command line
+/// and output of a failed credential plugin as kube quotes them (its
+/// arguments and environment may hold secrets). The rest is kept.
 pub fn redact(text: &str) -> String {
+    let text = &redact_sent(text);
+    let text = &redact_exec_commands(text);
     let text = &redact_url_passwords(text);
     let b = text.as_bytes();
     let mut out = String::with_capacity(text.len());
@@ -46,6 +80,53 @@ pub fn redact(text: &str) -> String {
     out
 }
 
+/// `text` with every registered sent value replaced.
+fn redact_sent(text: &str) -> std::borrow::Cow<'_, str> {
+    let sent = SENT.lock().unwrap_or_else(PoisonError::into_inner);
+    if !sent.iter().any(|v| text.contains(v.as_str())) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = text.to_string();
+    for v in sent.iter() {
+        if out.contains(v.as_str()) {
+            out = out.replace(v.as_str(), REDACTED);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// What kube writes for a credential plugin that failed:
+/// `auth exec command '<the command line, with its environment>' failed
+/// with status <status>: <its output>`.
+const EXEC_FAILED: &str = "auth exec command '";
+const EXEC_STATUS: &str = "' failed with status ";
+
+/// `text` with a failed credential plugin's command line and output (kube
+/// quotes them whole: arguments such as `--client-secret X`, environment
+/// values, the plugin's stdout) replaced, its exit status kept.
+fn redact_exec_commands(text: &str) -> std::borrow::Cow<'_, str> {
+    let Some(start) = text.find(EXEC_FAILED) else {
+        return std::borrow::Cow::Borrowed(text);
+    };
+    let mut out = text[..start].to_string();
+    out.push_str("auth exec command ");
+    out.push_str(REDACTED);
+    out.push_str(" failed");
+    // the status is the last `' failed with status ` (an argument may hold the words)
+    let rest = &text[start..];
+    if let Some(at) = rest.rfind(EXEC_STATUS) {
+        let status = &rest[at + EXEC_STATUS.len()..];
+        // `exit status: 3: Output { status: .., stdout: .., stderr: .. }`
+        let status = status.split(": Output").next().unwrap_or("");
+        if status.len() <= 40 && !status.contains(['\'', '"', '{']) {
+            out.push_str(" with status ");
+            out.push_str(status);
+        }
+    }
+    out.push_str(" (its command line and output are not shown)");
+    std::borrow::Cow::Owned(out)
+}
+
 /// Standard error for log lines, with credentials [`redact`]ed: libraries
 /// log what servers answer (kube's client, at debug level, logs whole error
 /// bodies), and a server may echo the request's bearer token. Give it to the
@@ -54,10 +135,14 @@ pub fn redact(text: &str) -> String {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RedactingStderr;
 
+/// Bytes of one log line written at most: a library may log a whole
+/// server answer (kube logs a body it cannot parse), which can be hundreds
+/// of megabytes.
+pub const MAX_LOG_LINE_BYTES: usize = 2048;
+
 impl std::io::Write for RedactingStderr {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let text = redact(&String::from_utf8_lossy(buf));
-        std::io::stderr().write_all(text.as_bytes())?;
+        std::io::stderr().write_all(log_line(buf).as_bytes())?;
         Ok(buf.len())
     }
 
@@ -66,9 +151,33 @@ impl std::io::Write for RedactingStderr {
     }
 }
 
-/// An error as logs and messages show it: its text, [`redact`]ed.
+/// One log event as written: [`redact`]ed, and cut at
+/// [`MAX_LOG_LINE_BYTES`] with a note of how much was left out. The kept
+/// part loses its last word, since a credential cut at the cap would no
+/// longer match a pattern or a registered value.
+fn log_line(buf: &[u8]) -> String {
+    if buf.len() <= MAX_LOG_LINE_BYTES {
+        return redact(&String::from_utf8_lossy(buf));
+    }
+    let kept = String::from_utf8_lossy(&buf[..MAX_LOG_LINE_BYTES]);
+    // the last character may be cut in two: lossy decoding marks it, drop it
+    let kept = kept.trim_end_matches('\u{fffd}');
+    let mut line = redact(kept);
+    // a credential cut at the cap would show its start: drop the last word
+    if let Some(at) = line.rfind([' ', ',', '"', '\'', '=', ':']) {
+        line.truncate(at + 1);
+    }
+    line.push_str(&format!(
+        "… [log line cut: {} more bytes not shown]\n",
+        buf.len() - MAX_LOG_LINE_BYTES
+    ));
+    line
+}
+
+/// An error as logs and messages show it: its text, [`redact`]ed, with its
+/// control characters escaped ([`schedlab_core::text::escape_controls`]).
 pub fn shown(err: &impl std::fmt::Display) -> String {
-    redact(&err.to_string())
+    schedlab_core::text::escape_controls(&redact(&err.to_string())).into_owned()
 }
 
 /// The span of the credential that follows `key` (ending at `j`), if any.
@@ -266,6 +375,56 @@ mod tests {
             );
             assert!(shown.contains(REDACTED), "{text:?} -> {shown:?}");
         }
+    }
+
+    /// Hardening round 2, item 3: a 401 whose message quotes the bearer
+    /// token without a `token:` key printed it.
+    #[test]
+    fn a_value_the_client_sent_is_redacted_wherever_it_appears() {
+        let sent = "tok-ab12cd34ef-unique-3";
+        let password = "hunter2-unique-3";
+        remember_sent(sent);
+        remember_sent(password);
+        remember_sent("ab");
+        for text in [
+            format!("Unauthorized: the credential {sent} has expired"),
+            format!("invalid bearer ({sent})"),
+            format!("{{\"message\":\"user admin with password {password} is locked\"}}"),
+            format!("x{sent}x"),
+        ] {
+            let shown = redact(&text);
+            assert!(!shown.contains(sent) && !shown.contains(password), "{text} -> {shown}");
+            assert!(shown.contains(REDACTED), "{shown}");
+        }
+        // too short to register: left alone
+        assert_eq!(redact("about a tab"), "about a tab");
+    }
+
+    /// Hardening round 2, item 2: kube's error for a failed credential
+    /// plugin quotes its command line (arguments, environment) and output.
+    #[test]
+    fn a_failed_plugins_command_line_and_output_are_redacted() {
+        let text = "auth error: auth exec command 'AWS_SECRET=env-s3cr3t KUBERNETES_EXEC_INFO=\"{}\" \"aws-login\" \"--client-secret\" \"arg-s3cr3t\" \"--password\" \"pw-s3cr3t\"' failed with status exit status: 3: Output { status: ExitStatus(unix_wait_status(768)), stdout: \"out-s3cr3t\", stderr: \"\" }";
+        let shown = redact(text);
+        assert!(!shown.contains("s3cr3t"), "{shown}");
+        assert!(shown.contains("exit status: 3"), "{shown}");
+        assert!(
+            shown.starts_with("auth error: auth exec command [REDACTED] failed with status exit status: 3 ("),
+            "{shown}"
+        );
+    }
+
+    /// Hardening round 2, item 8: kube logs a body it cannot parse whole
+    /// (629 MB in one WARN line for a 600 MB `/version` answer).
+    #[test]
+    fn a_log_line_is_cut() {
+        let line = format!("WARN kube: {}\n", "x".repeat(10 << 20));
+        let shown = log_line(line.as_bytes());
+        assert!(shown.len() < MAX_LOG_LINE_BYTES + 100, "{}", shown.len());
+        assert!(shown.contains("more bytes not shown"), "{}", &shown[shown.len() - 80..]);
+        assert!(shown.ends_with('\n'));
+        let short = "INFO token: abc\n";
+        assert_eq!(log_line(short.as_bytes()), "INFO token: [REDACTED]\n");
     }
 
     #[test]

@@ -27,11 +27,14 @@ impl fmt::Display for Loc {
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// Neither a built-in name nor an existing file.
-    #[error("unknown scenario `{name}`: it is not a built-in (built-ins: {builtins}) and no file has that path")]
+    #[error(
+        "unknown scenario `{}`: it is not a built-in (built-ins: {builtins}) and no file has that path",
+        shown(name)
+    )]
     UnknownScenario { name: String, builtins: String },
 
     /// The scenario file exists but cannot be read.
-    #[error("scenario {origin}: cannot read the file: {source}")]
+    #[error("scenario {}: cannot read the file: {source}", one_line(origin))]
     Read {
         origin: String,
         #[source]
@@ -40,7 +43,7 @@ pub enum Error {
 
     /// Not valid YAML, or YAML of the wrong shape (unknown field, missing
     /// field, a list where a mapping belongs, ...).
-    #[error("scenario {origin}: {}", syntax_detail(path.as_deref(), message, *location))]
+    #[error("scenario {}: {}", one_line(origin), syntax_detail(path.as_deref(), message, *location))]
     Syntax {
         origin: String,
         path: Option<String>,
@@ -49,7 +52,7 @@ pub enum Error {
     },
 
     /// Well-formed YAML with a value that is not allowed.
-    #[error("scenario {origin}: {}", invalid_detail(path, value.as_deref(), reason, *location))]
+    #[error("scenario {}: {}", one_line(origin), invalid_detail(path, value.as_deref(), reason, *location))]
     Invalid {
         origin: String,
         path: String,
@@ -60,7 +63,7 @@ pub enum Error {
 
     /// A `replay` phase's trace file is missing, unreadable or malformed:
     /// names the file and, for a bad row, its line and column.
-    #[error("scenario {origin}: {path} = {}: {source}", shown(file))]
+    #[error("scenario {}: {path} = {}: {source}", one_line(origin), shown(file))]
     Trace {
         origin: String,
         path: String,
@@ -72,7 +75,9 @@ pub enum Error {
 
     /// A `--set key=value` that names no param or gives a value of the wrong type.
     #[error(
-        "scenario {origin}: --set {arg}: {} (known params: {})",
+        "scenario {}: --set {}: {} (known params: {})",
+        one_line(origin),
+        shown(arg),
         one_line(reason),
         one_line(known)
     )]
@@ -184,24 +189,19 @@ fn invalid_detail(path: &str, value: Option<&str>, reason: &str, location: Optio
     s
 }
 
-/// Keeps an error on one line whatever text it quotes.
+/// Keeps an error on one line whatever text it quotes, and its control
+/// characters (ESC, BEL, ...) from the terminal: see [`schedlab_core::text`].
 pub(crate) fn one_line(s: &str) -> String {
-    s.replace('\r', "\\r").replace('\n', "\\n").replace('\t', " ")
+    schedlab_core::text::escape_controls(s).into_owned()
 }
 
-/// A value as shown in an error: on one line, visibly empty, and cut when long.
+/// A value as shown in an error: on one line, escaped, visibly empty, and
+/// cut when long.
 pub(crate) fn shown(v: &str) -> String {
-    const MAX: usize = 80;
     if v.is_empty() {
         return "\"\"".to_string();
     }
-    let v = one_line(v);
-    if v.chars().count() > MAX {
-        let cut: String = v.chars().take(MAX).collect();
-        format!("{cut}…")
-    } else {
-        v
-    }
+    schedlab_core::text::quoted(v)
 }
 
 #[cfg(test)]
@@ -237,6 +237,26 @@ mod tests {
             assert!(!e.contains(['\n', '\r']), "{e:?}");
             assert!(e.starts_with("scenario t.yaml: --set "), "{e:?}");
         }
+    }
+
+    /// Hardening round 2, item 15: ESC, OSC and BEL in a `--set` value, a
+    /// scenario's name or a value reached the terminal raw.
+    #[test]
+    fn control_characters_from_the_user_are_escaped() {
+        let text = "name: x\nduration: 1m\ncluster:\n  pools:\n    - {name: a, count: 1, machine_type: m, hourly_price: 0, capacity: {cpu: 1, memory: 1Gi}}\n";
+        let e = crate::parse_str_with(
+            "t\u{1b}]0;pwned\u{7}.yaml",
+            text,
+            &["no\u{1b}[2J=\u{1b}]0;x\u{7}".to_string()],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(!e.contains(['\u{1b}', '\u{7}']), "{e:?}");
+        assert!(e.contains("\\e[2J"), "{e:?}");
+        let e = ScenarioError::invalid("x", "p", Some("v\u{1b}[31m\u{9b}".into()), "r\u{7}", None).to_string();
+        assert!(!e.contains(['\u{1b}', '\u{7}', '\u{9b}']), "{e:?}");
+        let e = crate::load("no-such\u{1b}]0;x\u{7}", &[]).unwrap_err().to_string();
+        assert!(!e.contains(['\u{1b}', '\u{7}']), "{e:?}");
     }
 
     #[test]

@@ -33,11 +33,19 @@ pub use error::{Error, Loc, Result, ScenarioError};
 pub use limits::{MAX_ACTIONS, MAX_NODES, MAX_PODS};
 pub use scenario::Scenario;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Loads a scenario. `scenario`: a built-in name (or `builtin:NAME`) or the
 /// path of a YAML file. `overrides`: `key=value` strings from `--set`.
 pub fn load(scenario: &str, overrides: &[String]) -> Result<Scenario> {
+    load_allowing(scenario, overrides, &[])
+}
+
+/// [`load`], with trace files outside the scenario file's folder that the
+/// user named (`--allow-trace PATH`): a `replay` phase reads a trace by a
+/// relative path inside that folder, or by one of `allowed_traces` (as
+/// written in the scenario, or the same file).
+pub fn load_allowing(scenario: &str, overrides: &[String], allowed_traces: &[PathBuf]) -> Result<Scenario> {
     if let Some(b) = builtin(scenario) {
         return scenario::build(
             &format!("builtin:{}", b.name),
@@ -47,18 +55,23 @@ pub fn load(scenario: &str, overrides: &[String]) -> Result<Scenario> {
         );
     }
     let text = read_file(scenario)?;
-    scenario::build(scenario, &trace::Files::beside(scenario), &text, overrides)
+    scenario::build(
+        scenario,
+        &trace::Files::beside(scenario, allowed_traces),
+        &text,
+        overrides,
+    )
 }
 
 /// Parses a scenario text with its params' defaults; `origin` names it in
 /// errors, and `replay` phases read trace files next to it.
 pub fn parse_str(origin: &str, text: &str) -> Result<Scenario> {
-    scenario::build(origin, &trace::Files::beside(origin), text, &[])
+    scenario::build(origin, &trace::Files::beside(origin, &[]), text, &[])
 }
 
 /// Parses a scenario text with `key=value` param overrides.
 pub fn parse_str_with(origin: &str, text: &str, overrides: &[String]) -> Result<Scenario> {
-    scenario::build(origin, &trace::Files::beside(origin), text, overrides)
+    scenario::build(origin, &trace::Files::beside(origin, &[]), text, overrides)
 }
 
 fn read_file(path: &str) -> Result<String> {

@@ -62,6 +62,8 @@ impl Scenario {
 
 /// Parses, resolves and checks a scenario text.
 pub(crate) fn build(origin: &str, files: &Files, text: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+    // an editor's byte-order mark is no part of the first key
+    let text = schedlab_core::text::strip_bom(text);
     let raw = syntax::parse_raw(origin, text)?;
     let (params, model) = resolve::resolve(origin, files, &raw, overrides)?;
     // Phase timing, pod counts and size caps do not depend on the seed, so

@@ -212,8 +212,16 @@ fn phases_replaying_one_trace_share_its_workloads() {
 fn control_characters_of_a_trace_stay_out_of_the_message() {
     let csv = format!("{},od\rd\n", HEADER.replace(",scheduled_time", ""));
     let e = trace_err(Some(&csv));
-    assert!(e.contains("od\\rd"), "{e}");
+    assert!(e.contains("missing column `scheduled_time`"), "{e}");
     assert!(!e.contains('\r'), "{e:?}");
+    // a field's value is escaped: no ESC, OSC or BEL reaches the terminal
+    let csv = format!("{HEADER}\np,l\u{1b}]0;pwned\u{7}\u{1b}[2J,1,0,0,,LS,Running,0,1,0\n");
+    let e = trace_err(Some(&csv));
+    assert!(
+        e.starts_with("line 2, column 2 (cpu_milli) = l\\e]0;pwned\\u{7}\\e[2J"),
+        "{e}"
+    );
+    assert!(!e.contains(['\u{1b}', '\u{7}']), "{e:?}");
 
     let dir = tempfile::tempdir().expect("test setup");
     let scenario = dir.path().join("s.yaml");
@@ -227,4 +235,139 @@ fn control_characters_of_a_trace_stay_out_of_the_message() {
         .to_string();
     assert!(msg.contains("cannot read the trace file"), "{msg}");
     assert!(!msg.contains('\r') && !msg.contains('\n'), "{msg:?}");
+}
+
+const SECRET: &str = "wJalrXUtnFEMI-K7MDENG-bPxRfiCYEXAMPLEKEY";
+
+/// A scenario `s.yaml` in `dir` whose replay reads `trace`.
+fn scenario_reading(dir: &std::path::Path, trace: &str) -> String {
+    let path = dir.join("s.yaml");
+    std::fs::write(
+        &path,
+        format!(
+            "name: t\nduration: 1h\ncluster:\n  pools:\n    - {{name: n, count: 1, machine_type: m, hourly_price: 1, capacity: {{cpu: 8, memory: 32Gi}}}}\nphases:\n  - replay: {{trace: '{trace}', format: openb-pod-list}}\n"
+        ),
+    )
+    .expect("test setup");
+    path.to_str().expect("test setup").to_string()
+}
+
+/// Hardening round 2, item 1: a trace path read any file (`.env`,
+/// `/proc/self/environ`, `../../etc/passwd`) and the error quoted its first
+/// line. A path outside the scenario file's folder is refused unless the
+/// user allowed it, and a first line that is no header is never quoted.
+#[test]
+fn a_trace_outside_the_scenario_folder_is_refused_unless_allowed() {
+    let root = tempfile::tempdir().expect("test setup");
+    let secret_dir = root.path().join("secret");
+    let scenario_dir = root.path().join("scenarios");
+    std::fs::create_dir_all(&secret_dir).expect("test setup");
+    std::fs::create_dir_all(&scenario_dir).expect("test setup");
+    let env_file = secret_dir.join(".env");
+    std::fs::write(&env_file, format!("AWS_SECRET_ACCESS_KEY={SECRET}\n")).expect("test setup");
+    let absolute = env_file.to_str().expect("test setup").to_string();
+
+    for (trace, why) in [
+        ("../secret/.env", "a path through `..`"),
+        ("../../../../../../../../etc/passwd", "a path through `..`"),
+        (absolute.as_str(), "an absolute path"),
+        ("/proc/self/environ", "an absolute path"),
+    ] {
+        let origin = scenario_reading(&scenario_dir, trace);
+        let e = workloads::load(&origin, &[]).expect_err("refused").to_string();
+        assert!(e.contains(why) && e.contains("--allow-trace"), "{trace}: {e}");
+        assert!(!e.contains(SECRET) && !e.contains("root:"), "{trace}: {e}");
+    }
+    // a symbolic link in the folder that leads out of it
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(&env_file, scenario_dir.join("t.csv")).expect("test setup");
+        let origin = scenario_reading(&scenario_dir, "t.csv");
+        let e = workloads::load(&origin, &[]).expect_err("refused").to_string();
+        assert!(e.contains("symbolic link"), "{e}");
+        assert!(!e.contains(SECRET), "{e}");
+    }
+
+    // allowed by name: read, and its first line (no header) is not quoted
+    let origin = scenario_reading(&scenario_dir, &absolute);
+    let e = workloads::load_allowing(&origin, &[], std::slice::from_ref(&env_file))
+        .expect_err("not a trace")
+        .to_string();
+    assert!(e.contains("the first line is not a CSV header"), "{e}");
+    assert!(e.contains("name, cpu_milli, memory_mib"), "{e}");
+    assert!(!e.contains(SECRET) && !e.contains("AWS_SECRET"), "{e}");
+    // through `..`, allowed by the path it resolves to
+    let origin = scenario_reading(&scenario_dir, "../secret/.env");
+    let e = workloads::load_allowing(&origin, &[], std::slice::from_ref(&env_file))
+        .expect_err("not a trace")
+        .to_string();
+    assert!(e.contains("not a CSV header") && !e.contains(SECRET), "{e}");
+
+    // a trace in a subfolder of the scenario's folder is fine
+    std::fs::create_dir_all(scenario_dir.join("traces")).expect("test setup");
+    std::fs::copy(common::data("tiny-trace.csv"), scenario_dir.join("traces/tiny.csv")).expect("test setup");
+    let origin = scenario_reading(&scenario_dir, "traces/tiny.csv");
+    workloads::load(&origin, &[]).expect("a trace beside the scenario");
+    // and the built-in that replays its bundled sample still loads
+    workloads::load("trace", &[]).expect("the trace built-in");
+}
+
+/// Hardening round 2, item 1: what a file named as a trace by mistake holds
+/// stays out of the message whatever its first line.
+#[test]
+fn a_first_line_that_is_no_header_is_not_quoted() {
+    for first in [
+        format!("AWS_SECRET_ACCESS_KEY={SECRET}"),
+        format!("{{\"apiVersion\":\"v1\",\"users\":[{{\"user\":{{\"token\":\"{SECRET}\"}}}}]}}"),
+        format!("root:{SECRET}:0:0:root:/root:/bin/bash"),
+        SECRET.to_string(),
+        format!("PATH=/bin\u{0}HOME=/root\u{0}KEY={SECRET}\u{0}"),
+    ] {
+        let e = trace_err(Some(&format!("{first}\nmore\n")));
+        assert!(
+            e.starts_with("line 1: the first line is not a CSV header"),
+            "{first}: {e}"
+        );
+        assert!(!e.contains(SECRET), "{first}: {e}");
+    }
+}
+
+/// Hardening round 2, item 10: a 60 MB one-line header made a 62.9 MB
+/// error line, and a CSV with CR line ends printed the whole file.
+#[test]
+fn a_header_is_quoted_capped_and_cr_line_ends_are_lines() {
+    let wide = (0..200_000).map(|i| format!("c{i}")).collect::<Vec<_>>().join(",");
+    let e = trace_err(Some(&format!("{wide}\n")));
+    assert!(e.contains("missing column `name`"), "{e}");
+    assert!(e.len() < 400, "{} bytes", e.len());
+    // classic Mac line ends: the header is the first line, not the file
+    let rows = "p,1,1,0,0,,LS,Running,0,1,0\r".repeat(10_000);
+    let e = trace_err(Some(&format!("{}\r{rows}", HEADER.replace(",qos", ""))));
+    assert!(e.starts_with("line 1: missing column `qos`"), "{e}");
+    assert!(e.len() < 400, "{} bytes", e.len());
+    let trace = parse_openb(&format!(
+        "{HEADER}\rp,1,1,0,0,,LS,Running,0,1,0\rq,1,1,0,0,,LS,Running,0,1,0\r"
+    ))
+    .unwrap();
+    assert_eq!(trace.rows.len(), 2);
+    assert_eq!(trace.rows[1].line, 3);
+}
+
+/// Hardening round 2, item 16: a byte-order mark made the first column
+/// `\u{feff}name` ("missing column `name`") and a scenario file unreadable.
+#[test]
+fn a_byte_order_mark_is_accepted_in_a_trace_and_a_scenario() {
+    let trace = parse_openb(&format!("\u{feff}{HEADER}\np,1,1,0,0,,LS,Running,0,1,0\n")).unwrap();
+    assert_eq!(trace.header[0], "name");
+    let dir = tempfile::tempdir().expect("test setup");
+    std::fs::write(
+        dir.path().join("t.csv"),
+        format!("\u{feff}{HEADER}\np,1,1,0,0,,LS,Running,0,1,0\n"),
+    )
+    .expect("test setup");
+    let origin = scenario_reading(dir.path(), "t.csv");
+    let text = std::fs::read_to_string(&origin).expect("test setup");
+    std::fs::write(&origin, format!("\u{feff}{text}")).expect("test setup");
+    let s = workloads::load(&origin, &[]).expect("a scenario and a trace with byte-order marks");
+    assert_eq!(s.name(), "t");
 }

@@ -5,13 +5,13 @@
 mod openb;
 pub mod sample;
 
-pub use openb::{COLUMNS, Trace, TraceRow, parse_openb};
+pub use openb::{COLUMNS, MAX_HEADER_SHOWN, Trace, TraceRow, parse_openb};
 
 use crate::error::one_line;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Component, Path, PathBuf};
 use std::rc::Rc;
 
 /// Where a scenario's `replay` phases find their trace files (next to the
@@ -25,19 +25,27 @@ pub(crate) struct Files {
 
 #[derive(Debug)]
 enum Source {
-    Dir(PathBuf),
+    /// the scenario file's folder, and the paths outside it the user allowed
+    Dir {
+        dir: PathBuf,
+        allowed: Vec<PathBuf>,
+    },
     Bundled(&'static [(&'static str, &'static str)]),
 }
 
 impl Files {
-    /// Files next to the scenario file `origin` (the current directory for
-    /// a bare file name).
-    pub(crate) fn beside(origin: &str) -> Files {
+    /// Files in the folder of the scenario file `origin` (the current
+    /// directory for a bare file name), and the files `allowed` wherever
+    /// they are.
+    pub(crate) fn beside(origin: &str, allowed: &[PathBuf]) -> Files {
         let dir = std::path::Path::new(origin)
             .parent()
-            .map(PathBuf::from)
-            .unwrap_or_default();
-        Files::new(Source::Dir(dir))
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or_else(|| PathBuf::from("."), PathBuf::from);
+        Files::new(Source::Dir {
+            dir,
+            allowed: allowed.to_vec(),
+        })
     }
 
     /// A built-in's bundled files.
@@ -65,7 +73,7 @@ impl Files {
     /// The text of the trace file `name`.
     fn read(&self, name: &str) -> Result<std::borrow::Cow<'static, str>, TraceError> {
         match &self.source {
-            Source::Dir(dir) => read_capped(&dir.join(name)).map(std::borrow::Cow::Owned),
+            Source::Dir { dir, allowed } => read_capped(&confined(dir, name, allowed)?).map(std::borrow::Cow::Owned),
             Source::Bundled(files) => files
                 .iter()
                 .find(|(n, _)| *n == name)
@@ -78,6 +86,38 @@ impl Files {
                 }),
         }
     }
+}
+
+/// The path of the trace `name` of a scenario in `dir`: a relative path
+/// without `..` that stays in `dir` once symbolic links are followed, or a
+/// path the user `allowed` (as written, or the same file).
+fn confined(dir: &Path, name: &str, allowed: &[PathBuf]) -> Result<PathBuf, TraceError> {
+    let written = Path::new(name);
+    let path = dir.join(written);
+    let canonical = |p: &Path| std::fs::canonicalize(p).ok();
+    let is_allowed = allowed
+        .iter()
+        .any(|a| a == written || a == &path || canonical(a).is_some_and(|a| Some(a) == canonical(&path)));
+    if is_allowed {
+        return Ok(path);
+    }
+    let refuse = |reason: &str| Err(TraceError::Outside { reason: reason.into() });
+    if written.has_root() || written.is_absolute() {
+        return refuse("an absolute path");
+    }
+    if written
+        .components()
+        .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
+    {
+        return refuse("a path through `..`");
+    }
+    // a symbolic link in the folder may point anywhere
+    if let (Some(inside), Some(file)) = (canonical(dir), canonical(&path))
+        && !file.starts_with(&inside)
+    {
+        return refuse("a symbolic link to a file outside the scenario file's folder");
+    }
+    Ok(path)
 }
 
 /// Bytes of a trace file read at most: the whole openb_pod_list_default.csv
@@ -106,6 +146,20 @@ pub enum TraceError {
         column: &'static str,
         found: String,
     },
+    /// The first line is not a header at all: it is not quoted, since the
+    /// file may be anything (a secret, a kubeconfig) named by mistake.
+    #[error(
+        "line {line}: the first line is not a CSV header (its text is not shown); expected a header naming the columns {}",
+        COLUMNS.join(", ")
+    )]
+    NotAHeader { line: u64 },
+    /// The trace path leads out of the scenario file's folder and the user
+    /// did not allow it.
+    #[error(
+        "{}: a trace path is relative to the scenario file's folder and stays inside it; to read a file elsewhere, name it with --allow-trace PATH",
+        one_line(reason)
+    )]
+    Outside { reason: String },
     /// A row's field is not what its column holds.
     #[error("line {line}, {}: {}", column_detail(column, value), one_line(reason))]
     Field {
@@ -123,10 +177,11 @@ impl TraceError {
     /// The 1-based line of the trace file the error is about, if any.
     pub fn line(&self) -> Option<u64> {
         match self {
-            TraceError::Read { .. } => None,
-            TraceError::MissingColumn { line, .. } | TraceError::Field { line, .. } | TraceError::Row { line, .. } => {
-                Some(*line)
-            }
+            TraceError::Read { .. } | TraceError::Outside { .. } => None,
+            TraceError::MissingColumn { line, .. }
+            | TraceError::NotAHeader { line }
+            | TraceError::Field { line, .. }
+            | TraceError::Row { line, .. } => Some(*line),
         }
     }
 }

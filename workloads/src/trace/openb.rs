@@ -63,11 +63,35 @@ impl Trace {
     }
 }
 
+/// Characters of a header a message quotes at most.
+pub const MAX_HEADER_SHOWN: usize = 120;
+
+/// The lines of `text`, ended by `\n`, `\r\n` or a lone `\r` (a CSV saved
+/// with classic Mac line ends).
+fn split_lines(text: &str) -> impl Iterator<Item = &str> {
+    text.split('\n')
+        .flat_map(|l| l.strip_suffix('\r').unwrap_or(l).split('\r'))
+}
+
+/// Whether the names of a first line look like a CSV header: at least two
+/// columns, each empty (pandas' unnamed index) or a short name of letters,
+/// digits, `_`, `-`, `.` and spaces.
+fn plausible_header(names: &[&str]) -> bool {
+    names.len() >= 2
+        && names.iter().all(|n| {
+            n.len() <= 64
+                && n.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ' '))
+        })
+}
+
 /// Parses the text of an openb_pod_list CSV. Rows must be sorted by
 /// creation time (the published files are), since replay plays them in file
 /// order and an unsorted file most likely is another format.
 pub fn parse_openb(text: &str) -> Result<Trace, TraceError> {
-    let mut lines = text.lines().enumerate().map(|(i, l)| (i as u64 + 1, l));
+    // a spreadsheet's export starts with a byte-order mark, no part of `name`
+    let text = schedlab_core::text::strip_bom(text);
+    let mut lines = split_lines(text).enumerate().map(|(i, l)| (i as u64 + 1, l));
     let Some((header_line, header)) = lines.find(|(_, l)| !l.trim().is_empty()) else {
         return Err(TraceError::MissingColumn {
             line: 1,
@@ -76,6 +100,11 @@ pub fn parse_openb(text: &str) -> Result<Trace, TraceError> {
         });
     };
     let names: Vec<&str> = header.split(',').map(str::trim).collect();
+    // A first line that is no header (a secret in `.env`, a JSON kubeconfig,
+    // /etc/passwd named by mistake) is not quoted: only the columns are named.
+    if !plausible_header(&names) {
+        return Err(TraceError::NotAHeader { line: header_line });
+    }
     // where each needed column is in this file's rows (extra columns are ignored)
     let mut at = [0usize; COLUMNS.len()];
     for (k, want) in COLUMNS.iter().enumerate() {
@@ -85,7 +114,7 @@ pub fn parse_openb(text: &str) -> Result<Trace, TraceError> {
             .ok_or_else(|| TraceError::MissingColumn {
                 line: header_line,
                 column: want,
-                found: names.join(", "),
+                found: schedlab_core::text::capped(&names.join(", "), MAX_HEADER_SHOWN),
             })?;
     }
     let mut rows = Vec::new();
