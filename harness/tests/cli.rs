@@ -324,6 +324,32 @@ fn bad_input_exits_2_with_a_clear_message_and_no_folder() {
     );
 }
 
+/// `--jobs 100000` with as many runs panicked "failed to spawn thread".
+#[test]
+fn jobs_past_the_maximum_are_refused_and_the_maximum_plays() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("never");
+    for jobs in ["257", "100000"] {
+        assert_input_error(
+            &["scenario", "churn", "--seeds", "1", "--set", "nodes=8", "--jobs", jobs],
+            &out_dir,
+            &[&format!("--jobs {jobs}"), "at most 256", "1..=256"],
+        );
+    }
+    // the maximum is taken, and no more threads than runs are started
+    let out_dir = tmp.path().join("max");
+    let out = schedlab()
+        .args([
+            "scenario", "churn", "--seeds", "2", "--arms", "default", "--set", "nodes=8",
+        ])
+        .args(["--jobs", "256", "--out"])
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_complete_run(&out_dir, &["default"], &[1, 2]);
+}
+
 #[test]
 fn refuses_to_write_into_a_folder_that_holds_files() {
     let tmp = tempfile::tempdir().unwrap();
