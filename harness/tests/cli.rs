@@ -478,6 +478,44 @@ fn an_unusable_kubeconfig_is_bad_input_and_writes_nothing() {
     assert!(String::from_utf8(out.stderr).unwrap().contains("--time-scale"));
 }
 
+/// `KUBECONFIG=/dev/zero` reached 4.2 GB: the kubeconfigs found through
+/// KUBECONFIG or ~/.kube/config get the checks `--kubeconfig` has.
+#[test]
+fn kubeconfigs_found_by_kubeconfig_or_home_are_checked_like_the_flag() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("out");
+    let big = tmp.path().join("big-kubeconfig");
+    fs::write(&big, vec![b'#'; (4 << 20) + 1]).unwrap();
+    let folder = tmp.path().join("a-folder");
+    fs::create_dir(&folder).unwrap();
+    let run = |kubeconfig: Option<&Path>, home: &Path| {
+        let mut cmd = schedlab();
+        cmd.args(["scenario", "churn", "--cluster", "kube", "--out"])
+            .arg(&out_dir)
+            .env("HOME", home)
+            .env_remove("KUBECONFIG");
+        if let Some(k) = kubeconfig {
+            cmd.env("KUBECONFIG", k);
+        }
+        let out = cmd.output().unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    for (bad, why) in [(&big, "larger than the cap of 4 MiB"), (&folder, "not a regular file")] {
+        let (code, err) = run(Some(bad), tmp.path());
+        assert_eq!(code, Some(2), "{err}");
+        assert!(err.contains(&format!("kubeconfig {}: {why}", bad.display())), "{err}");
+        assert!(!out_dir.exists(), "nothing written");
+    }
+    // ~/.kube/config when KUBECONFIG is unset
+    let home = tmp.path().join("home");
+    fs::create_dir_all(home.join(".kube")).unwrap();
+    fs::copy(&big, home.join(".kube/config")).unwrap();
+    let (code, err) = run(None, &home);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains(".kube/config: larger than the cap of 4 MiB"), "{err}");
+    assert!(!out_dir.exists(), "nothing written");
+}
+
 #[test]
 fn a_scenario_with_a_hundred_thousand_term_expression_runs() {
     // Such flat chains once overflowed the stack: SIGABRT, exit 134.
