@@ -350,6 +350,41 @@ fn jobs_past_the_maximum_are_refused_and_the_maximum_plays() {
     assert_complete_run(&out_dir, &["default"], &[1, 2]);
 }
 
+/// `cluster status --state /dev/null` exited 1, as if reading the pid files
+/// had failed: a state folder that is a file or a device is bad input.
+#[test]
+fn a_state_folder_that_is_not_a_folder_is_bad_input() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("a-file");
+    fs::write(&file, "not a folder").unwrap();
+    let under = file.join("state");
+    let mut cases = vec![(file.clone(), format!("--state {}: not a folder", file.display()))];
+    cases.push((
+        under.clone(),
+        format!(
+            "--state {}: not a folder ({} is not a folder)",
+            under.display(),
+            file.display()
+        ),
+    ));
+    if Path::new("/dev/null").exists() {
+        cases.push(("/dev/null".into(), "--state /dev/null: not a folder".into()));
+    }
+    for (state, want) in &cases {
+        for action in ["status", "down"] {
+            let out = schedlab()
+                .args(["cluster", action, "--local", "--state"])
+                .arg(state)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{action} {}: {err}", state.display());
+            assert!(err.contains(want), "{want:?} in {err}");
+        }
+    }
+    assert_eq!(fs::read_to_string(&file).unwrap(), "not a folder");
+}
+
 #[test]
 fn refuses_to_write_into_a_folder_that_holds_files() {
     let tmp = tempfile::tempdir().unwrap();
