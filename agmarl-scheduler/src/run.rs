@@ -60,6 +60,9 @@ pub async fn connect(args: &Args) -> Result<ApiClient, RunError> {
     if opts.kubeconfig.is_some() {
         return Ok(ApiClient::connect(&opts).await?);
     }
+    // kube reads KUBECONFIG's files or ~/.kube/config first, whole: the
+    // same checks as --kubeconfig's
+    kube_backend::client::check_implicit_kubeconfigs()?;
     let config = kube::Config::infer().await.map_err(RunError::InCluster)?;
     Ok(ApiClient::from_config(config, &opts).await?)
 }

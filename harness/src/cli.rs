@@ -108,6 +108,10 @@ impl std::fmt::Display for NodesFrom {
     }
 }
 
+/// The most runs `--jobs` plays at once: each is a thread, and past a few
+/// hundred the system refuses more (`--jobs 100000` panicked spawning them).
+pub const MAX_JOBS: usize = 256;
+
 #[derive(Debug, Args)]
 pub struct ScenarioArgs {
     /// A built-in scenario name (see `schedlab scenarios`) or a path to a scenario YAML file.
@@ -173,7 +177,8 @@ pub struct ScenarioArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
 
-    /// How many runs to play at once (default: the number of cores; always 1 on a real cluster).
+    /// How many runs to play at once, at most 256 and no more than there are runs (default: the number of cores;
+    /// always 1 on a real cluster).
     #[arg(long)]
     pub jobs: Option<usize>,
 

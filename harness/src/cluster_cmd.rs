@@ -82,10 +82,23 @@ fn state_dir(args: &StateArgs) -> anyhow::Result<PathBuf> {
     if !args.local {
         return Err(InputError("say which cluster: only --local is supported".into()).into());
     }
-    match &args.state {
-        Some(dir) => Ok(dir.clone()),
-        None => Ok(local::default_state_dir()?),
+    let dir = match &args.state {
+        Some(dir) => dir.clone(),
+        None => local::default_state_dir()?,
+    };
+    // a file or a device (`--state /dev/null`, or a folder under one) is bad
+    // input, not a failure to read the pid files under it
+    if let Some(found) = dir.ancestors().find(|a| !a.as_os_str().is_empty() && a.exists())
+        && !found.is_dir()
+    {
+        let under = if found == dir {
+            String::new()
+        } else {
+            format!(" ({} is not a folder)", found.display())
+        };
+        return Err(InputError(format!("--state {}: not a folder{under}", dir.display())).into());
     }
+    Ok(dir)
 }
 
 fn run_up(args: UpArgs) -> anyhow::Result<()> {
@@ -247,7 +260,12 @@ fn run_down(args: StateArgs) -> anyhow::Result<()> {
         outln!("nothing recorded in {}", state_dir.display())?;
     }
     for (name, how) in stopped {
-        outln!("{name}\t{how:?}")?;
+        match how {
+            local::Stopped::NotOurs { pid } => {
+                outln!("{name}\tNotOurs: pid {pid} runs a process this state folder did not start; left running")?
+            }
+            how => outln!("{name}\t{how:?}")?,
+        }
     }
     Ok(())
 }

@@ -53,35 +53,48 @@ impl<B: Backend> Runner<'_, B> {
         let finished = AtomicUsize::new(0);
         let failed = AtomicBool::new(false);
         let outcomes: Mutex<Vec<Option<Result<()>>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
+        let mut spawn_error = None;
         std::thread::scope(|scope| {
-            for _ in 0..parallel.min(jobs.len()) {
-                scope.spawn(|| {
-                    loop {
-                        if failed.load(Ordering::Relaxed) {
-                            break;
-                        }
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(job) = jobs.get(i) else { break };
-                        if parallel == 1 {
-                            self.progress.set_message(playing_message(job, i, jobs.len()));
-                        }
-                        let outcome = self
-                            .play(job)
-                            .with_context(|| format!("arm {} seed {}", job.arm, job.seed));
-                        let done = finished.fetch_add(1, Ordering::Relaxed) + 1;
-                        if parallel > 1 {
-                            self.progress.set_message(format!("{done}/{} runs", jobs.len()));
-                        }
-                        if outcome.is_err() {
-                            failed.store(true, Ordering::Relaxed);
-                        }
-                        if let Ok(mut slots) = outcomes.lock() {
-                            slots[i] = Some(outcome);
-                        }
+            let worker = || {
+                loop {
+                    if failed.load(Ordering::Relaxed) {
+                        break;
                     }
-                });
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(job) = jobs.get(i) else { break };
+                    if parallel == 1 {
+                        self.progress.set_message(playing_message(job, i, jobs.len()));
+                    }
+                    let outcome = self
+                        .play(job)
+                        .with_context(|| format!("arm {} seed {}", job.arm, job.seed));
+                    let done = finished.fetch_add(1, Ordering::Relaxed) + 1;
+                    if parallel > 1 {
+                        self.progress.set_message(format!("{done}/{} runs", jobs.len()));
+                    }
+                    if outcome.is_err() {
+                        failed.store(true, Ordering::Relaxed);
+                    }
+                    if let Ok(mut slots) = outcomes.lock() {
+                        slots[i] = Some(outcome);
+                    }
+                }
+            };
+            // no more threads than runs; when the system refuses one, the
+            // threads already started play every run
+            for started in 0..parallel.min(jobs.len()) {
+                if let Err(e) = std::thread::Builder::new().spawn_scoped(scope, worker) {
+                    tracing::warn!(started, "could not start another run thread: {e}");
+                    if started == 0 {
+                        spawn_error = Some(e);
+                    }
+                    break;
+                }
             }
         });
+        if let Some(e) = spawn_error {
+            return Err(anyhow::Error::new(e).context("could not start a thread to play the runs"));
+        }
         let outcomes = outcomes
             .into_inner()
             .map_err(|_| anyhow::anyhow!("a run thread panicked"))?;

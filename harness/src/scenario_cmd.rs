@@ -1,6 +1,6 @@
 //! `schedlab scenario`: play one scenario on every arm and seed, then compare.
 
-use crate::cli::{ClusterKind, ScenarioArgs};
+use crate::cli::{ClusterKind, MAX_JOBS, ScenarioArgs};
 use crate::exit::InputError;
 use crate::out::outln;
 use crate::play::{Job, Runner};
@@ -71,8 +71,11 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
     }
     let jobs_in_parallel = match args.jobs {
         Some(0) => bail!(InputError("--jobs 0: give at least 1".into())),
+        Some(n) if n > MAX_JOBS => bail!(InputError(format!(
+            "--jobs {n}: at most {MAX_JOBS} runs play at once (each is a thread); give 1..={MAX_JOBS}"
+        ))),
         Some(n) => n,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        None => std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_JOBS)),
     };
 
     if args.charge_decision_time && args.cluster != ClusterKind::Sim {

@@ -99,7 +99,13 @@ pub fn run(args: TrainArgs) -> Result<()> {
         }
         config.policy.variant = variant;
     }
-    config.validate().map_err(|e| InputError(format!("--config: {e}")))?;
+    config.validate().map_err(|e| {
+        let file = args
+            .config
+            .as_ref()
+            .map_or_else(String::new, |p| format!(" {}", p.display()));
+        InputError(format!("--config{file}: {e}"))
+    })?;
     let episodes = args.episodes as usize;
     let envs = (args.envs as usize).min(episodes).max(1);
     let last_seed = args

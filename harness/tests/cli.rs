@@ -324,6 +324,67 @@ fn bad_input_exits_2_with_a_clear_message_and_no_folder() {
     );
 }
 
+/// `--jobs 100000` with as many runs panicked "failed to spawn thread".
+#[test]
+fn jobs_past_the_maximum_are_refused_and_the_maximum_plays() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("never");
+    for jobs in ["257", "100000"] {
+        assert_input_error(
+            &["scenario", "churn", "--seeds", "1", "--set", "nodes=8", "--jobs", jobs],
+            &out_dir,
+            &[&format!("--jobs {jobs}"), "at most 256", "1..=256"],
+        );
+    }
+    // the maximum is taken, and no more threads than runs are started
+    let out_dir = tmp.path().join("max");
+    let out = schedlab()
+        .args([
+            "scenario", "churn", "--seeds", "2", "--arms", "default", "--set", "nodes=8",
+        ])
+        .args(["--jobs", "256", "--out"])
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_complete_run(&out_dir, &["default"], &[1, 2]);
+}
+
+/// `cluster status --state /dev/null` exited 1, as if reading the pid files
+/// had failed: a state folder that is a file or a device is bad input.
+#[test]
+fn a_state_folder_that_is_not_a_folder_is_bad_input() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("a-file");
+    fs::write(&file, "not a folder").unwrap();
+    let under = file.join("state");
+    let mut cases = vec![(file.clone(), format!("--state {}: not a folder", file.display()))];
+    cases.push((
+        under.clone(),
+        format!(
+            "--state {}: not a folder ({} is not a folder)",
+            under.display(),
+            file.display()
+        ),
+    ));
+    if Path::new("/dev/null").exists() {
+        cases.push(("/dev/null".into(), "--state /dev/null: not a folder".into()));
+    }
+    for (state, want) in &cases {
+        for action in ["status", "down"] {
+            let out = schedlab()
+                .args(["cluster", action, "--local", "--state"])
+                .arg(state)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{action} {}: {err}", state.display());
+            assert!(err.contains(want), "{want:?} in {err}");
+        }
+    }
+    assert_eq!(fs::read_to_string(&file).unwrap(), "not a folder");
+}
+
 #[test]
 fn refuses_to_write_into_a_folder_that_holds_files() {
     let tmp = tempfile::tempdir().unwrap();
@@ -450,6 +511,44 @@ fn an_unusable_kubeconfig_is_bad_input_and_writes_nothing() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8(out.stderr).unwrap().contains("--time-scale"));
+}
+
+/// `KUBECONFIG=/dev/zero` reached 4.2 GB: the kubeconfigs found through
+/// KUBECONFIG or ~/.kube/config get the checks `--kubeconfig` has.
+#[test]
+fn kubeconfigs_found_by_kubeconfig_or_home_are_checked_like_the_flag() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("out");
+    let big = tmp.path().join("big-kubeconfig");
+    fs::write(&big, vec![b'#'; (4 << 20) + 1]).unwrap();
+    let folder = tmp.path().join("a-folder");
+    fs::create_dir(&folder).unwrap();
+    let run = |kubeconfig: Option<&Path>, home: &Path| {
+        let mut cmd = schedlab();
+        cmd.args(["scenario", "churn", "--cluster", "kube", "--out"])
+            .arg(&out_dir)
+            .env("HOME", home)
+            .env_remove("KUBECONFIG");
+        if let Some(k) = kubeconfig {
+            cmd.env("KUBECONFIG", k);
+        }
+        let out = cmd.output().unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    for (bad, why) in [(&big, "larger than the cap of 4 MiB"), (&folder, "not a regular file")] {
+        let (code, err) = run(Some(bad), tmp.path());
+        assert_eq!(code, Some(2), "{err}");
+        assert!(err.contains(&format!("kubeconfig {}: {why}", bad.display())), "{err}");
+        assert!(!out_dir.exists(), "nothing written");
+    }
+    // ~/.kube/config when KUBECONFIG is unset
+    let home = tmp.path().join("home");
+    fs::create_dir_all(home.join(".kube")).unwrap();
+    fs::copy(&big, home.join(".kube/config")).unwrap();
+    let (code, err) = run(None, &home);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains(".kube/config: larger than the cap of 4 MiB"), "{err}");
+    assert!(!out_dir.exists(), "nothing written");
 }
 
 #[test]

@@ -219,6 +219,57 @@ fn bad_input_exits_2_with_a_message() {
     assert!(stderr(&out).contains("gamma"), "{}", stderr(&out));
 }
 
+/// `updates_per_episode: 1000000000` with `warmup: 0` trained for ever:
+/// every training setting is bounded, and a value outside is refused naming
+/// the file, the field, the value and the range.
+#[test]
+fn training_settings_outside_their_range_are_refused_naming_file_field_value_and_range() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cases = [
+        // a warmup the buffer can never reach (first: without the bound it
+        // trains two short episodes and succeeds)
+        (
+            r#"{"warmup": 30, "replay_capacity": 20}"#,
+            "warmup = 30: must be in 0..=20 (replay_capacity)",
+        ),
+        (
+            r#"{"warmup": 0, "updates_per_episode": 1000000000}"#,
+            "updates_per_episode = 1000000000: must be in 0..=10000",
+        ),
+        (
+            r#"{"replay_capacity": 0}"#,
+            "replay_capacity = 0: must be in 1..=1000000",
+        ),
+        (
+            r#"{"horizon_secs": 40000000}"#,
+            "horizon_secs = 40000000: must be in 1..=31622400",
+        ),
+        (
+            r#"{"maddpg": {"batch_size": 100000}}"#,
+            "maddpg.batch_size = 100000: must be in 1..=65536",
+        ),
+        (r#"{"noise": {"start": 3}}"#, "noise.start = 3: must be in [0, 1]"),
+        (
+            r#"{"hyper": {"embed_dim": 5000}}"#,
+            "hyper.embed_dim = 5000: must be in 1..=4096",
+        ),
+    ];
+    for (i, (json, want)) in cases.iter().enumerate() {
+        let config = tmp.path().join(format!("config-{i}.json"));
+        fs::write(&config, json).unwrap();
+        let out_dir = tmp.path().join(format!("train-{i}"));
+        let out = train(&out_dir, &["--config", config.to_str().unwrap()]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{json}: {err}");
+        assert!(
+            err.contains(&format!("--config {}: ", config.display())),
+            "{json}: {err}"
+        );
+        assert!(err.contains(want), "{want:?} in {json}: {err}");
+        assert!(!out_dir.exists(), "{json}: nothing written");
+    }
+}
+
 /// Forwards the simulator's records to a tracker.
 struct TrackerSink<'a>(&'a mut scheduler::agmarl::train::RealisedTracker);
 

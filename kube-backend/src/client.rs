@@ -82,6 +82,49 @@ enum VersionFailure {
 /// Largest kubeconfig read.
 const MAX_KUBECONFIG_BYTES: u64 = 4 << 20;
 
+/// The files kube reads when no kubeconfig is named, as it finds them: every
+/// non-empty entry of `kubeconfig_env` (the `KUBECONFIG` list, merged), else
+/// `home`'s `.kube/config`.
+fn implicit_kubeconfigs(kubeconfig_env: Option<&std::ffi::OsStr>, home: Option<PathBuf>) -> Vec<PathBuf> {
+    if let Some(list) = kubeconfig_env {
+        let paths: Vec<PathBuf> = std::env::split_paths(list)
+            .filter(|p| !p.as_os_str().is_empty())
+            .collect();
+        if !paths.is_empty() {
+            return paths;
+        }
+    }
+    home.map(|h| h.join(".kube").join("config")).into_iter().collect()
+}
+
+/// Refuses each of `paths` that exists unless it is a regular file within the
+/// kubeconfig cap, as `--kubeconfig` is: kube reads them whole, without a
+/// limit (`KUBECONFIG=/dev/zero` reached 4.2 GB). A file that is missing is
+/// left to kube, whose error names it.
+fn check_kubeconfig_files(paths: &[PathBuf]) -> Result<(), KubeError> {
+    for p in paths {
+        if !p.exists() {
+            continue;
+        }
+        schedlab_core::input::read_bounded(p, MAX_KUBECONFIG_BYTES).map_err(|e| KubeError::Kubeconfig {
+            path: Some(p.clone()),
+            message: e.to_string(),
+        })?;
+    }
+    Ok(())
+}
+
+/// Checks the kubeconfigs kube would read when none is named (`KUBECONFIG`'s
+/// files, else `~/.kube/config`) as `--kubeconfig` is checked: each one that
+/// exists must be a regular file of at most 4 MiB. For callers that let kube
+/// find the kubeconfig itself (`kube::Config::infer`).
+pub fn check_implicit_kubeconfigs() -> Result<(), KubeError> {
+    check_kubeconfig_files(&implicit_kubeconfigs(
+        std::env::var_os("KUBECONFIG").as_deref(),
+        std::env::home_dir(),
+    ))
+}
+
 /// Refuses the files the context's cluster and user name (the CA, the client
 /// certificate and key, the token file) unless each is a regular file within
 /// the kubeconfig's cap: kube reads them whole, without a limit, so
@@ -231,6 +274,8 @@ impl ApiClient {
                 kube::Config::from_custom_kubeconfig(kc, &kube_opts).await
             }
             None => {
+                // the same checks for the files kube finds itself
+                check_implicit_kubeconfigs()?;
                 if let Ok(kc) = Kubeconfig::read() {
                     check_named_files(&kc, opts.context.as_deref())
                         .map_err(|message| KubeError::Kubeconfig { path: None, message })?;
@@ -481,6 +526,51 @@ mod tests {
         let err = ApiClient::connect(&wrong_context).await.unwrap_err();
         assert!(err.to_string().contains("nope"), "{err}");
         let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn the_implicit_kubeconfigs_are_kubeconfigs_list_else_the_home_one() {
+        let home = Some(PathBuf::from("/home/u"));
+        let list = std::ffi::OsString::from("/a/one::/b/two");
+        assert_eq!(
+            implicit_kubeconfigs(Some(&list), home.clone()),
+            [PathBuf::from("/a/one"), PathBuf::from("/b/two")]
+        );
+        // an empty KUBECONFIG is as if unset
+        for env in [None, Some(std::ffi::OsStr::new("")), Some(std::ffi::OsStr::new(":"))] {
+            assert_eq!(
+                implicit_kubeconfigs(env, home.clone()),
+                [PathBuf::from("/home/u/.kube/config")]
+            );
+        }
+        assert!(implicit_kubeconfigs(None, None).is_empty());
+    }
+
+    /// `KUBECONFIG=/dev/zero` reached 4.2 GB: the files kube finds itself get
+    /// `--kubeconfig`'s checks.
+    #[test]
+    fn implicit_kubeconfigs_are_read_only_when_regular_and_small() {
+        let dir = tempfile::tempdir().unwrap();
+        let fine = dir.path().join("fine");
+        std::fs::write(&fine, "apiVersion: v1\nkind: Config\n").unwrap();
+        let missing = dir.path().join("missing");
+        check_kubeconfig_files(&[fine.clone(), missing.clone()]).unwrap();
+        let big = dir.path().join("big");
+        std::fs::write(&big, vec![b'#'; (MAX_KUBECONFIG_BYTES + 1) as usize]).unwrap();
+        let mut refused = vec![big, dir.path().to_path_buf()];
+        if std::path::Path::new("/dev/zero").exists() {
+            refused.push(PathBuf::from("/dev/zero"));
+        }
+        for bad in refused {
+            let err = check_kubeconfig_files(&[fine.clone(), bad.clone()]).unwrap_err();
+            assert!(err.is_input_error(), "{err}");
+            let text = err.to_string();
+            assert!(text.starts_with(&format!("kubeconfig {}: ", bad.display())), "{text}");
+            assert!(
+                text.contains("not a regular file") || text.contains("cap of 4 MiB"),
+                "{text}"
+            );
+        }
     }
 
     /// Found by schedlab-fuzz (kubeconfig): `client-certificate: /dev/zero`

@@ -166,23 +166,37 @@ impl Resolver<'_> {
                 shown: format!("{s} (= {})", format_number(n)),
             });
         }
+        // the text grows piece by piece, and stops at the cap: a few bytes of
+        // `${big}` repeated could otherwise ask for gigabytes before any check
         let mut out = String::new();
         for piece in &pieces {
-            match piece {
-                Piece::Text(t) => out.push_str(t),
-                Piece::Expr(e) => {
-                    if let Some(p) = expr::as_single_param(e).and_then(|name| self.params.get(name)) {
-                        out.push_str(&p.shown());
-                    } else {
+            let computed;
+            let add: &str = match piece {
+                Piece::Text(t) => t,
+                Piece::Expr(e) => match expr::as_single_param(e).and_then(|name| self.params.get(name)) {
+                    Some(ParamValue::Text(t)) => t,
+                    Some(p) => {
+                        computed = p.shown();
+                        &computed
+                    }
+                    None => {
                         let parsed = expr::parse(e).map_err(fail)?;
                         let env = FieldEnv {
                             params: self.params,
                             unit: Unit::Plain,
                         };
-                        out.push_str(&format_number(expr::eval(&parsed, &env).map_err(fail)?));
+                        computed = format_number(expr::eval(&parsed, &env).map_err(fail)?);
+                        &computed
                     }
-                }
+                },
+            };
+            if out.len() + add.len() > MAX_TEXT_BYTES {
+                return Err(fail(format!(
+                    "the text after `${{...}}` substitution is longer than {MAX_TEXT_BYTES} bytes; a text is capped at {} KiB",
+                    MAX_TEXT_BYTES >> 10
+                )));
             }
+            out.push_str(add);
         }
         Ok(Evaluated {
             shown: format!("{s} (= {out})"),
@@ -456,5 +470,35 @@ mod tests {
         assert!(e.contains("t = z: expected one of a, b"), "{e}");
         assert!(r.boolean(&Located::new(Scalar::Bool(true), None), "b").unwrap());
         assert!(r.boolean(&s("yes"), "b").is_err());
+    }
+
+    /// A substituted text stops growing at the cap, whatever field it is
+    /// in: a count that spelled a huge text used to build it in full first.
+    #[test]
+    fn substitution_stops_at_the_text_cap() {
+        let mut raw = BTreeMap::new();
+        raw.insert("big".to_string(), Located::new(Scalar::Str("9".repeat(1000)), None));
+        let p = Params::from_defaults("my.yaml", &raw).unwrap();
+        let r = Resolver {
+            origin: "my.yaml",
+            params: &p,
+        };
+        // exactly at the cap is fine
+        let at_cap = format!("{}{}", "${big}".repeat(65), "x".repeat(MAX_TEXT_BYTES - 65_000));
+        assert_eq!(r.text(&s(&at_cap), "description").unwrap().len(), MAX_TEXT_BYTES);
+        for field in ["description", "count"] {
+            let v = s(&"${big}".repeat(100));
+            let e = if field == "count" {
+                r.count(&v, field).unwrap_err().to_string()
+            } else {
+                r.text(&v, field).unwrap_err().to_string()
+            };
+            assert!(e.starts_with(&format!("scenario my.yaml: {field} = ${{big}}")), "{e}");
+            assert!(
+                e.contains("after `${...}` substitution is longer than 65536 bytes"),
+                "{e}"
+            );
+            assert!(e.contains("capped at 64 KiB"), "{e}");
+        }
     }
 }

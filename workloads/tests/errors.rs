@@ -463,7 +463,27 @@ fn substitution_cannot_blow_a_small_file_up_into_huge_texts() {
         1,
     );
     let msg = err(&yaml);
-    assert_mentions(&msg, &["description", "1000000 bytes long", "capped at 64 KiB"]);
+    assert_mentions(
+        &msg,
+        &[
+            "description",
+            "after `${...}` substitution is longer than 65536 bytes",
+            "capped at 64 KiB",
+        ],
+    );
+    // the text stops growing at the cap: a 60 KB string repeated 100,000
+    // times (a 600 KB file) would be 6 GB built in full
+    let big = "x".repeat(60_000);
+    let repeated = "${big}".repeat(100_000);
+    let yaml = base_with("  gap: 5m\n", &format!("  gap: 5m\n  big: {big}\n")).replacen(
+        "duration: 30m\n",
+        &format!("description: \"{repeated}\"\nduration: 30m\n"),
+        1,
+    );
+    assert_mentions(
+        &err(&yaml),
+        &["description", "longer than 65536 bytes", "capped at 64 KiB"],
+    );
     // a label or taint value longer than Kubernetes allows
     let long = "v".repeat(64);
     let msg = err(&base_with(

@@ -282,7 +282,7 @@ pub fn status(state_dir: &Path, plane: Option<&Plane<'_>>) -> crate::Result<Vec<
     for node in recorded(state_dir) {
         let processes = node.processes();
         let running = |name: &str| -> crate::Result<bool> {
-            Ok(crate::local::process::recorded(&processes, name)?.is_some_and(crate::local::process::is_running))
+            Ok(crate::local::process::recorded(&processes, name)?.is_some_and(crate::local::process::is_ours))
         };
         out.push(NodeStatus {
             containerd: running(node::CONTAINERD)?,

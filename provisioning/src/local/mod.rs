@@ -516,7 +516,7 @@ pub fn status(state_dir: &Path) -> crate::Result<LocalStatus> {
         components.push(ComponentStatus {
             name,
             pid: id.map(|i| i.pid),
-            running: id.is_some_and(process::is_running),
+            running: id.is_some_and(process::is_ours),
         });
     }
     let file = state.cluster_file();

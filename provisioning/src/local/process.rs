@@ -2,9 +2,15 @@
 //! files in the state folder, waiting for them to be ready, and stopping
 //! exactly the processes recorded there.
 //!
-//! A pid file holds the pid and the process's start time (field 22 of
-//! `/proc/<pid>/stat`): a pid the kernel has since given to another process
-//! never matches, so `stop` never signals a stranger.
+//! A pid file holds the pid, the process's start time (field 22 of
+//! `/proc/<pid>/stat`) and a random token the process was started with in
+//! its environment ([`TOKEN_ENV`]): a pid the kernel has since given to
+//! another process never matches its start time, and a process schedlab did
+//! not start (a pid file naming another program, written by hand or by
+//! mistake) lacks the token, so `stop` never signals a stranger. The token
+//! is in the environment, not a path to compare with `/proc/<pid>/exe`,
+//! because components exec into another program (`unshare … sh -c '…; exec
+//! sleep'`, a test's `sh -c 'exec sleep'`) and the environment survives exec.
 
 use super::error::{ProvisionError, log_tail};
 use super::layout::StateLayout;
@@ -20,12 +26,19 @@ use std::time::{Duration, Instant};
 /// How often readiness and exits are polled.
 const POLL: Duration = Duration::from_millis(200);
 
+/// The environment variable each process [`spawn`] starts carries, holding
+/// the token its pid file records.
+pub const TOKEN_ENV: &str = "SCHEDLAB_PROCESS_TOKEN";
+
 /// A process identity that survives pid reuse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProcessId {
     pub pid: i32,
     /// Clock ticks since boot at which the process started.
     pub start_time: u64,
+    /// The token in its environment ([`TOKEN_ENV`]); None in a pid file of
+    /// an older schedlab, which cannot say whose the process is.
+    pub token: Option<u64>,
 }
 
 /// A process this module started (and still holds as a child).
@@ -48,6 +61,9 @@ pub enum Stopped {
     Terminated,
     /// It ignored SIGTERM for the grace period and was killed.
     Killed,
+    /// The recorded pid runs a process this state folder did not start (it
+    /// lacks the token of the pid file): left alone, and the record removed.
+    NotOurs { pid: i32 },
 }
 
 /// The start time and state letter of `/proc/<pid>/stat` text.
@@ -70,9 +86,26 @@ pub fn is_running(id: ProcessId) -> bool {
     matches!(proc_stat(id.pid), Some((state, start)) if start == id.start_time && state != 'Z' && state != 'X')
 }
 
+/// Whether the process runs and is the one a pid file recorded: its start
+/// time matches and its environment holds the recorded token.
+pub fn is_ours(id: ProcessId) -> bool {
+    let Some(token) = id.token else {
+        return false;
+    };
+    if !is_running(id) {
+        return false;
+    }
+    let want = format!("{TOKEN_ENV}={token:016x}");
+    std::fs::read(format!("/proc/{}/environ", id.pid))
+        .is_ok_and(|env| env.split(|b| *b == 0).any(|entry| entry == want.as_bytes()))
+}
+
 /// The pid file text for `id`.
 pub fn pid_file_text(id: ProcessId) -> String {
-    format!("{} {}\n", id.pid, id.start_time)
+    match id.token {
+        Some(token) => format!("{} {} {token:016x}\n", id.pid, id.start_time),
+        None => format!("{} {}\n", id.pid, id.start_time),
+    }
 }
 
 /// Reads a pid file written by [`pid_file_text`].
@@ -89,7 +122,14 @@ pub fn parse_pid_file(text: &str, path: &Path) -> Result<ProcessId, ProvisionErr
         .filter(|p| *p > 0)
         .ok_or_else(malformed)?;
     let start_time = words.next().and_then(|w| w.parse().ok()).ok_or_else(malformed)?;
-    Ok(ProcessId { pid, start_time })
+    let token = match words.next() {
+        Some(w) => Some(u64::from_str_radix(w, 16).map_err(|_| malformed())?),
+        None => None,
+    };
+    if words.next().is_some() {
+        return Err(malformed());
+    }
+    Ok(ProcessId { pid, start_time, token })
 }
 
 /// The process recorded for `name` in `state`, if any.
@@ -116,9 +156,11 @@ pub fn spawn(state: &StateLayout, name: &str, program: &Path, args: &[OsString])
     let log = state.log(name);
     let out = std::fs::File::create(&log).map_err(ProvisionError::io("cannot create", &log))?;
     let err = out.try_clone().map_err(ProvisionError::io("cannot open", &log))?;
+    let token = new_token();
     let mut command = Command::new(program);
     command
         .args(args)
+        .env(TOKEN_ENV, format!("{token:016x}"))
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(err)
@@ -137,7 +179,11 @@ pub fn spawn(state: &StateLayout, name: &str, program: &Path, args: &[OsString])
             log,
         });
     };
-    let id = ProcessId { pid, start_time };
+    let id = ProcessId {
+        pid,
+        start_time,
+        token: Some(token),
+    };
     let pid_file = state.pid_file(name);
     if let Err(source) = std::fs::write(&pid_file, pid_file_text(id)) {
         // Unrecorded, it could never be stopped by `down`: stop it now.
@@ -156,6 +202,19 @@ pub fn spawn(state: &StateLayout, name: &str, program: &Path, args: &[OsString])
         log,
         child,
     })
+}
+
+/// A token no other process has: std's hasher keys are random per process
+/// (and differ for each hasher), mixed with the time.
+fn new_token() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    h.finish()
 }
 
 /// Component names are a fixed small set; errors carry them as `&'static str`.
@@ -278,6 +337,14 @@ fn stop_id(name: &str, id: ProcessId, grace: Duration) -> Result<Stopped, Provis
     if !is_running(id) {
         return Ok(Stopped::AlreadyGone);
     }
+    if !is_ours(id) {
+        tracing::warn!(
+            component = name,
+            pid = id.pid,
+            "the recorded pid runs a process this state folder did not start; left alone"
+        );
+        return Ok(Stopped::NotOurs { pid: id.pid });
+    }
     let signal = |sig| match kill(Pid::from_raw(id.pid), sig) {
         Ok(()) | Err(nix::errno::Errno::ESRCH) => Ok(()),
         Err(source) => Err(ProvisionError::Signal { pid: id.pid, source }),
@@ -342,11 +409,27 @@ mod tests {
 
     #[test]
     fn pid_files_round_trip_and_reject_garbage() {
-        let id = ProcessId { pid: 42, start_time: 7 };
-        assert_eq!(parse_pid_file(&pid_file_text(id), Path::new("p")).unwrap(), id);
+        for token in [Some(0xfeed_0000_0000_beef), Some(0), None] {
+            let id = ProcessId {
+                pid: 42,
+                start_time: 7,
+                token,
+            };
+            assert_eq!(parse_pid_file(&pid_file_text(id), Path::new("p")).unwrap(), id);
+        }
+        assert_eq!(
+            pid_file_text(ProcessId {
+                pid: 42,
+                start_time: 7,
+                token: Some(255)
+            }),
+            "42 7 00000000000000ff\n"
+        );
         assert!(parse_pid_file("x 1", Path::new("p")).is_err());
         assert!(parse_pid_file("-5 1", Path::new("p")).is_err());
         assert!(parse_pid_file("5", Path::new("p")).is_err());
+        assert!(parse_pid_file("5 1 nothex", Path::new("p")).is_err());
+        assert!(parse_pid_file("5 1 ff more", Path::new("p")).is_err());
     }
 
     #[test]
@@ -357,6 +440,7 @@ mod tests {
         let stranger_id = ProcessId {
             pid: stranger.id() as i32,
             start_time: proc_stat(stranger.id() as i32).unwrap().1,
+            token: None,
         };
         assert!(is_running(ours.id));
         assert_eq!(recorded(&state, "sleeper").unwrap(), Some(ours.id));
@@ -392,6 +476,7 @@ mod tests {
             pid_file_text(ProcessId {
                 pid,
                 start_time: start + 1,
+                token: Some(1),
             }),
         )
         .unwrap();
@@ -399,7 +484,53 @@ mod tests {
             stop(&state, "sleeper", Duration::from_secs(1)).unwrap(),
             Stopped::AlreadyGone
         );
-        assert!(is_running(ProcessId { pid, start_time: start }));
+        assert!(is_running(ProcessId {
+            pid,
+            start_time: start,
+            token: None
+        }));
+        stranger.kill().unwrap();
+        stranger.wait().unwrap();
+        std::fs::remove_dir_all(&state.root).unwrap();
+    }
+
+    /// `cluster down` killed whatever a pid file named when its pid and start
+    /// time matched: a process this state folder did not start (without the
+    /// token it was started with) is left alone, whatever the file says.
+    #[test]
+    fn a_live_process_that_is_not_the_one_started_is_not_signalled() {
+        let state = state("stranger");
+        let mut stranger = Command::new("sleep").arg("300").spawn().unwrap();
+        let pid = stranger.id() as i32;
+        let (_, start_time) = proc_stat(pid).unwrap();
+        std::fs::create_dir_all(state.pids()).unwrap();
+        // a pid file with the stranger's pid and start time: with a token it
+        // was not started with, and without one (an older pid file)
+        for token in [Some(0x1234), None] {
+            let id = ProcessId { pid, start_time, token };
+            std::fs::write(state.pid_file("etcd"), pid_file_text(id)).unwrap();
+            assert!(is_running(id) && !is_ours(id));
+            assert_eq!(
+                stop(&state, "etcd", Duration::from_secs(1)).unwrap(),
+                Stopped::NotOurs { pid }
+            );
+            assert!(stranger.try_wait().unwrap().is_none(), "the stranger must still run");
+            assert_eq!(recorded(&state, "etcd").unwrap(), None, "the wrong record is removed");
+        }
+        // what spawn started carries its token, also after it execs another program
+        let args: Vec<OsString> = vec!["-c".into(), "exec sleep 300".into()];
+        let mut ours = spawn(&state, "etcd", Path::new("sh"), &args).unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(is_ours(ours.id));
+        assert!(!is_ours(ProcessId {
+            token: ours.id.token.map(|t| t ^ 1),
+            ..ours.id
+        }));
+        assert_eq!(
+            stop(&state, "etcd", Duration::from_secs(5)).unwrap(),
+            Stopped::Terminated
+        );
+        ours.child.wait().unwrap();
         stranger.kill().unwrap();
         stranger.wait().unwrap();
         std::fs::remove_dir_all(&state.root).unwrap();

@@ -40,6 +40,31 @@ impl FolderError {
     }
 }
 
+/// Why a folder holding an `INCOMPLETE` marker is refused: another
+/// invocation took it (or one was interrupted there).
+const IN_USE: &str = "already in use: another schedlab is writing it (or one was interrupted there; its INCOMPLETE \
+                      marker says so); choose another";
+
+/// The file [`RunFolder::preflight`] writes and removes in an existing folder.
+const WRITE_CHECK: &str = ".schedlab-write-check";
+
+/// How often making a folder is tried again when a folder on its path
+/// vanished meanwhile.
+const CLAIM_ATTEMPTS: u32 = 64;
+
+/// `make`, again while it fails because a folder on its path vanished:
+/// another invocation's [`RunFolder::preflight`] removes the empty folders it
+/// made to check a path, which may be ours too.
+fn retry_vanished<T>(mut make: impl FnMut() -> std::io::Result<T>) -> std::io::Result<T> {
+    let mut attempts = 0;
+    loop {
+        match make() {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && attempts < CLAIM_ATTEMPTS => attempts += 1,
+            other => return other,
+        }
+    }
+}
+
 #[derive(Debug)]
 pub struct RunFolder {
     root: PathBuf,
@@ -59,45 +84,77 @@ impl RunFolder {
             if !root.is_dir() {
                 return Err(bad("a file is there, not a folder; choose another".into()).into());
             }
-            let mut entries = fs::read_dir(root).map_err(|e| bad(format!("cannot be read: {e}")))?;
+            let entries = fs::read_dir(root).map_err(|e| bad(format!("cannot be read: {e}")))?;
+            // another invocation's write check is no content
+            let mut entries = entries.filter(|e| e.as_ref().map_or(true, |e| e.file_name() != WRITE_CHECK));
             if entries.next().is_some() {
+                if root.join(INCOMPLETE_MARKER).exists() {
+                    return Err(bad(IN_USE.into()).into());
+                }
                 return Err(bad("the folder exists and is not empty; choose another".into()).into());
             }
-            let probe = root.join(".schedlab-write-check");
+            let probe = root.join(WRITE_CHECK);
             fs::write(&probe, b"").map_err(|e| bad(format!("cannot be written: {e}")))?;
             let _ = fs::remove_file(&probe);
             return Ok(());
         }
-        // create it and every missing parent, then remove what was created
-        let mut created = Vec::new();
-        let mut missing = Some(root);
-        while let Some(dir) = missing.filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
-            created.push(dir.to_path_buf());
-            missing = dir.parent();
-        }
-        let made = fs::create_dir_all(root);
-        for dir in created.iter() {
-            let _ = fs::remove_dir(dir);
-        }
-        made.map_err(|e| bad(format!("cannot be created: {e}")))?;
+        // create it and every missing parent, then remove what this call
+        // created (not a folder another invocation made meanwhile)
+        retry_vanished(|| {
+            let mut missing = Vec::new();
+            let mut next = Some(root);
+            while let Some(dir) = next.filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
+                missing.push(dir);
+                next = dir.parent();
+            }
+            let mut created = Vec::new();
+            let mut made = Ok(());
+            for dir in missing.iter().rev() {
+                match fs::create_dir(dir) {
+                    Ok(()) => created.push(*dir),
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                    Err(e) => {
+                        made = Err(e);
+                        break;
+                    }
+                }
+            }
+            for dir in created.iter().rev() {
+                let _ = fs::remove_dir(dir);
+            }
+            made
+        })
+        .map_err(|e| bad(format!("cannot be created: {e}")))?;
         Ok(())
     }
 
     /// Creates `root` (which must not exist, or be an empty folder) with the
-    /// incomplete marker in it.
+    /// incomplete marker in it. The marker is created exclusively (it must
+    /// not exist yet) and first, so of two invocations racing for one fresh
+    /// folder exactly one takes it; the other is refused ("already in use")
+    /// before it writes anything there.
     pub fn create(root: &Path) -> crate::Result<RunFolder> {
         RunFolder::preflight(root)?;
         let bad = |what: String| FolderError::Unusable {
             path: root.to_path_buf(),
             what,
         };
-        fs::create_dir_all(root).map_err(|e| bad(format!("cannot be created: {e}")))?;
         let folder = RunFolder {
             root: root.to_path_buf(),
         };
-        fs::write(
-            folder.root.join(INCOMPLETE_MARKER),
-            "This run folder is incomplete: schedlab was interrupted or failed before finishing.\n",
+        let marker = folder.root.join(INCOMPLETE_MARKER);
+        let claimed = retry_vanished(|| {
+            fs::create_dir_all(root)?;
+            fs::OpenOptions::new().write(true).create_new(true).open(&marker)
+        });
+        let mut file = match claimed {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Err(bad(IN_USE.into()).into()),
+            Err(e) => return Err(bad(format!("cannot be created: {e}")).into()),
+        };
+        std::io::Write::write_all(
+            &mut file,
+            b"This run folder is incomplete: schedlab was interrupted or failed before finishing.\n",
         )
         .map_err(|e| bad(format!("cannot be written: {e}")))?;
         Ok(folder)
@@ -164,6 +221,46 @@ mod tests {
         assert!(root.join(INCOMPLETE_MARKER).exists());
         folder.mark_complete().unwrap();
         assert!(!root.join(INCOMPLETE_MARKER).exists());
+    }
+
+    /// Two invocations racing for one fresh `--out`: the loser sometimes
+    /// failed with "manifest.json: No such file or directory". Exactly one
+    /// takes the folder; every other is told it is in use, before writing.
+    #[test]
+    fn of_invocations_racing_for_one_folder_exactly_one_takes_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        for round in 0..40 {
+            let root = tmp.path().join(format!("round-{round}/out"));
+            let barrier = std::sync::Barrier::new(4);
+            let outcomes: Vec<Result<RunFolder, String>> = std::thread::scope(|scope| {
+                let handles: Vec<_> = (0..4)
+                    .map(|_| {
+                        scope.spawn(|| {
+                            barrier.wait();
+                            RunFolder::create(&root).map_err(|e| {
+                                assert!(e.is_input_error(), "{e}");
+                                e.to_string()
+                            })
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            let taken = outcomes.iter().filter(|o| o.is_ok()).count();
+            assert_eq!(taken, 1, "round {round}: {outcomes:?}");
+            for err in outcomes.iter().filter_map(|o| o.as_ref().err()) {
+                assert!(err.contains("already in use"), "round {round}: {err}");
+            }
+            assert!(root.join(INCOMPLETE_MARKER).is_file());
+        }
+        // and one that comes later is told the same
+        let root = tmp.path().join("later");
+        let _first = RunFolder::create(&root).unwrap();
+        let err = RunFolder::create(&root).unwrap_err().to_string();
+        assert!(
+            err.starts_with(&format!("--out {}: already in use", root.display())),
+            "{err}"
+        );
     }
 
     #[test]

@@ -120,7 +120,7 @@ impl Hyper {
         ];
         for (name, d) in dims {
             if d == 0 || d > MAX_DIM {
-                return Err(AgmarlError::Hyper(format!("{name} = {d}, must be in 1..={MAX_DIM}")));
+                return Err(AgmarlError::Hyper(format!("{name} = {d}: must be in 1..={MAX_DIM}")));
             }
         }
         Ok(())

@@ -78,32 +78,99 @@ impl TrainConfig {
         Span::from_secs(self.horizon_secs)
     }
 
+    /// Refuses a setting outside its range, naming the field (as written in
+    /// `schedlab train --config`), the value and the range: every count is
+    /// bounded, so that a typo (`updates_per_episode: 1000000000`) fails at
+    /// once instead of training for ever.
     pub fn validate(&self) -> Result<(), TrainError> {
-        self.hyper.validate()?;
+        self.hyper
+            .validate()
+            .map_err(|e| TrainError::Config(format!("hyper.{}", hyper_detail(&e))))?;
         self.policy
             .validate()
             .map_err(|e| TrainError::Config(format!("policy: {e}")))?;
-        self.learner_config().validate()?;
-        if self.replay_capacity == 0 {
-            return Err(TrainError::Config("replay_capacity must be at least 1".into()));
-        }
-        if self.horizon_secs == 0 {
-            return Err(TrainError::Config("horizon_secs must be at least 1".into()));
-        }
-        let n = &self.noise;
-        if !(n.start >= 0.0 && n.end >= 0.0 && n.start.is_finite() && n.end.is_finite() && n.decay_fraction >= 0.0) {
-            return Err(TrainError::Config(
-                "noise: start and end must be non-negative numbers".into(),
+        self.learner_config().validate().map_err(|e| match e {
+            TrainError::Config(m) => TrainError::Config(format!("maddpg.{m}")),
+            other => other,
+        })?;
+        within("horizon_secs", self.horizon_secs, 1, MAX_HORIZON_SECS)?;
+        within("replay_capacity", self.replay_capacity, 1, MAX_REPLAY_CAPACITY)?;
+        // the buffer never holds more than its capacity: a longer warmup
+        // would never end
+        if self.warmup > self.replay_capacity {
+            return Err(out_of_range(
+                "warmup",
+                self.warmup,
+                format!("0..={} (replay_capacity)", self.replay_capacity),
             ));
         }
+        within(
+            "updates_per_episode",
+            self.updates_per_episode,
+            0,
+            MAX_UPDATES_PER_EPISODE,
+        )?;
+        within("validate_every", self.validate_every, 0, MAX_VALIDATE_EVERY)?;
+        let n = &self.noise;
+        within_f("noise.start", f64::from(n.start), 0.0, 1.0)?;
+        within_f("noise.end", f64::from(n.end), 0.0, 1.0)?;
+        within_f("noise.decay_fraction", f64::from(n.decay_fraction), 0.0, 1.0)?;
         let r = &self.reward;
-        if ![r.decline, r.stress_elevated, r.stress_stressed]
-            .iter()
-            .all(|x| x.is_finite())
-        {
-            return Err(TrainError::Config("reward weights must be numbers".into()));
-        }
+        within_f("reward.decline", f64::from(r.decline), 0.0, 1.0)?;
+        within_f(
+            "reward.stress_elevated",
+            f64::from(r.stress_elevated),
+            0.0,
+            MAX_STRESS_WEIGHT,
+        )?;
+        within_f(
+            "reward.stress_stressed",
+            f64::from(r.stress_stressed),
+            0.0,
+            MAX_STRESS_WEIGHT,
+        )?;
         Ok(())
+    }
+}
+
+/// Simulated seconds of the realised metrics' horizon: a year, as a scenario.
+pub const MAX_HORIZON_SECS: u64 = 366 * 86_400;
+/// Transitions the replay buffer may keep (each holds every node's features).
+pub const MAX_REPLAY_CAPACITY: usize = 1_000_000;
+/// Learner updates per episode played (40 by default).
+pub const MAX_UPDATES_PER_EPISODE: usize = 10_000;
+/// Episodes between validation points.
+pub const MAX_VALIDATE_EVERY: usize = 1_000_000;
+/// The reward's stress weights λ: a bind is worth 1, so a larger λ would drown it.
+pub const MAX_STRESS_WEIGHT: f64 = 10.0;
+
+pub(crate) fn out_of_range(field: &str, value: impl std::fmt::Display, range: impl std::fmt::Display) -> TrainError {
+    TrainError::Config(format!("{field} = {value}: must be in {range}"))
+}
+
+/// `lo..=hi`, integers.
+pub(crate) fn within<T: PartialOrd + std::fmt::Display>(field: &str, value: T, lo: T, hi: T) -> Result<(), TrainError> {
+    if value >= lo && value <= hi {
+        Ok(())
+    } else {
+        Err(out_of_range(field, value, format!("{lo}..={hi}")))
+    }
+}
+
+/// `[lo, hi]`, numbers (NaN is outside).
+pub(crate) fn within_f(field: &str, value: f64, lo: f64, hi: f64) -> Result<(), TrainError> {
+    if value >= lo && value <= hi {
+        Ok(())
+    } else {
+        Err(out_of_range(field, value, format!("[{lo}, {hi}]")))
+    }
+}
+
+/// A network size's error without the error type's preamble.
+fn hyper_detail(e: &crate::agmarl::error::AgmarlError) -> String {
+    match e {
+        crate::agmarl::error::AgmarlError::Hyper(m) => m.clone(),
+        other => other.to_string(),
     }
 }
 
@@ -142,5 +209,77 @@ mod tests {
         let mut bad_policy = TrainConfig::default();
         bad_policy.policy.delta_lex = f32::NAN;
         assert!(matches!(bad_policy.validate(), Err(TrainError::Config(m)) if m.starts_with("policy")));
+    }
+
+    /// Every count is bounded and every number has a range, and the error
+    /// names the field as written, the value and the range.
+    #[test]
+    fn every_setting_outside_its_range_is_refused_with_field_value_and_range() {
+        let cases: [(&str, &str); 17] = [
+            (
+                r#"{"warmup": 0, "updates_per_episode": 1000000000}"#,
+                "updates_per_episode = 1000000000: must be in 0..=10000",
+            ),
+            (
+                r#"{"warmup": 30, "replay_capacity": 20}"#,
+                "warmup = 30: must be in 0..=20 (replay_capacity)",
+            ),
+            (
+                r#"{"replay_capacity": 1000001}"#,
+                "replay_capacity = 1000001: must be in 1..=1000000",
+            ),
+            (
+                r#"{"replay_capacity": 0, "warmup": 0}"#,
+                "replay_capacity = 0: must be in 1..=1000000",
+            ),
+            (r#"{"horizon_secs": 0}"#, "horizon_secs = 0: must be in 1..=31622400"),
+            (
+                r#"{"validate_every": 1000001}"#,
+                "validate_every = 1000001: must be in 0..=1000000",
+            ),
+            (
+                r#"{"maddpg": {"batch_size": 65537}}"#,
+                "maddpg.batch_size = 65537: must be in 1..=65536",
+            ),
+            (r#"{"maddpg": {"gamma": 1}}"#, "maddpg.gamma = 1: must be in [0, 1)"),
+            (r#"{"maddpg": {"tau": 0}}"#, "maddpg.tau = 0: must be in (0, 1]"),
+            (
+                r#"{"maddpg": {"critic_lr": 5}}"#,
+                "maddpg.critic_lr = 5: must be in (0, 1]",
+            ),
+            (
+                r#"{"maddpg": {"beta": 1e9}}"#,
+                "maddpg.beta = 1000000000: must be in [0, 1000]",
+            ),
+            (
+                r#"{"maddpg": {"lr_schedule": {"min_scale": 2}}}"#,
+                "maddpg.lr_schedule.min_scale = 2: must be in (0, 1]",
+            ),
+            (r#"{"noise": {"end": -0.5}}"#, "noise.end = -0.5: must be in [0, 1]"),
+            (
+                r#"{"noise": {"decay_fraction": 7}}"#,
+                "noise.decay_fraction = 7: must be in [0, 1]",
+            ),
+            (r#"{"reward": {"decline": 2}}"#, "reward.decline = 2: must be in [0, 1]"),
+            (
+                r#"{"reward": {"stress_stressed": 11}}"#,
+                "reward.stress_stressed = 11: must be in [0, 10]",
+            ),
+            (
+                r#"{"hyper": {"actor_hidden": 0}}"#,
+                "hyper.actor_hidden = 0: must be in 1..=4096",
+            ),
+        ];
+        for (json, want) in cases {
+            let cfg: TrainConfig = serde_json::from_str(json).unwrap();
+            let e = cfg.validate().unwrap_err();
+            assert!(matches!(e, TrainError::Config(_)), "{json}: {e:?}");
+            assert_eq!(e.to_string(), format!("invalid training settings: {want}"), "{json}");
+        }
+        // the edges are in
+        let edges = r#"{"warmup": 5, "replay_capacity": 5, "updates_per_episode": 10000, "horizon_secs": 31622400,
+            "validate_every": 0, "maddpg": {"batch_size": 65536, "gamma": 0, "tau": 1, "actor_lr": 1, "beta": 1000},
+            "noise": {"start": 1, "end": 0, "decay_fraction": 1}, "reward": {"decline": 0, "stress_elevated": 10}}"#;
+        serde_json::from_str::<TrainConfig>(edges).unwrap().validate().unwrap();
     }
 }

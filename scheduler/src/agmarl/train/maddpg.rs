@@ -115,29 +115,38 @@ impl Default for MaddpgConfig {
 }
 
 impl MaddpgConfig {
+    /// Refuses a setting outside its range, naming the field, the value and
+    /// the range.
     pub fn validate(&self) -> Result<(), TrainError> {
-        let bad = |what: &str| Err(TrainError::Config(what.to_string()));
+        use crate::agmarl::train::config::{out_of_range, within, within_f};
         if !(0.0..1.0).contains(&self.gamma) {
-            return bad("gamma must be in [0, 1)");
+            return Err(out_of_range("gamma", self.gamma, "[0, 1)"));
         }
         if !(self.tau > 0.0 && self.tau <= 1.0) {
-            return bad("tau must be in (0, 1]");
+            return Err(out_of_range("tau", self.tau, "(0, 1]"));
         }
-        if self.batch_size == 0 {
-            return bad("batch_size must be at least 1");
+        within("batch_size", self.batch_size, 1, MAX_BATCH_SIZE)?;
+        for (field, lr) in [("actor_lr", self.actor_lr), ("critic_lr", self.critic_lr)] {
+            if !(lr > 0.0 && lr <= 1.0) {
+                return Err(out_of_range(field, lr, "(0, 1]"));
+            }
         }
-        if !(self.actor_lr > 0.0 && self.actor_lr.is_finite() && self.critic_lr > 0.0 && self.critic_lr.is_finite()) {
-            return bad("learning rates must be positive");
-        }
-        if !(self.beta >= 0.0 && self.beta.is_finite()) {
-            return bad("beta must be a non-negative number");
-        }
+        within_f("beta", self.beta, 0.0, MAX_BETA)?;
         if !self.lr_schedule.is_valid() {
-            return bad("lr_schedule: min_scale must be in (0, 1]");
+            return Err(out_of_range(
+                "lr_schedule.min_scale",
+                self.lr_schedule.min_scale,
+                "(0, 1]",
+            ));
         }
         Ok(())
     }
 }
+
+/// Transitions in one minibatch (64 by default).
+pub const MAX_BATCH_SIZE: usize = 65_536;
+/// The weight β of the score-prediction loss (5 by default).
+pub const MAX_BETA: f64 = 1_000.0;
 
 /// What one update measured (before its steps).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
