@@ -10,6 +10,13 @@
 # Evaluation seeds are 1-10 (training never uses seeds below 1000); the
 # held-out scenarios of evaluations/heldout/ and the other sizes are work the
 # checkpoints never trained on. SCHEDLAB overrides the binary.
+#
+# What evaluations/bundled-checkpoint/ holds was written by an earlier
+# revision with the v2 checkpoints, before the agmarl arms preempted (the
+# README's "How it did before controls and preemption"); the main part plays
+# today's bundled checkpoints, the spread part the v2 runs kept in
+# evaluations/claims-v2/checkpoints/. The registered tables of the current
+# checkpoints are scripts/claims-evaluation.sh's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${SCHEDLAB:-target/release/schedlab}
@@ -64,11 +71,11 @@ rm -rf "$out"/claims/*/plots "$out"/claims/*/report.html "$out"/claims/*/summary
 fi
 
 if [ "$part" = all ] || [ "$part" = spread ]; then
-# every variant's three training seeds (the first is the bundled checkpoint)
+# every variant's three v2 training seeds (the first was the bundled checkpoint)
 # on the claim scenarios, for the spread across training runs
 for v in agmarl agmarl-nognn agmarl-linear agmarl-nostress; do
   for seed in 1000 2000 3000; do
-    if [ "$seed" = 1000 ]; then ckpt=scheduler/checkpoints/$v.safetensors; else ckpt=evaluations/training-seeds/$v-$seed.safetensors; fi
+    ckpt=evaluations/claims-v2/checkpoints/$v-$seed.safetensors
     for s in pressure churn; do
       "$bin" scenario "$s" --arms "$v" --seeds 10 --checkpoint "$ckpt" --out "$work/ts-$v-$seed-$s" > /dev/null
       mkdir -p "$out/training-seeds/$v-$seed"
