@@ -254,6 +254,12 @@ async fn the_scheduler_survives_an_apiserver_restart() {
     for (pod, node) in &before {
         assert_eq!(now.get(pod), Some(node), "{pod} moved across the restart");
     }
+    // the test's own watch re-lists after the restart with back-off: give it
+    // time to catch up on a loaded machine before reading what it saw
+    let t = Instant::now();
+    while seen.lock().unwrap().len() < 24 && t.elapsed() < Duration::from_secs(15) {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     tokio::time::sleep(Duration::from_millis(500)).await;
     watch_task.abort();
     let seen = seen.lock().unwrap().clone();
