@@ -96,8 +96,18 @@ pub fn is_ours(id: ProcessId) -> bool {
         return false;
     }
     let want = format!("{TOKEN_ENV}={token:016x}");
-    std::fs::read(format!("/proc/{}/environ", id.pid))
-        .is_ok_and(|env| env.split(|b| *b == 0).any(|entry| entry == want.as_bytes()))
+    // Right after exec the kernel has closed the spawn's pipe (so `spawn` has
+    // returned) before it lays out the new environment: for that instant
+    // `environ` reads empty. A process we started always has one, so an empty
+    // read is waited out briefly rather than taken for a stranger.
+    for _ in 0..100 {
+        match std::fs::read(format!("/proc/{}/environ", id.pid)) {
+            Ok(env) if env.is_empty() => std::thread::sleep(std::time::Duration::from_millis(2)),
+            Ok(env) => return env.split(|b| *b == 0).any(|entry| entry == want.as_bytes()),
+            Err(_) => return false,
+        }
+    }
+    false
 }
 
 /// The pid file text for `id`.
