@@ -1,10 +1,10 @@
 //! claims.json: every number of the claims table, beside the reports.
 
-use crate::claims::effect::Side;
+use crate::claims::effect::{Effect, Side};
 use crate::claims::learning::{LearningFamily, Scope};
 use crate::claims::prereg::PREREGISTRATION_PATH;
 use crate::claims::table::{ClaimResult, Family, Judgement};
-use crate::claims::{ClaimsTable, VERDICT_RULE, better_name};
+use crate::claims::{ClaimsTable, Outcome, VERDICT_RULE, better_name};
 use crate::stats::{ALPHA, BOOTSTRAP_RESAMPLES, CONFIDENCE};
 use serde_json::{Value, json};
 
@@ -31,6 +31,25 @@ fn families(f: &[Family]) -> Value {
             .map(|f| json!({"baseline": f.baseline, "size": f.size}))
             .collect(),
     )
+}
+
+/// One test's numbers into `v`, an object: the difference of means with its
+/// interval, the p-values, ties, Cliff's delta and the outcome.
+fn add_test(v: &mut Value, e: Option<Effect>, p_holm: Option<f64>, outcome: Outcome) {
+    let fields = json!({
+        "diff_of_means": num(e.map(|e| e.diff)),
+        "ci_low": num(e.and_then(|e| e.ci).map(|ci| ci.low)),
+        "ci_high": num(e.and_then(|e| e.ci).map(|ci| ci.high)),
+        "p": num(e.map(|e| e.test.p)),
+        "p_method": e.map(|e| e.test.method.as_str()),
+        "p_holm": num(p_holm),
+        "tied": e.map(|e| e.tied),
+        "cliffs_delta": num(e.map(|e| e.cliffs_delta)),
+        "outcome": outcome.as_str(),
+    });
+    if let (Value::Object(v), Value::Object(fields)) = (v, fields) {
+        v.extend(fields);
+    }
 }
 
 /// One arm's claims: per claim its verdicts, regime rows and every row
@@ -69,21 +88,13 @@ fn claims(list: &[ClaimResult]) -> Value {
                         .cells
                         .iter()
                         .map(|c| {
-                            let e = c.effect;
-                            json!({
+                            let mut v = json!({
                                 "baseline": c.baseline,
                                 "baseline_values": side(c.baseline_side),
-                                "diff_of_means": num(e.map(|e| e.diff)),
-                                "ci_low": num(e.and_then(|e| e.ci).map(|ci| ci.low)),
-                                "ci_high": num(e.and_then(|e| e.ci).map(|ci| ci.high)),
-                                "p": num(e.map(|e| e.test.p)),
-                                "p_method": e.map(|e| e.test.method.as_str()),
-                                "p_holm": num(c.p_holm),
-                                "tied": e.map(|e| e.tied),
-                                "cliffs_delta": num(e.map(|e| e.cliffs_delta)),
-                                "outcome": c.outcome.as_str(),
-                                "undefined_because": c.missing,
-                            })
+                            });
+                            add_test(&mut v, c.effect, c.p_holm, c.outcome);
+                            v["undefined_because"] = json!(c.missing);
+                            v
                         })
                         .collect();
                     json!({
@@ -134,12 +145,11 @@ fn learning(list: &[LearningFamily]) -> Value {
                 .tests
                 .iter()
                 .map(|t| {
-                    let e = t.effect;
                     let (scenario, pooled_over, left_out) = match &t.scope {
                         Scope::Scenario(s) => (Some(s.clone()), Value::Null, Value::Null),
                         Scope::Pooled { scenarios, left_out } => (None, json!(scenarios), json!(left_out)),
                     };
-                    json!({
+                    let mut v = json!({
                         "scenario": scenario,
                         "pooled_over": pooled_over,
                         "left_out": left_out,
@@ -147,16 +157,9 @@ fn learning(list: &[LearningFamily]) -> Value {
                         "better": better_name(t.better),
                         "arm_values": side(t.arm_side),
                         "control_values": side(t.control_side),
-                        "diff_of_means": num(e.map(|e| e.diff)),
-                        "ci_low": num(e.and_then(|e| e.ci).map(|ci| ci.low)),
-                        "ci_high": num(e.and_then(|e| e.ci).map(|ci| ci.high)),
-                        "p": num(e.map(|e| e.test.p)),
-                        "p_method": e.map(|e| e.test.method.as_str()),
-                        "p_holm": num(t.p_holm),
-                        "tied": e.map(|e| e.tied),
-                        "cliffs_delta": num(e.map(|e| e.cliffs_delta)),
-                        "outcome": t.outcome.as_str(),
-                    })
+                    });
+                    add_test(&mut v, t.effect, t.p_holm, t.outcome);
+                    v
                 })
                 .collect();
             json!({"control": f.control, "family": if f.pooled { "pooled" } else { "registered" }, "size": f.size(), "tests": tests})
