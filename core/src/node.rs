@@ -164,11 +164,43 @@ pub struct NodeState {
     /// restarts, OOM kills and failures of pods on this node over the last
     /// [`NodeState::RECENT_WINDOW`]
     pub recent: RecentTrouble,
+    /// when `condition` last changed (the join time until it does)
+    #[serde(default)]
+    pub condition_since: Time,
+    /// the node's pods that set no memory limit
+    #[serde(default)]
+    pub unlimited: UnlimitedMemory,
+    /// the node's memory use, smoothed, for its trend
+    #[serde(default)]
+    pub memory_trend: MemoryTrend,
+}
+
+/// The pods of a node that set no memory limit. Nothing stops their memory
+/// from growing until the node itself runs short, so they are where a
+/// node's memory-pressure kills come from. A backend that cannot see pod
+/// usage leaves `excess_bytes` at 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct UnlimitedMemory {
+    pub pods: u32,
+    /// Σ over those pods of max(0, memory used − memory requested): how far
+    /// they have grown past what the scheduler reserved for them
+    pub excess_bytes: u64,
+}
+
+/// A node's memory use smoothed exponentially with time constant
+/// [`NodeState::MEMORY_TREND_TAU`], as of `at` (the last change of use).
+/// `used − smoothed` is the recent trend: positive while use climbs.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct MemoryTrend {
+    pub smoothed_bytes: f64,
+    pub at: Time,
 }
 
 impl NodeState {
     /// How far back [`NodeState::recent`] looks.
     pub const RECENT_WINDOW: crate::Span = crate::Span(10 * 60 * 1000);
+    /// Time constant of [`NodeState::memory_trend`] (five minutes).
+    pub const MEMORY_TREND_TAU: crate::Span = crate::Span(5 * 60 * 1000);
 
     pub fn new(id: NodeId, spec: NodeSpec, since: Time) -> NodeState {
         NodeState {
@@ -182,7 +214,40 @@ impl NodeState {
             pod_count: 0,
             since,
             recent: RecentTrouble::default(),
+            condition_since: since,
+            unlimited: UnlimitedMemory::default(),
+            memory_trend: MemoryTrend {
+                smoothed_bytes: 0.0,
+                at: since,
+            },
         }
+    }
+
+    /// Sets the condition, and `condition_since` when it changes.
+    pub fn set_condition(&mut self, condition: NodeCondition, now: Time) {
+        if self.condition != condition {
+            self.condition = condition;
+            self.condition_since = now;
+        }
+    }
+
+    /// Sets the memory and cpu in use at `now`, first folding the use held
+    /// since the last change into the smoothed memory.
+    pub fn set_used(&mut self, used: Resources, now: Time) {
+        let t = &mut self.memory_trend;
+        if now > t.at {
+            let dt = (now.0 - t.at.0) as f64 / NodeState::MEMORY_TREND_TAU.0 as f64;
+            let keep = (-dt).exp();
+            t.smoothed_bytes =
+                self.used.memory_bytes as f64 + (t.smoothed_bytes - self.used.memory_bytes as f64) * keep;
+            t.at = now;
+        }
+        self.used = used;
+    }
+
+    /// Memory in use minus its smoothed value (bytes; negative while use falls).
+    pub fn memory_trend_bytes(&self) -> f64 {
+        self.used.memory_bytes as f64 - self.memory_trend.smoothed_bytes
     }
 
     /// Allocatable minus requested (never negative).
@@ -194,6 +259,40 @@ impl NodeState {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn plain() -> NodeState {
+        NodeState::new(
+            NodeId(0),
+            NodeSpec::plain("n", Resources::new(1000, 1 << 30), 1.0),
+            Time(0),
+        )
+    }
+
+    #[test]
+    fn the_smoothed_memory_follows_use_with_its_time_constant() {
+        let mut n = plain();
+        n.set_used(Resources::new(0, 1000), Time(0));
+        assert_eq!(n.memory_trend_bytes(), 1000.0);
+        // one time constant later the smoothed value has come 1 − 1/e of the way
+        let tau = NodeState::MEMORY_TREND_TAU.0;
+        n.set_used(Resources::new(0, 1000), Time(tau));
+        let want = 1000.0 * (1.0 - (-1.0f64).exp());
+        assert!((n.memory_trend.smoothed_bytes - want).abs() < 1e-6);
+        assert!(n.memory_trend_bytes() > 0.0);
+        // use falling below the smoothed value reads as a negative trend
+        n.set_used(Resources::new(0, 0), Time(tau + 1));
+        assert!(n.memory_trend_bytes() < 0.0);
+    }
+
+    #[test]
+    fn the_condition_remembers_when_it_changed() {
+        let mut n = plain();
+        n.set_condition(NodeCondition::Degraded, Time(5));
+        n.set_condition(NodeCondition::Degraded, Time(9));
+        assert_eq!((n.condition, n.condition_since), (NodeCondition::Degraded, Time(5)));
+        n.set_condition(NodeCondition::Ready, Time(12));
+        assert_eq!(n.condition_since, Time(12));
+    }
 
     #[test]
     fn a_taint_reads_as_kubectl_writes_it() {

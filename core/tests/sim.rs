@@ -803,6 +803,39 @@ fn a_leak_without_a_limit_ends_in_the_nodes_oom_killer() {
 }
 
 #[test]
+fn a_node_tracks_its_unlimited_pods_their_growth_and_its_memory_trend() {
+    let mut leaky = pod(100, 200 * MI);
+    leaky.behaviour.memory_growth_per_hour = Some(schedlab_core::Dist::Const {
+        value: (6000 * MI) as f64,
+    });
+    let mut limited = pod(100, 100 * MI);
+    limited.limits = Some(Resources::new(100, 100 * MI));
+    let timeline = TimelineBuilder::new(900.0)
+        .nodes(1, 1000, GI)
+        .workload("leak", leaky, true)
+        .workload("limited", limited, false)
+        .create(0.0, 0, 0, 1)
+        .create(0.0, 1, 0, 1)
+        .build();
+    let mut sim = Sim::new(timeline, 1, ModelConfig::default()).unwrap();
+    let mut records = Vec::new();
+    sim.run_until(secs(241.0), &mut first_feasible, &mut records);
+    let n = &sim.nodes()[0];
+    assert_eq!((n.pod_count, n.unlimited.pods), (2, 1));
+    // four minutes of 100 MiB a minute past a 200 MiB request (usage starts near it)
+    assert!(
+        n.unlimited.excess_bytes > 300 * MI && n.unlimited.excess_bytes < 500 * MI,
+        "{:?}",
+        n.unlimited
+    );
+    assert!(n.memory_trend_bytes() > 0.0, "{:?}", n.memory_trend);
+    // the node's OOM killer takes the leak (at 501 s); its count goes with it
+    sim.run_until(secs(502.0), &mut first_feasible, &mut records);
+    let n = &sim.nodes()[0];
+    assert!(n.unlimited.excess_bytes < 100 * MI, "{:?}", n.unlimited);
+}
+
+#[test]
 fn charged_decision_time_delays_binds_and_is_measured_either_way() {
     let build = || {
         TimelineBuilder::new(60.0)

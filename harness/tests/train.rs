@@ -158,6 +158,8 @@ fn trains_a_loadable_checkpoint_and_writes_the_curve() {
         node_features: vec![0.5; 2 * scheduler::agmarl::NODE_FEATURES],
         pod_features: vec![0.5; scheduler::agmarl::POD_FEATURES],
         queue: [0.25, 0.5],
+        domains: vec![0, 1],
+        domain_count: 2,
     };
     assert_ne!(
         net.scores(&obs, &[0, 1], true).unwrap(),

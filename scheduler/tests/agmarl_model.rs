@@ -11,7 +11,9 @@ use schedlab_core::{NodeState, Placement, WorkloadHistory};
 use scheduler::agmarl::checkpoint::{
     CheckpointError, CheckpointMeta, FORMAT_VERSION, load, load_bytes, save, sidecar_path, to_bytes, weights_digest,
 };
-use scheduler::agmarl::features::{FEATURE_SCHEMA_VERSION, NODE_FEATURES, Observation, POD_FEATURES, observe};
+use scheduler::agmarl::features::{
+    FEATURE_SCHEMA_VERSION, NODE_FEATURES, Observation, POD_FEATURES, STATE_FEATURES, observe,
+};
 use scheduler::agmarl::lexicographic::{Candidate, lexicographic_select, weighted_select};
 use scheduler::agmarl::network::{AgmarlNet, Hyper};
 use scheduler::agmarl::policy::{AgmarlConfig, AgmarlScheduler, Variant};
@@ -32,6 +34,8 @@ fn random_obs(n: usize, seed: u64) -> Observation {
         node_features: (0..n * NODE_FEATURES).map(|_| rng.random::<f32>()).collect(),
         pod_features: (0..POD_FEATURES).map(|_| rng.random::<f32>()).collect(),
         queue: [0.25, 0.5],
+        domains: (0..n).map(|i| (i % 3) as u32).collect(),
+        domain_count: n.min(3),
     }
 }
 
@@ -65,18 +69,47 @@ fn gnn_is_permutation_equivariant() {
     assert_ne!(perm, (0..9).collect::<Vec<_>>());
     let idx = Tensor::from_vec(perm.clone(), 9, &Device::Cpu).unwrap();
     let permuted = nodes.index_select(&idx, 0).unwrap();
+    let domains_p: Vec<u32> = perm.iter().map(|&p| obs.domains[p as usize]).collect();
 
-    let emb = rows(&net.embed(&nodes).unwrap());
-    let emb_p = rows(&net.embed(&permuted).unwrap());
+    let (emb, dom) = net.embed(&nodes, &obs.domains).unwrap();
+    let (emb_p, dom_p) = net.embed(&permuted, &domains_p).unwrap();
+    let (emb, dom, emb_p, dom_p) = (rows(&emb), rows(&dom), rows(&emb_p), rows(&dom_p));
     let want: Vec<Vec<f32>> = perm.iter().map(|&p| emb[p as usize].clone()).collect();
     assert_close(&emb_p, &want, 1e-5, "embeddings");
+    let want: Vec<Vec<f32>> = perm.iter().map(|&p| dom[p as usize].clone()).collect();
+    assert_close(&dom_p, &want, 1e-5, "domain embeddings");
 
-    let scores = rows(&net.forward(&nodes, &pod, true).unwrap());
-    let scores_p = rows(&net.forward(&permuted, &pod, true).unwrap());
+    let scores = rows(&net.forward(&nodes, &obs.domains, &pod, true).unwrap());
+    let scores_p = rows(&net.forward(&permuted, &domains_p, &pod, true).unwrap());
     let want: Vec<Vec<f32>> = perm.iter().map(|&p| scores[p as usize].clone()).collect();
     assert_close(&scores_p, &want, 1e-5, "scores");
     // and the embedding is not trivially constant: nodes differ
     assert!(emb.iter().any(|r| r != &emb[0]));
+}
+
+#[test]
+fn the_domain_embedding_sees_its_own_domain_only() {
+    let net = net(3);
+    let obs = random_obs(9, 4);
+    let (nodes, _) = tensors(&obs);
+    // node 0 is in domain 0 with nodes 3 and 6; node 1 is in domain 1
+    assert_eq!((obs.domains[0], obs.domains[3], obs.domains[1]), (0, 0, 1));
+    let mut other = obs.clone();
+    for x in &mut other.node_features[NODE_FEATURES..NODE_FEATURES + STATE_FEATURES] {
+        *x = 1.0 - *x;
+    }
+    let (other_nodes, _) = tensors(&other);
+    let dom = |n: &Tensor, o: &Observation| rows(&net.embed(n, &o.domains).unwrap().1);
+    let (before, after) = (dom(&nodes, &obs), dom(&other_nodes, &other));
+    // node 1 changed: its domain mates (4, 7) see it, domain 0 does not
+    assert_eq!(before[0], after[0]);
+    assert_eq!(before[3], after[3]);
+    assert_ne!(before[4], after[4]);
+    // a node alone in its domain gets zeros
+    let mut alone = obs.clone();
+    alone.domains = vec![0, 1, 1, 1, 1, 1, 1, 1, 1];
+    alone.domain_count = 2;
+    assert!(dom(&nodes, &alone)[0].iter().all(|&x| x == 0.0));
 }
 
 #[test]

@@ -4,7 +4,7 @@
 use super::Sim;
 use super::pods::PodState;
 use crate::behaviour::{Input, OomCandidate, oom_victim_pods, under_memory_pressure};
-use crate::node::{NodeCondition, NodeId};
+use crate::node::{MemoryTrend, NodeCondition, NodeId};
 use crate::pod::PodId;
 use crate::record::{DeleteCause, EventKind, RecordSink};
 use crate::timeline::Action;
@@ -47,7 +47,7 @@ impl Sim {
             return;
         }
         self.lost[node.index()] = true;
-        state.condition = NodeCondition::NotReady;
+        state.set_condition(NodeCondition::NotReady, self.now);
         self.emit(sink, EventKind::NodeLost { node });
         self.step_node_pods(node, Input::Evict, sink);
     }
@@ -62,9 +62,15 @@ impl Sim {
         self.trouble.forget_node(node, &mut self.nodes);
         let now = self.now;
         let state = &mut self.nodes[node.index()];
-        state.condition = NodeCondition::Ready;
+        state.set_condition(NodeCondition::Ready, now);
+        state.condition_since = now;
         state.unschedulable = false;
         state.since = now;
+        // a fresh machine: no memory history
+        state.memory_trend = MemoryTrend {
+            smoothed_bytes: 0.0,
+            at: now,
+        };
         self.emit(sink, EventKind::NodeReplaced { node });
     }
 
@@ -84,7 +90,7 @@ impl Sim {
             tracing::debug!(node = node.0, "degrade: the node is not ready; ignored");
             return;
         }
-        state.condition = condition;
+        state.set_condition(condition, self.now);
         let event = match condition {
             NodeCondition::NotReady => EventKind::NodeFailed { node },
             NodeCondition::Degraded => EventKind::NodeDegraded { node },

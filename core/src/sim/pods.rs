@@ -159,6 +159,9 @@ impl Sim {
         n.requested += spec.requests;
         n.non_zero_requested += spec.requests.non_zero_for_scoring();
         n.pod_count += 1;
+        if spec.memory_limit().is_none() {
+            n.unlimited.pods += 1;
+        }
         self.pending_count = self.pending_count.saturating_sub(1);
         self.bound_count += 1;
         self.forget_nomination(pod);
@@ -220,8 +223,13 @@ impl Sim {
         }
         self.effects = effects;
         if before != after {
+            let spec = self.timeline.workloads[w].spec_of(self.pods[pod.0 as usize].slot.ordinal);
             let n = &mut self.nodes[node.index()];
-            n.used = n.used - before + after;
+            if spec.memory_limit().is_none() {
+                let excess = |u: Resources| u.memory_bytes.saturating_sub(spec.requests.memory_bytes);
+                n.unlimited.excess_bytes = (n.unlimited.excess_bytes + excess(after)).saturating_sub(excess(before));
+            }
+            n.set_used(n.used - before + after, self.now);
             self.mark_dirty(node);
         }
         if let Some(end) = ended {
@@ -253,10 +261,13 @@ impl Sim {
         {
             *moved_pos = pos;
         }
-        let requests = self.timeline.workloads[slot.workload.0 as usize]
-            .spec_of(slot.ordinal)
-            .requests;
+        let spec = self.timeline.workloads[slot.workload.0 as usize].spec_of(slot.ordinal);
+        let requests = spec.requests;
+        let unlimited = spec.memory_limit().is_none();
         let n = &mut self.nodes[node.index()];
+        if unlimited {
+            n.unlimited.pods = n.unlimited.pods.saturating_sub(1);
+        }
         n.requested -= requests;
         n.non_zero_requested -= requests.non_zero_for_scoring();
         n.pod_count = n.pod_count.saturating_sub(1);

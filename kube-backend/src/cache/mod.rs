@@ -108,6 +108,9 @@ pub struct ClusterCache {
     pending: u32,
     bound: u32,
     next_foreign: u64,
+    /// the latest time a watch event or expiry brought, for the smoothed
+    /// memory trend of changes that come without one (assume, forget)
+    clock: Time,
 }
 
 fn key(namespace: &str, name: &str) -> String {
@@ -130,7 +133,7 @@ fn placeholder(id: NodeId, now: Time) -> NodeState {
         taints: vec![],
     };
     let mut n = NodeState::new(id, spec, now);
-    n.condition = NodeCondition::NotReady;
+    n.set_condition(NodeCondition::NotReady, now);
     n
 }
 
@@ -155,6 +158,7 @@ impl ClusterCache {
             pending: 0,
             bound: 0,
             next_foreign: FOREIGN_POD_BASE,
+            clock: Time::ZERO,
         }
     }
 
@@ -181,13 +185,13 @@ impl ClusterCache {
             let old = n.condition;
             n.spec = spec;
             n.unschedulable = unschedulable;
-            n.condition = condition;
+            n.set_condition(condition, now);
             condition_events(id, old, condition, out);
             return Ok(id);
         }
         let id = self.new_node_id(node, name)?;
         let mut state = NodeState::new(id, spec, now);
-        state.condition = condition;
+        state.set_condition(condition, now);
         state.unschedulable = unschedulable;
         let i = id.index();
         while self.nodes.len() <= i {
@@ -256,7 +260,7 @@ impl ClusterCache {
         };
         let n = &mut self.nodes[id.index()];
         let old = n.condition;
-        n.condition = NodeCondition::NotReady;
+        n.set_condition(NodeCondition::NotReady, now);
         tracing::debug!(node = name, at = %now, "node deleted");
         condition_events(id, old, NodeCondition::NotReady, out);
     }
@@ -270,6 +274,7 @@ impl ClusterCache {
             return;
         };
         let namespace = pod.metadata.namespace.as_deref().unwrap_or("default");
+        self.clock = self.clock.max(now);
         let k = key(namespace, name);
         let uid = pod.metadata.uid.as_deref().unwrap_or("");
         if let Some(e) = self.pods.get(&k)
@@ -388,6 +393,15 @@ impl ClusterCache {
             Resources::ZERO
         };
         let requests = e.pod.spec.requests;
+        let unlimited = e.pod.spec.memory_limit().is_none();
+        let excess = |u: Resources| {
+            if unlimited {
+                u.memory_bytes.saturating_sub(requests.memory_bytes)
+            } else {
+                0
+            }
+        };
+        let clock = self.clock;
         let (old_count, old_on, old_used) = (e.count, e.on, e.used);
         e.count = count;
         e.on = on;
@@ -398,18 +412,23 @@ impl ClusterCache {
                 n.requested -= requests;
                 n.non_zero_requested -= requests.non_zero_for_scoring();
                 n.pod_count = n.pod_count.saturating_sub(1);
-                n.used -= old_used;
+                n.unlimited.pods = n.unlimited.pods.saturating_sub(u32::from(unlimited));
+                n.unlimited.excess_bytes = n.unlimited.excess_bytes.saturating_sub(excess(old_used));
+                n.set_used(n.used - old_used, clock);
             }
             if let Some(n) = on.and_then(|n| self.nodes.get_mut(n.index())) {
                 n.requested += requests;
                 n.non_zero_requested += requests.non_zero_for_scoring();
                 n.pod_count = n.pod_count.saturating_add(1);
-                n.used += used;
+                n.unlimited.pods = n.unlimited.pods.saturating_add(u32::from(unlimited));
+                n.unlimited.excess_bytes += excess(used);
+                n.set_used(n.used + used, clock);
             }
         } else if old_used != used
             && let Some(n) = on.and_then(|n| self.nodes.get_mut(n.index()))
         {
-            n.used = n.used - old_used + used;
+            n.unlimited.excess_bytes = (n.unlimited.excess_bytes + excess(used)).saturating_sub(excess(old_used));
+            n.set_used(n.used - old_used + used, clock);
         }
     }
 
@@ -433,6 +452,7 @@ impl ClusterCache {
     /// what the caller needs to record it (None for a pod never seen).
     /// Emits nothing itself.
     pub fn delete_pod(&mut self, namespace: &str, name: &str, now: Time) -> Option<DeletedPod> {
+        self.clock = self.clock.max(now);
         let k = key(namespace, name);
         if let Some(e) = self.pods.get_mut(&k) {
             // ended: whatever it held is released as at an end
@@ -453,6 +473,7 @@ impl ClusterCache {
 
     /// Forgets trouble older than [`NodeState::RECENT_WINDOW`].
     pub fn expire(&mut self, now: Time) {
+        self.clock = self.clock.max(now);
         self.trouble.expire(now, &mut self.nodes);
     }
 

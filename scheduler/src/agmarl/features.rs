@@ -19,14 +19,17 @@ use std::sync::LazyLock;
 /// Version 2 put the two pod-dependent node columns last and counts a
 /// node's age in whole minutes, so that the first [`STATE_FEATURES`]
 /// columns of a node change only when the node does (see
-/// [`crate::agmarl::scoring`]).
-pub const FEATURE_SCHEMA_VERSION: u32 = 2;
+/// [`crate::agmarl::scoring`]). Version 3 added where-it-lands risk: the
+/// node's pods without memory limits and their growth, its memory trend,
+/// how long it has been degraded, and recent failures in its failure
+/// domain; and gave every row its failure domain ([`Observation::domains`]).
+pub const FEATURE_SCHEMA_VERSION: u32 = 3;
 
 /// Features per node agent.
-pub const NODE_FEATURES: usize = 18;
+pub const NODE_FEATURES: usize = 23;
 /// The leading node columns that describe the node alone, whatever pod is
 /// being placed: the input of the node encoder.
-pub const STATE_FEATURES: usize = 16;
+pub const STATE_FEATURES: usize = 21;
 /// The trailing node columns that depend on the pod being placed.
 pub const PLACEMENT_FEATURES: usize = NODE_FEATURES - STATE_FEATURES;
 /// Features of the pending pod (shared by every agent).
@@ -71,12 +74,27 @@ pub mod node {
     /// whole minutes since the node joined, squashed with a one-hour scale
     /// (whole minutes, so the row does not change between a node's events)
     pub const AGE: usize = 15;
+    /// the node's pods without a memory limit ÷ its pods (0 with none)
+    pub const UNLIMITED_PODS: usize = 16;
+    /// memory those pods use above their requests ÷ allocatable memory
+    /// (capped at 1): growth nothing stops but the node running short
+    pub const UNLIMITED_GROWTH: usize = 17;
+    /// memory in use minus its five-minute smoothed value, ÷ allocatable,
+    /// mapped from [−20%, +20%] onto [0, 1] (0.5: flat)
+    pub const MEMORY_TREND: usize = 18;
+    /// while Degraded: whole minutes since it became so, plus one, squashed
+    /// with a ten-minute scale; 0 otherwise
+    pub const DEGRADED_FOR: usize = 19;
+    /// recent pod failures per other node of the node's failure domain (its
+    /// pool and zone, [`super::Observation::domains`]), squashed with scale 1;
+    /// 0 alone in its domain
+    pub const DOMAIN_FAILURES: usize = 20;
     /// (requested + the pod's cpu request) ÷ allocatable (capped at 1): the
     /// node's cpu allocation right after placing the pod here, the quantity
     /// the utilisation objective is measured by
-    pub const CPU_AFTER: usize = 16;
+    pub const CPU_AFTER: usize = 21;
     /// the same for memory
-    pub const MEMORY_AFTER: usize = 17;
+    pub const MEMORY_AFTER: usize = 22;
 }
 
 /// Indices of [`Observation::pod_features`].
@@ -122,6 +140,11 @@ pub const NODE_FEATURE_NAMES: [&str; NODE_FEATURES] = [
     "price",
     "spot",
     "age",
+    "unlimited_pods",
+    "unlimited_growth",
+    "memory_trend",
+    "degraded_for",
+    "domain_failures",
     "cpu_after",
     "memory_after",
 ];
@@ -153,6 +176,14 @@ const HISTORY_DEPTH_SCALE: f32 = 10.0;
 const ATTEMPTS_SCALE: f32 = 3.0;
 /// Node age scale in seconds (one hour).
 const AGE_SCALE_SECS: f64 = 3600.0;
+/// Minutes of degradation that count as long (`1 − e⁻¹` at ten).
+const DEGRADED_SCALE_MINUTES: f32 = 10.0;
+/// The memory trend, as a fraction of allocatable, that saturates the column.
+const TREND_RANGE: f64 = 0.2;
+/// Recent failures per node of a domain that count as many.
+const DOMAIN_FAILURES_SCALE: f32 = 1.0;
+/// The well-known zone label; with the pool it names a node's failure domain.
+pub const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
 /// `ln(1 + 2·10⁹)`: the system-critical priority maps to 1.
 const PRIORITY_LOG_MAX: f64 = 21.416_413;
 
@@ -166,6 +197,13 @@ pub struct Observation {
     pub node_features: Vec<f32>,
     /// `POD_FEATURES`
     pub pod_features: Vec<f32>,
+    /// the failure domain of each row: nodes of the same pool and the same
+    /// zone label (no label is a zone of its own) share one, the unit that
+    /// fails together (a zone outage, a reclaimed spot pool, a bad machine
+    /// type). Numbered 0, 1, … in order of first row.
+    pub domains: Vec<u32>,
+    /// the number of distinct domains
+    pub domain_count: usize,
     /// the pending queue: pending ÷ (pending + bound) pods, and pending pods
     /// per node squashed with scale 1 (0 with nothing pending)
     pub queue: [f32; QUEUE_FEATURES],
@@ -232,24 +270,118 @@ impl Scale {
     }
 }
 
+/// The failure domains of a cluster's nodes, remembered from one decision
+/// to the next: a node keeps its domain while it is the same node (same id,
+/// same join time), so a decision compares two numbers per node instead of
+/// its pool name and labels. A scheduler keeps one; nothing it remembers
+/// changes an observation, only how fast it is made.
+#[derive(Debug, Clone, Default)]
+pub struct DomainIndex {
+    /// (pool name, zone label) of every domain seen so far
+    names: Vec<(String, Option<String>)>,
+    /// per row: the node it was computed for, and its index in `names`
+    rows: Vec<(schedlab_core::node::NodeId, schedlab_core::time::Time, u32)>,
+    /// scratch: `names` index → this observation's number, or `u32::MAX`
+    renumber: Vec<u32>,
+    /// scratch: per domain of this observation, its nodes and their failures
+    counts: Vec<(u32, u32)>,
+}
+
+impl DomainIndex {
+    /// The index in `names` of node `n`'s domain.
+    fn named(&mut self, n: &NodeState) -> u32 {
+        let zone = n.spec.labels.get(ZONE_LABEL);
+        let pool = n.spec.pool.name.as_str();
+        if let Some(i) = self.names.iter().position(|(p, z)| p == pool && z.as_ref() == zone) {
+            return i as u32;
+        }
+        self.names.push((pool.to_string(), zone.cloned()));
+        (self.names.len() - 1) as u32
+    }
+
+    /// Numbers the domains of `nodes` into `out.domains` and counts each
+    /// domain's nodes and recent failures.
+    fn number(&mut self, nodes: &[NodeState], out: &mut Observation) {
+        self.rows.truncate(nodes.len());
+        out.domains.clear();
+        self.renumber.iter_mut().for_each(|r| *r = u32::MAX);
+        self.counts.clear();
+        for (i, n) in nodes.iter().enumerate() {
+            let named = match self.rows.get(i) {
+                Some(&(id, since, named)) if id == n.id && since == n.since => named,
+                _ => {
+                    let named = self.named(n);
+                    let entry = (n.id, n.since, named);
+                    match self.rows.get_mut(i) {
+                        Some(row) => *row = entry,
+                        None => self.rows.push(entry),
+                    }
+                    named
+                }
+            };
+            if self.renumber.len() <= named as usize {
+                self.renumber.resize(named as usize + 1, u32::MAX);
+            }
+            let slot = &mut self.renumber[named as usize];
+            if *slot == u32::MAX {
+                *slot = self.counts.len() as u32;
+                self.counts.push((0, 0));
+            }
+            let d = *slot;
+            let c = &mut self.counts[d as usize];
+            c.0 += 1;
+            c.1 = c.1.saturating_add(n.recent.failures);
+            out.domains.push(d);
+        }
+        out.domain_count = self.counts.len();
+    }
+
+    /// Recent failures per other node of row `i`'s domain, squashed.
+    fn failures_around(&self, domain: u32, own: u32) -> f32 {
+        let (nodes, failures) = self.counts[domain as usize];
+        if nodes <= 1 {
+            return 0.0;
+        }
+        squash(
+            failures.saturating_sub(own) as f32 / (nodes - 1) as f32,
+            DOMAIN_FAILURES_SCALE,
+        )
+    }
+}
+
 /// The observation of `pod` against `view`.
 pub fn observe(pod: &PendingPod<'_>, view: &ClusterView<'_>) -> Observation {
     let mut obs = Observation::default();
-    observe_into(pod, view, &mut obs);
+    observe_into(pod, view, &mut DomainIndex::default(), &mut obs);
     obs
 }
 
 /// [`observe`] into `out`, reusing its buffers (no allocation once they are
-/// large enough).
-pub fn observe_into(pod: &PendingPod<'_>, view: &ClusterView<'_>, out: &mut Observation) {
+/// large enough) and `domains`' memory of the nodes' failure domains.
+pub fn observe_into(pod: &PendingPod<'_>, view: &ClusterView<'_>, domains: &mut DomainIndex, out: &mut Observation) {
     let scale = Scale::of(view.nodes);
     out.n = view.nodes.len();
+    domains.number(view.nodes, out);
     out.node_features.clear();
     out.node_features.reserve(out.n * NODE_FEATURES);
     let request = pod.spec.requests;
-    for n in view.nodes {
+    for (i, n) in view.nodes.iter().enumerate() {
+        let domain = out.domains[i];
         let alloc = n.spec.allocatable;
         let (alloc_cpu, alloc_mem) = (alloc.cpu_milli as f64, alloc.memory_bytes as f64);
+        let degraded = n.condition == NodeCondition::Degraded;
+        let degraded_for = if degraded {
+            let minutes = view.now.since(n.condition_since).as_millis() / 60_000;
+            squash((minutes + 1) as f32, DEGRADED_SCALE_MINUTES)
+        } else {
+            0.0
+        };
+        let trend = if alloc_mem > 0.0 {
+            let t = (n.memory_trend_bytes() / alloc_mem / TREND_RANGE).clamp(-1.0, 1.0);
+            if t.is_nan() { 0.0 } else { t }
+        } else {
+            0.0
+        };
         let row: [f32; NODE_FEATURES] = [
             fraction(n.requested.cpu_milli as f64, alloc_cpu),
             fraction(n.requested.memory_bytes as f64, alloc_mem),
@@ -259,7 +391,7 @@ pub fn observe_into(pod: &PendingPod<'_>, view: &ClusterView<'_>, out: &mut Obse
             fraction(alloc_mem, scale.memory),
             fraction(f64::from(n.pod_count), f64::from(n.spec.max_pods)),
             f32::from(u8::from(n.condition.is_ready())),
-            f32::from(u8::from(n.condition == NodeCondition::Degraded)),
+            f32::from(u8::from(degraded)),
             f32::from(u8::from(!n.unschedulable)),
             squash(n.recent.restarts as f32, RECENT_RESTARTS_SCALE),
             squash(n.recent.oom_kills as f32, RECENT_OOM_KILLS_SCALE),
@@ -267,6 +399,11 @@ pub fn observe_into(pod: &PendingPod<'_>, view: &ClusterView<'_>, out: &mut Obse
             fraction(n.spec.pool.hourly_price, scale.price),
             f32::from(u8::from(n.spec.pool.provisioning == Provisioning::Spot)),
             age_feature(view.now.since(n.since).as_millis() / 60_000),
+            fraction(f64::from(n.unlimited.pods), f64::from(n.pod_count)),
+            fraction(n.unlimited.excess_bytes as f64, alloc_mem),
+            (0.5 + 0.5 * trend) as f32,
+            degraded_for,
+            domains.failures_around(domain, n.recent.failures),
             fraction(n.requested.cpu_milli as f64 + request.cpu_milli as f64, alloc_cpu),
             fraction(n.requested.memory_bytes as f64 + request.memory_bytes as f64, alloc_mem),
         ];
@@ -482,12 +619,60 @@ mod tests {
     }
 
     #[test]
+    fn risk_columns_read_the_node_and_its_domain() {
+        let mut nodes = cluster([
+            node("a").memory("16Gi").pod_count(4),
+            node("b").memory("16Gi").degraded(),
+            node("c").memory("16Gi"),
+            node("d").memory("16Gi"),
+        ]);
+        // a and b share pool "pool" without a zone; c is in zone z1, d in z2
+        nodes[2].spec.labels.insert(ZONE_LABEL.into(), "z1".into());
+        nodes[3].spec.labels.insert(ZONE_LABEL.into(), "z2".into());
+        nodes[0].unlimited.pods = 1;
+        nodes[0].unlimited.excess_bytes = 4 * GI;
+        nodes[1].recent.failures = 3;
+        nodes[1].condition_since = Time(60_000);
+        // memory climbed from 0 to 8Gi a moment ago: far above its smoothed value
+        nodes[0].set_used(schedlab_core::Resources::new(0, 8 * GI), Time(10));
+        let spec = pod(100, GI);
+        let mut v = view(&nodes);
+        v.now = Time(60_000 * 5 + 1);
+        let obs = observe(&pending(&spec), &v);
+        assert_eq!(obs.domains, vec![0, 0, 1, 2]);
+        assert_eq!(obs.domain_count, 3);
+        let (a, b, c) = (obs.node(0).unwrap(), obs.node(1).unwrap(), obs.node(2).unwrap());
+        assert!(approx(a[node::UNLIMITED_PODS], 0.25));
+        assert!(approx(a[node::UNLIMITED_GROWTH], 0.25));
+        assert_eq!(a[node::MEMORY_TREND], 1.0);
+        assert_eq!(c[node::MEMORY_TREND], 0.5);
+        assert_eq!((a[node::DEGRADED_FOR], c[node::DEGRADED_FOR]), (0.0, 0.0));
+        // degraded at minute 1, now minute 5: four whole minutes, plus one
+        assert!(approx(b[node::DEGRADED_FOR], 1.0 - (-0.5f32).exp()));
+        // a sees b's three failures; b does not count its own; c is alone
+        assert!(approx(a[node::DOMAIN_FAILURES], 1.0 - (-3.0f32).exp()));
+        assert_eq!((b[node::DOMAIN_FAILURES], c[node::DOMAIN_FAILURES]), (0.0, 0.0));
+        // a remembering index numbers the same, and follows a replaced node
+        let mut index = DomainIndex::default();
+        let mut again = Observation::default();
+        observe_into(&pending(&spec), &v, &mut index, &mut again);
+        assert_eq!(again, obs);
+        nodes[3].spec.labels.insert(ZONE_LABEL.into(), "z1".into());
+        nodes[3].since = Time(1);
+        let mut v = view(&nodes);
+        v.now = Time(60_000 * 5 + 1);
+        observe_into(&pending(&spec), &v, &mut index, &mut again);
+        assert_eq!(again.domains, vec![0, 0, 1, 1]);
+        assert_eq!(again, observe(&pending(&spec), &v));
+    }
+
+    #[test]
     fn observe_into_reuses_and_overwrites() {
         let nodes = cluster([node("a"), node("b")]);
         let spec = pod(1000, 0);
         let mut obs = observe(&pending(&spec), &view(&nodes));
         let one = cluster([node("a").cpu("2")]);
-        observe_into(&pending(&spec), &view(&one), &mut obs);
+        observe_into(&pending(&spec), &view(&one), &mut DomainIndex::default(), &mut obs);
         assert_eq!(obs, observe(&pending(&spec), &view(&one)));
         assert_eq!(obs.node_features.len(), NODE_FEATURES);
         assert_eq!(NODE_FEATURE_NAMES.len(), NODE_FEATURES);

@@ -13,7 +13,8 @@
 //! ```text
 //! z_i  = relu(W₂ relu(W₁ s_i + b₁) + b₂)                 node encoder
 //! m_i  = (1 / (N-1)) Σ_{j≠i} z_j  =  (S − z_i) / (N−1),   S = Σ_j z_j
-//! h_i  = relu(W_root z_i + W_rel m_i + b + W_pod p + W_place a_i)
+//! d_i  = (S_g − z_i) / (n_g − 1),  S_g = Σ_{j in i's domain g} z_j
+//! h_i  = relu(W_root z_i + W_rel m_i + W_dom d_i + b + W_pod p + W_place a_i)
 //! y_i  = sigmoid(W_out h_i + b_out)   = [fault tolerance, utilisation, cost]
 //! ```
 //!
@@ -24,6 +25,16 @@
 //! no other node and `m = 0`. Tensor names follow PyTorch Geometric's
 //! `GraphConv` for the graph layer (`gnn.lin_rel` with the bias,
 //! `gnn.lin_root` without).
+//!
+//! On the complete graph alone `m_i` is one global mean plus a self term of
+//! order 1/N: it cannot tell one part of the cluster from another. `d_i`
+//! is a second relation, the mean over the other nodes of the agent's
+//! failure domain (same pool and zone, [`Observation::domains`]), with its
+//! own weights `W_dom` (`gnn.lin_domain`): a relational graph layer with
+//! two edge types, complete and same-domain, so a hot-spot, a failing zone
+//! or a reclaimed spot pool reaches exactly the agents it concerns. It is
+//! O(N·d) too (per-domain sums, minus self), and 0 for a node alone in its
+//! domain.
 //!
 //! The layout is chosen for decision time: `z_i`, `W_root z_i` and
 //! `W_rel z_i` depend on the node's state alone, so a scheduler keeps them
@@ -190,6 +201,8 @@ pub(crate) struct ActorLayers {
     pub(crate) root: Tensor,
     /// `W_rel` with `b` (`gnn.lin_rel`)
     pub(crate) rel: Linear,
+    /// `W_dom` (`gnn.lin_domain.weight`, `actor_hidden × embed_dim`)
+    pub(crate) domain: Tensor,
     /// `W_pod` (`actor.pod.weight`, `actor_hidden × POD_FEATURES`)
     pub(crate) pod: Tensor,
     /// `W_place` (`actor.place.weight`, `actor_hidden × PLACEMENT_FEATURES`)
@@ -207,20 +220,21 @@ impl ActorLayers {
         fc2.forward(&fc1.forward(&state)?.relu()?)?.relu()
     }
 
-    /// The scores of rows whose encodings are `z`, global embeddings
-    /// `messages` (None without the GNN), node rows `nodes` (for their
-    /// placement columns) and pod rows `pods` (one per row, or one for all).
+    /// The scores of rows whose encodings are `z`, global and domain
+    /// embeddings `messages` (None without the GNN), node rows `nodes` (for
+    /// their placement columns) and pod rows `pods` (one per row, or one for
+    /// all).
     pub(crate) fn head(
         &self,
         z: &Tensor,
-        messages: Option<&Tensor>,
+        messages: Option<(&Tensor, &Tensor)>,
         nodes: &Tensor,
         pods: &Tensor,
     ) -> candle_core::Result<Tensor> {
         let place = nodes.narrow(1, STATE_FEATURES, PLACEMENT_FEATURES)?;
         let mut pre = z.matmul(&self.root.t()?)?;
         pre = match messages {
-            Some(m) => (pre + self.rel.forward(m)?)?,
+            Some((m, d)) => ((pre + self.rel.forward(m)?)? + d.matmul(&self.domain.t()?)?)?,
             None => match &self.rel.bias {
                 Some(b) => pre.broadcast_add(b)?,
                 None => pre,
@@ -320,13 +334,14 @@ impl AgmarlNet {
             b.linear("encoder.fc1", STATE_FEATURES, hyper.encoder_hidden, true)?,
             b.linear("encoder.fc2", hyper.encoder_hidden, e, true)?,
         ];
-        // the four blocks are one layer over [z, m, p, a]: one fan-in
-        let fan_in = 2 * e + POD_FEATURES + PLACEMENT_FEATURES;
+        // the five blocks are one layer over [z, m, d, p, a]: one fan-in
+        let fan_in = 3 * e + POD_FEATURES + PLACEMENT_FEATURES;
         let root = b.param("gnn.lin_root.weight", &[h, e], fan_in)?;
         let rel = Linear {
             weight: b.param("gnn.lin_rel.weight", &[h, e], fan_in)?,
             bias: Some(b.param("gnn.lin_rel.bias", &[h], fan_in)?),
         };
+        let domain = b.param("gnn.lin_domain.weight", &[h, e], fan_in)?;
         let pod = b.param("actor.pod.weight", &[h, POD_FEATURES], fan_in)?;
         let place = b.param("actor.place.weight", &[h, PLACEMENT_FEATURES], fan_in)?;
         let out = b.linear("actor.out", h, OBJECTIVES, true)?;
@@ -337,6 +352,7 @@ impl AgmarlNet {
                 encoder,
                 root,
                 rel,
+                domain,
                 pod,
                 place,
                 out,
@@ -381,30 +397,38 @@ impl AgmarlNet {
             [values(&l.encoder[1].weight)?, bias(&l.encoder[1])?],
             values(&l.root)?,
             [values(&l.rel.weight)?, bias(&l.rel)?],
+            values(&l.domain)?,
             values(&l.pod)?,
             values(&l.place)?,
             [values(&l.out.weight)?, bias(&l.out)?],
         )
     }
 
-    /// The global embedding `m_i` of every node (`n × embed_dim`), from all
-    /// `n` nodes' rows (`n × NODE_FEATURES`).
-    pub fn embed(&self, nodes: &Tensor) -> Result<Tensor, AgmarlError> {
+    /// The global embedding `m_i` and the domain embedding `d_i` of every
+    /// node (each `n × embed_dim`), from all `n` nodes' rows (`n ×
+    /// NODE_FEATURES`) and their domains (`n` numbers below `n`).
+    pub fn embed(&self, nodes: &Tensor, domains: &[u32]) -> Result<(Tensor, Tensor), AgmarlError> {
         expect_shape("node features", nodes, &[usize::MAX, NODE_FEATURES])?;
-        Ok(messages(&self.layers.encode(nodes)?)?)
+        let z = self.layers.encode(nodes)?;
+        Ok((messages(&z)?, domain_messages(&z, domains)?))
     }
 
-    /// Differentiable forward pass: node features (`n × NODE_FEATURES`) and
-    /// the pod (`1 × POD_FEATURES`) to scores (`n × 3`) in [0, 1].
-    /// `use_gnn = false` drops every global embedding (`m_i = 0`), so each
-    /// node's scores depend on its own features and the pod only (`W_rel`
-    /// then gets no gradient).
-    pub fn forward(&self, nodes: &Tensor, pod: &Tensor, use_gnn: bool) -> Result<Tensor, AgmarlError> {
+    /// Differentiable forward pass: node features (`n × NODE_FEATURES`),
+    /// their domains ([`Observation::domains`]) and the pod (`1 ×
+    /// POD_FEATURES`) to scores (`n × 3`) in [0, 1]. `use_gnn = false` drops
+    /// both embeddings (`m_i = d_i = 0`), so each node's scores depend on
+    /// its own features and the pod only (`W_rel` and `W_dom` then get no
+    /// gradient).
+    pub fn forward(&self, nodes: &Tensor, domains: &[u32], pod: &Tensor, use_gnn: bool) -> Result<Tensor, AgmarlError> {
         expect_shape("node features", nodes, &[usize::MAX, NODE_FEATURES])?;
         expect_shape("pod features", pod, &[1, POD_FEATURES])?;
         let z = self.layers.encode(nodes)?;
-        let m = if use_gnn { Some(messages(&z)?) } else { None };
-        Ok(self.layers.head(&z, m.as_ref(), nodes, pod)?)
+        let m = if use_gnn {
+            Some((messages(&z)?, domain_messages(&z, domains)?))
+        } else {
+            None
+        };
+        Ok(self.layers.head(&z, m.as_ref().map(|(m, d)| (m, d)), nodes, pod)?)
     }
 
     /// Inference on an observation: the scores of the nodes in `rows`, in
@@ -429,6 +453,35 @@ fn messages(z: &Tensor) -> candle_core::Result<Tensor> {
     // two divisions per element, the product runs in gemm
     let sum = Tensor::ones((1, n), z.dtype(), z.device())?.matmul(z)?;
     sum.broadcast_sub(z)? * (1.0 / (n - 1) as f64)
+}
+
+/// `d_i = (S_g − z_i)/(n_g − 1)` for every row of `z`, `g` its entry of
+/// `domains` (zeros for a row alone in its domain).
+fn domain_messages(z: &Tensor, domains: &[u32]) -> Result<Tensor, AgmarlError> {
+    let n = z.dim(0)?;
+    if domains.len() != n {
+        return Err(AgmarlError::Shape {
+            what: "domains",
+            expected: vec![n],
+            got: vec![domains.len()],
+        });
+    }
+    let count = domains.iter().map(|&d| d as usize + 1).max().unwrap_or(0);
+    let mut nodes = vec![0u32; count];
+    for &d in domains {
+        nodes[d as usize] += 1;
+    }
+    let inv: Vec<f32> = domains
+        .iter()
+        .map(|&d| match nodes[d as usize] {
+            0 | 1 => 0.0,
+            k => 1.0 / (k - 1) as f32,
+        })
+        .collect();
+    let of = Tensor::from_vec(domains.to_vec(), n, z.device())?;
+    let sums = Tensor::zeros((count, z.dim(1)?), z.dtype(), z.device())?.index_add(&of, z, 0)?;
+    let inv = Tensor::from_vec(inv, (n, 1), z.device())?;
+    Ok((sums.index_select(&of, 0)? - z)?.broadcast_mul(&inv)?)
 }
 
 /// Width of [`critic_context`].
@@ -593,6 +646,8 @@ mod tests {
             node_features: (0..n * NODE_FEATURES).map(|_| rng.random::<f32>()).collect(),
             pod_features: (0..POD_FEATURES).map(|_| rng.random::<f32>()).collect(),
             queue: [0.25, 0.5],
+            domains: (0..n).map(|i| (i % 3) as u32).collect(),
+            domain_count: n.min(3),
         }
     }
 
@@ -640,21 +695,29 @@ mod tests {
         (0..n)
             .map(|i| {
                 let mut m = vec![0.0f32; z[i].len()];
+                let mut d = vec![0.0f32; z[i].len()];
                 if use_gnn {
+                    let mates = (0..n).filter(|&j| j != i && obs.domains[j] == obs.domains[i]).count();
                     for (j, zj) in z.iter().enumerate() {
                         if j != i {
                             for (mk, x) in m.iter_mut().zip(zj) {
                                 *mk += x / (n - 1) as f32;
+                            }
+                            if obs.domains[j] == obs.domains[i] {
+                                for (dk, x) in d.iter_mut().zip(zj) {
+                                    *dk += x / mates as f32;
+                                }
                             }
                         }
                     }
                 }
                 let root = relu_layer(&m2(&l.root), None, &z[i], false);
                 let rel = relu_layer(&m2(&l.rel.weight), Some(&v1(&l.rel.bias)), &m, false);
+                let dom = relu_layer(&m2(&l.domain), None, &d, false);
                 let pod = relu_layer(&m2(&l.pod), None, &obs.pod_features, false);
                 let place = relu_layer(&m2(&l.place), None, &rows[i][STATE_FEATURES..], false);
                 let h: Vec<f32> = (0..root.len())
-                    .map(|j| (root[j] + rel[j] + pod[j] + place[j]).max(0.0))
+                    .map(|j| (root[j] + rel[j] + dom[j] + pod[j] + place[j]).max(0.0))
                     .collect();
                 let y = relu_layer(&m2(&l.out.weight), Some(&v1(&l.out.bias)), &h, false);
                 [y[0], y[1], y[2]].map(|x| 1.0 / (1.0 + (-x).exp()))
@@ -671,7 +734,11 @@ mod tests {
             let all: Vec<usize> = (0..n).collect();
             for use_gnn in [true, false] {
                 let naive = naive_scores(&net, &obs, use_gnn);
-                let forward = net.forward(&nodes, &pod, use_gnn).unwrap().to_vec2::<f32>().unwrap();
+                let forward = net
+                    .forward(&nodes, &obs.domains, &pod, use_gnn)
+                    .unwrap()
+                    .to_vec2::<f32>()
+                    .unwrap();
                 let scores = net.scores(&obs, &all, use_gnn).unwrap();
                 for i in 0..n {
                     for k in 0..3 {
@@ -680,11 +747,12 @@ mod tests {
                     }
                 }
             }
-            // the embedding is the mean of the other nodes' encodings
-            let m = net.embed(&nodes).unwrap().to_vec2::<f32>().unwrap();
-            assert_eq!(m.len(), n);
+            // the embeddings are means of the other nodes' encodings
+            let (m, d) = net.embed(&nodes, &obs.domains).unwrap();
+            let (m, d) = (m.to_vec2::<f32>().unwrap(), d.to_vec2::<f32>().unwrap());
+            assert_eq!((m.len(), d.len()), (n, n));
             if n == 1 {
-                assert!(m[0].iter().all(|&x| x == 0.0));
+                assert!(m[0].iter().chain(&d[0]).all(|&x| x == 0.0));
             }
         }
     }
@@ -707,7 +775,11 @@ mod tests {
         let obs = random_obs(6, 2);
         let (nodes, pod) = tensors(&obs);
         for use_gnn in [true, false] {
-            let full = net.forward(&nodes, &pod, use_gnn).unwrap().to_vec2::<f32>().unwrap();
+            let full = net
+                .forward(&nodes, &obs.domains, &pod, use_gnn)
+                .unwrap()
+                .to_vec2::<f32>()
+                .unwrap();
             let rows = [4, 0, 5];
             let some = net.scores(&obs, &rows, use_gnn).unwrap();
             for (s, &r) in some.iter().zip(&rows) {
@@ -748,8 +820,13 @@ mod tests {
         let nodes = Tensor::zeros((3, NODE_FEATURES + 1), DType::F32, &dev).unwrap();
         let pod = Tensor::zeros((1, POD_FEATURES), DType::F32, &dev).unwrap();
         assert!(matches!(
-            net.forward(&nodes, &pod, true),
+            net.forward(&nodes, &[0, 0, 0], &pod, true),
             Err(AgmarlError::Shape { .. })
+        ));
+        let right = Tensor::zeros((3, NODE_FEATURES), DType::F32, &dev).unwrap();
+        assert!(matches!(
+            net.forward(&right, &[0, 0], &pod, true),
+            Err(AgmarlError::Shape { what: "domains", .. })
         ));
         let critic = Critic::new(&Hyper::default(), 1).unwrap();
         let nodes = Tensor::zeros((3, NODE_FEATURES), DType::F32, &dev).unwrap();
@@ -884,13 +961,17 @@ mod tests {
         let net = AgmarlNet::new(&Hyper::default(), 1).unwrap();
         let obs = random_obs(4, 6);
         let (nodes, pod) = tensors(&obs);
-        let loss = net.forward(&nodes, &pod, true).unwrap().sum_all().unwrap();
+        let loss = net
+            .forward(&nodes, &obs.domains, &pod, true)
+            .unwrap()
+            .sum_all()
+            .unwrap();
         let grads = loss.backward().unwrap();
         for var in net.varmap().all_vars() {
             assert!(grads.get(var.as_tensor()).is_some());
         }
         let critic = Critic::new(&Hyper::default(), 1).unwrap();
-        let actions = net.forward(&nodes, &pod, true).unwrap();
+        let actions = net.forward(&nodes, &obs.domains, &pod, true).unwrap();
         let q = critic.q(&nodes, &pod, &ctx(), &actions, 2).unwrap().sum_all().unwrap();
         let grads = q.backward().unwrap();
         for var in critic.varmap().all_vars().iter().chain(&net.varmap().all_vars()) {

@@ -51,7 +51,7 @@
 //! second selection, and only while explaining.
 
 use crate::agmarl::analytic;
-use crate::agmarl::features::{Observation, observe_into};
+use crate::agmarl::features::{DomainIndex, Observation, observe_into};
 use crate::agmarl::lexicographic::{
     Candidate, Survivors, Tolerance, lexicographic_select_traced, lexicographic_survivors, weighted_select,
     weighted_select_traced,
@@ -307,6 +307,8 @@ pub struct AgmarlScheduler {
     /// DefaultPreemption's draws (see the module docs)
     rng: SimRng,
     obs: Observation,
+    /// the nodes' failure domains, remembered across decisions
+    domains: DomainIndex,
     candidates: Vec<usize>,
     scores: Vec<[f32; 3]>,
     cands: Vec<Candidate>,
@@ -378,6 +380,7 @@ impl AgmarlScheduler {
             seed,
             rng: stream(seed, &[purpose::SCHEDULER]),
             obs: Observation::default(),
+            domains: DomainIndex::default(),
             candidates: Vec::new(),
             scores: Vec::new(),
             cands: Vec::new(),
@@ -523,7 +526,7 @@ impl AgmarlScheduler {
             }
         }
         if always_observe || !self.candidates.is_empty() {
-            observe_into(pod, view, &mut self.obs);
+            observe_into(pod, view, &mut self.domains, &mut self.obs);
         }
         if self.candidates.is_empty() {
             if self.explanation.is_some() {

@@ -2,13 +2,16 @@
 //! with the work per decision proportional to what changed.
 //!
 //! The actor ([`crate::agmarl::network`]) is
-//! `h_i = relu(W_root z_i + W_rel (S − z_i)/(N−1) + b + W_pod p + W_place a_i)`
-//! over node encodings `z_i` that depend on the node's state row alone. A
+//! `h_i = relu(W_root z_i + W_rel (S − z_i)/(N−1) + W_dom (S_g − z_i)/(n_g−1)
+//! + b + W_pod p + W_place a_i)` over node encodings `z_i` that depend on the
+//! node's state row alone, `S_g` the sum over the node's failure domain. A
 //! [`Scorer`] remembers, per row of the observation, the state it last saw
-//! and `z_i`, `W_root z_i`, `W_rel z_i`; a decision recomputes those only for
-//! rows whose state changed (compared bit for bit), sums the encodings
-//! (O(N·d) additions), and evaluates the pod-dependent rest for the
-//! candidates only (O(d) each). A remembered row is used only when its state
+//! and `z_i`, `W_root z_i`, `W_rel z_i`, `W_dom z_i`; a decision recomputes
+//! those only for rows whose state changed (compared bit for bit), sums the
+//! encodings overall and per domain in one pass (O(N·d) additions), applies
+//! `W_dom` to the sums of the domains its candidates are in (O(d²) each),
+//! and evaluates the pod-dependent rest for the candidates only (O(d)
+//! each). A remembered row is used only when its state
 //! is bit-identical, and every quantity is computed by the same arithmetic
 //! in the same order whether remembered or fresh, so a scorer with a memory
 //! returns exactly (bit for bit) what a fresh one returns.
@@ -102,6 +105,8 @@ pub struct Weights {
     root: Dense,
     /// `W_rel`, no bias (its bias `b` is in `shift_bias`)
     rel: Dense,
+    /// `W_dom`, no bias
+    domain: Dense,
     /// `b`, the graph layer's bias
     shift_bias: Vec<f32>,
     /// `W_pod`, no bias
@@ -120,6 +125,7 @@ impl Weights {
         [enc2_w, enc2_b]: [Vec<f32>; 2],
         root: Vec<f32>,
         [rel_w, rel_b]: [Vec<f32>; 2],
+        domain: Vec<f32>,
         pod: Vec<f32>,
         place: Vec<f32>,
         [out_w, out_b]: [Vec<f32>; 2],
@@ -148,6 +154,7 @@ impl Weights {
             ],
             root: Dense::new("gnn.lin_root", e, h, root, Vec::new())?,
             rel: Dense::new("gnn.lin_rel", e, h, rel_w, Vec::new())?,
+            domain: Dense::new("gnn.lin_domain", e, h, domain, Vec::new())?,
             shift_bias: rel_b,
             pod: Dense::new("actor.pod", POD_FEATURES, h, pod, Vec::new())?,
             place: by_column,
@@ -171,28 +178,44 @@ struct Head<'a> {
     k: Option<f32>,
 }
 
+/// One candidate's remembered products and its domain's.
+struct Row<'a> {
+    /// `W_root z_i`
+    root: &'a [f32],
+    /// `W_rel z_i`
+    rel: &'a [f32],
+    /// `W_dom z_i`
+    dom: &'a [f32],
+    /// `W_dom S_g` of its domain
+    dom_sum: &'a [f32],
+    /// `1/(n_g−1)`, 0 alone in its domain
+    dom_k: f32,
+}
+
 impl Head<'_> {
-    fn score(&self, root: &[f32], rel: &[f32], placement: [f32; 2]) -> [f32; 3] {
+    fn score(&self, row: &Row<'_>, placement: [f32; 2]) -> [f32; 3] {
         match self.k {
-            Some(k) => self.score_with::<true>(root, rel, placement, k),
-            None => self.score_with::<false>(root, rel, placement, 0.0),
+            Some(k) => self.score_with::<true>(row, placement, k),
+            None => self.score_with::<false>(row, placement, 0.0),
         }
     }
 
     /// One candidate's scores; `GNN` adds the global embedding's term. The
     /// eight-lane blocks are fixed-size arrays so that the compiler sees
     /// no bounds and keeps each lane in a vector register.
-    fn score_with<const GNN: bool>(&self, root: &[f32], rel: &[f32], [a0, a1]: [f32; 2], k: f32) -> [f32; 3] {
+    fn score_with<const GNN: bool>(&self, row: &Row<'_>, [a0, a1]: [f32; 2], k: f32) -> [f32; 3] {
         const LANES: usize = 8;
         let h = self.shift.len();
         let w = &self.out.weight;
-        let (root, rel, shift, rel_sum) = (&root[..h], &rel[..h], self.shift, &self.rel_sum[..h]);
+        let (root, rel, shift, rel_sum) = (&row.root[..h], &row.rel[..h], self.shift, &self.rel_sum[..h]);
+        let (dom, dom_sum, kd) = (&row.dom[..h], &row.dom_sum[..h], row.dom_k);
         let (p0, p1) = (&self.place[0][..h], &self.place[1][..h]);
         let (w0, w1, w2) = (&w[..h], &w[h..2 * h], &w[2 * h..3 * h]);
         let hidden = |j: usize| {
             let mut v = root[j] + shift[j] + p0[j] * a0 + p1[j] * a1;
             if GNN {
                 v += (rel_sum[j] - rel[j]) * k;
+                v += (dom_sum[j] - dom[j]) * kd;
             }
             if v > 0.0 { v } else { 0.0 }
         };
@@ -206,11 +229,13 @@ impl Head<'_> {
         for at in (0..full).step_by(LANES) {
             let (r, sh, q0, q1) = (block(root, at), block(shift, at), block(p0, at), block(p1, at));
             let (rs, rl) = (block(rel_sum, at), block(rel, at));
+            let (ds, dl) = (block(dom_sum, at), block(dom, at));
             let (x0, x1, x2) = (block(w0, at), block(w1, at), block(w2, at));
             for l in 0..LANES {
                 let mut v = r[l] + sh[l] + q0[l] * a0 + q1[l] * a1;
                 if GNN {
                     v += (rs[l] - rl[l]) * k;
+                    v += (ds[l] - dl[l]) * kd;
                 }
                 let v = if v > 0.0 { v } else { 0.0 };
                 acc[0][l] += x0[l] * v;
@@ -254,12 +279,21 @@ pub struct Scorer {
     root: Vec<f32>,
     /// `W_rel z_i` per remembered row (`rows × hidden`)
     rel: Vec<f32>,
+    /// `W_dom z_i` per remembered row (`rows × hidden`)
+    dom: Vec<f32>,
     /// number of remembered rows
     rows: usize,
     // scratch
     hidden1: Vec<f32>,
     sum: Vec<f32>,
     rel_sum: Vec<f32>,
+    /// per domain: `S_g` (`domains × embed_dim`)
+    dom_sum: Vec<f32>,
+    /// per domain: its node count
+    dom_nodes: Vec<u32>,
+    /// per domain: `W_dom S_g` once a candidate needed it (`domains × hidden`)
+    dom_rel: Vec<f32>,
+    dom_ready: Vec<bool>,
     shift: Vec<f32>,
     reuse: Reuse,
 }
@@ -277,6 +311,11 @@ impl Scorer {
             z: Vec::new(),
             root: Vec::new(),
             rel: Vec::new(),
+            dom: Vec::new(),
+            dom_sum: Vec::new(),
+            dom_nodes: Vec::new(),
+            dom_rel: Vec::new(),
+            dom_ready: Vec::new(),
             rows: 0,
             reuse: Reuse::default(),
         }
@@ -302,11 +341,21 @@ impl Scorer {
         out: &mut Vec<[f32; 3]>,
     ) -> Result<(), AgmarlError> {
         let n = obs.n;
-        if obs.node_features.len() != n * NODE_FEATURES || obs.pod_features.len() != POD_FEATURES {
+        if obs.node_features.len() != n * NODE_FEATURES
+            || obs.pod_features.len() != POD_FEATURES
+            || obs.domains.len() != n
+        {
             return Err(AgmarlError::Shape {
                 what: "observation",
-                expected: vec![n * NODE_FEATURES, POD_FEATURES],
-                got: vec![obs.node_features.len(), obs.pod_features.len()],
+                expected: vec![n * NODE_FEATURES, POD_FEATURES, n],
+                got: vec![obs.node_features.len(), obs.pod_features.len(), obs.domains.len()],
+            });
+        }
+        if let Some(&bad) = obs.domains.iter().find(|&&d| d as usize >= obs.domain_count) {
+            return Err(AgmarlError::Index {
+                what: "domain",
+                index: bad as usize,
+                n: obs.domain_count,
             });
         }
         if let Some(&bad) = rows.iter().find(|&&r| r >= n) {
@@ -331,13 +380,39 @@ impl Scorer {
         let gnn = use_gnn && n > 1;
         let k = if gnn { 1.0 / (n - 1) as f32 } else { 0.0 };
         if gnn {
+            let domains = obs.domain_count;
             self.sum.fill(0.0);
-            for z in self.z[..n * e].chunks_exact(e) {
-                for (s, x) in self.sum.iter_mut().zip(z) {
+            self.dom_sum.clear();
+            self.dom_sum.resize(domains * e, 0.0);
+            self.dom_nodes.clear();
+            self.dom_nodes.resize(domains, 0);
+            self.dom_ready.clear();
+            self.dom_ready.resize(domains, false);
+            if self.dom_rel.len() < domains * h {
+                self.dom_rel.resize(domains * h, 0.0);
+            }
+            for (z, &g) in self.z[..n * e].chunks_exact(e).zip(&obs.domains) {
+                let g = g as usize;
+                self.dom_nodes[g] += 1;
+                let dom = &mut self.dom_sum[g * e..(g + 1) * e];
+                for ((s, d), x) in self.sum.iter_mut().zip(dom).zip(z) {
                     *s += x;
+                    *d += x;
                 }
             }
             self.w.rel.apply(&self.sum, &mut self.rel_sum, false);
+            // W_dom S_g only for the domains of candidates that have company
+            for &r in rows {
+                let g = obs.domains[r] as usize;
+                if self.dom_nodes[g] > 1 && !self.dom_ready[g] {
+                    self.dom_ready[g] = true;
+                    self.w.domain.apply(
+                        &self.dom_sum[g * e..(g + 1) * e],
+                        &mut self.dom_rel[g * h..(g + 1) * h],
+                        false,
+                    );
+                }
+            }
         }
 
         let (place0, place1) = self.w.place.split_at(h);
@@ -352,7 +427,22 @@ impl Scorer {
         for &r in rows {
             let row = &obs.node_features[r * NODE_FEATURES..(r + 1) * NODE_FEATURES];
             let placement = [row[STATE_FEATURES], row[STATE_FEATURES + 1]];
-            out.push(head.score(&self.root[r * h..(r + 1) * h], &self.rel[r * h..(r + 1) * h], placement));
+            let g = obs.domains[r] as usize;
+            let alone = !gnn || self.dom_nodes[g] <= 1;
+            let own = &self.dom[r * h..(r + 1) * h];
+            let remembered = Row {
+                root: &self.root[r * h..(r + 1) * h],
+                rel: &self.rel[r * h..(r + 1) * h],
+                dom: own,
+                // alone, the domain term is (W z_i − W z_i)·0: own products stand in
+                dom_sum: if alone { own } else { &self.dom_rel[g * h..(g + 1) * h] },
+                dom_k: if alone {
+                    0.0
+                } else {
+                    1.0 / (self.dom_nodes[g] - 1) as f32
+                },
+            };
+            out.push(head.score(&remembered, placement));
         }
         Ok(())
     }
@@ -366,6 +456,7 @@ impl Scorer {
             self.z.resize(n * e, 0.0);
             self.root.resize(n * h, 0.0);
             self.rel.resize(n * h, 0.0);
+            self.dom.resize(n * h, 0.0);
         }
         let mut reuse = Reuse::default();
         for i in 0..n {
@@ -383,6 +474,7 @@ impl Scorer {
             self.w.encoder[1].apply(&self.hidden1, z, true);
             self.w.root.apply(z, &mut self.root[i * h..(i + 1) * h], false);
             self.w.rel.apply(z, &mut self.rel[i * h..(i + 1) * h], false);
+            self.w.domain.apply(z, &mut self.dom[i * h..(i + 1) * h], false);
         }
         self.rows = n;
         self.reuse = reuse;
@@ -402,6 +494,8 @@ mod tests {
             node_features: (0..n * NODE_FEATURES).map(|_| rng.random::<f32>()).collect(),
             pod_features: (0..POD_FEATURES).map(|_| rng.random::<f32>()).collect(),
             queue: [0.25, 0.5],
+            domains: (0..n).map(|i| (i % 3) as u32).collect(),
+            domain_count: n.min(3),
         }
     }
 
@@ -422,7 +516,7 @@ mod tests {
             // how many rows may need a new encoding after this step's change
             // (None: a removal shifts every later row)
             let mut may_change = Some(0);
-            match rng.random_range(0..6) {
+            match rng.random_range(0..7) {
                 0 => {
                     may_change = Some(1);
                     let i = rng.random_range(0..obs.n);
@@ -434,11 +528,15 @@ mod tests {
                     obs.n += 1;
                     obs.node_features
                         .extend((0..NODE_FEATURES).map(|_| rng.random::<f32>()));
+                    let d = rng.random_range(0..=obs.domain_count);
+                    obs.domain_count = obs.domain_count.max(d + 1);
+                    obs.domains.push(d as u32);
                 }
                 2 if obs.n > 1 => {
                     may_change = None;
                     let i = rng.random_range(0..obs.n);
                     obs.node_features.drain(i * NODE_FEATURES..(i + 1) * NODE_FEATURES);
+                    obs.domains.remove(i);
                     obs.n -= 1;
                 }
                 3 => {
@@ -455,6 +553,12 @@ mod tests {
                     for c in 0..NODE_FEATURES {
                         obs.node_features.swap(a * NODE_FEATURES + c, b * NODE_FEATURES + c);
                     }
+                    obs.domains.swap(a, b);
+                }
+                5 => {
+                    // a node moves to another domain: no encoding changes
+                    let i = rng.random_range(0..obs.n);
+                    obs.domains[i] = rng.random_range(0..obs.domain_count) as u32;
                 }
                 _ => {}
             }

@@ -13,7 +13,10 @@
 //! - the node encoder on every row, then the mean over the other nodes of
 //!   the same graph, `m_i = (S_g(i) − z_i) / (n_g(i) − 1)` (0 for a single
 //!   node) with `S_g` the sum of graph `g`'s encodings;
-//! - the actor's head on `[z_i, m_i, pod of its graph, placement columns]`,
+//! - the mean over the other nodes of the same failure domain of the same
+//!   graph, `d_i = (S_D(i) − z_i) / (n_D(i) − 1)` (0 alone), each graph's
+//!   domains numbered after the previous graph's so one `index_add` serves;
+//! - the actor's head on `[z_i, m_i, d_i, pod of its graph, placement columns]`,
 //!   on every row or on chosen rows only (the actor's update needs just the
 //!   chosen agents' scores, while the embedding still needs every node);
 //! - the critic's pooled input `[mean, max, chosen agent's embedding, pod]`:
@@ -64,11 +67,12 @@ pub(crate) struct ActorParams {
     layers: ActorLayers,
 }
 
-/// Every row's node encoding and, with the GNN, its global embedding.
+/// Every row's node encoding and, with the GNN, its global and domain
+/// embeddings.
 #[derive(Debug, Clone)]
 pub(crate) struct Encoded {
     z: Tensor,
-    messages: Option<Tensor>,
+    messages: Option<(Tensor, Tensor)>,
 }
 
 impl ActorParams {
@@ -81,6 +85,7 @@ impl ActorParams {
                 ],
                 root: param(varmap, "gnn.lin_root.weight")?,
                 rel: linear(varmap, "gnn.lin_rel", true)?,
+                domain: param(varmap, "gnn.lin_domain.weight")?,
                 pod: param(varmap, "actor.pod.weight")?,
                 place: param(varmap, "actor.place.weight")?,
                 out: linear(varmap, "actor.out", true)?,
@@ -93,7 +98,11 @@ impl ActorParams {
         let z = self.layers.encode(&b.nodes)?;
         let messages = if use_gnn {
             let sums = b.graph_sums(&z)?.index_select(&b.graph_of, 0)?;
-            Some((sums - &z)?.broadcast_mul(&b.inv_others)?)
+            let global = (sums - &z)?.broadcast_mul(&b.inv_others)?;
+            let zeros = Tensor::zeros((b.domains, z.dim(1)?), DType::F32, &Device::Cpu)?;
+            let domain_sums = zeros.index_add(&b.domain_of, &z, 0)?.index_select(&b.domain_of, 0)?;
+            let domain = (domain_sums - &z)?.broadcast_mul(&b.inv_domain_others)?;
+            Some((global, domain))
         } else {
             None
         };
@@ -104,12 +113,12 @@ impl ActorParams {
     pub(crate) fn act(&self, b: &Batch, encoded: &Encoded, rows: &Tensor) -> Result<Tensor, TrainError> {
         let graphs = b.graph_of.index_select(rows, 0)?;
         let messages = match &encoded.messages {
-            Some(m) => Some(m.index_select(rows, 0)?),
+            Some((m, d)) => Some((m.index_select(rows, 0)?, d.index_select(rows, 0)?)),
             None => None,
         };
         Ok(self.layers.head(
             &encoded.z.index_select(rows, 0)?,
-            messages.as_ref(),
+            messages.as_ref().map(|(m, d)| (m, d)),
             &b.nodes.index_select(rows, 0)?,
             &b.pods.index_select(&graphs, 0)?,
         )?)
@@ -120,7 +129,7 @@ impl ActorParams {
         let encoded = self.embed(b, use_gnn)?;
         Ok(self.layers.head(
             &encoded.z,
-            encoded.messages.as_ref(),
+            encoded.messages.as_ref().map(|(m, d)| (m, d)),
             &b.nodes,
             &b.pods.index_select(&b.graph_of, 0)?,
         )?)
@@ -182,6 +191,12 @@ pub(crate) struct Batch {
     graph_of: Tensor,
     /// per row, `1 / (n_b − 1)` of its graph (0 for a single node) (`N × 1`)
     inv_others: Tensor,
+    /// the failure domain of every row, numbered across the batch (`N` u32)
+    domain_of: Tensor,
+    /// per row, `1 / (n_D − 1)` of its domain (0 alone in it) (`N × 1`)
+    inv_domain_others: Tensor,
+    /// domains in the batch
+    domains: usize,
     /// per graph, `1 / n_b` (`B × 1`)
     inv_n: Tensor,
     /// rows of each graph padded to `n_max`; padding points at row `N` (`B·n_max`)
@@ -209,6 +224,9 @@ impl Batch {
         let mut contexts = Vec::with_capacity(b * CRITIC_CONTEXT);
         let mut graph_of = Vec::with_capacity(rows);
         let mut inv_others = Vec::with_capacity(rows);
+        let mut domain_of = Vec::with_capacity(rows);
+        let mut inv_domain_others = Vec::with_capacity(rows);
+        let mut domains = 0usize;
         let mut inv_n = Vec::with_capacity(b);
         let mut pad_index = Vec::with_capacity(b * n_max);
         let mut offsets = Vec::with_capacity(b);
@@ -218,6 +236,23 @@ impl Batch {
             if n == 0 {
                 return Err(TrainError::Transition("a state without nodes".into()));
             }
+            if s.obs.domains.len() != n || s.obs.domains.iter().any(|&d| d as usize >= s.obs.domain_count) {
+                return Err(TrainError::Transition(format!(
+                    "a state's domains ({} for {n} nodes, {} distinct) do not fit its nodes",
+                    s.obs.domains.len(),
+                    s.obs.domain_count
+                )));
+            }
+            let mut members = vec![0u32; s.obs.domain_count];
+            for &d in &s.obs.domains {
+                members[d as usize] += 1;
+            }
+            for &d in &s.obs.domains {
+                domain_of.push((domains + d as usize) as u32);
+                let k = members[d as usize];
+                inv_domain_others.push(if k > 1 { 1.0 / (k - 1) as f32 } else { 0.0 });
+            }
+            domains += s.obs.domain_count;
             nodes.extend_from_slice(&s.obs.node_features);
             pods.extend_from_slice(&s.obs.pod_features);
             contexts.extend_from_slice(&critic_context(&s.obs, s.level, s.declined));
@@ -236,6 +271,9 @@ impl Batch {
             contexts: Tensor::from_vec(contexts, (b, CRITIC_CONTEXT), &dev)?,
             graph_of: Tensor::from_vec(graph_of, rows, &dev)?,
             inv_others: Tensor::from_vec(inv_others, (rows, 1), &dev)?,
+            domain_of: Tensor::from_vec(domain_of, rows, &dev)?,
+            inv_domain_others: Tensor::from_vec(inv_domain_others, (rows, 1), &dev)?,
+            domains,
             inv_n: Tensor::from_vec(inv_n, (b, 1), &dev)?,
             pad_index: Tensor::from_vec(pad_index, b * n_max, &dev)?,
             n_max,
@@ -291,6 +329,8 @@ mod tests {
                     node_features: (0..n * NODE_FEATURES).map(|_| rng.random::<f32>()).collect(),
                     pod_features: (0..POD_FEATURES).map(|_| rng.random::<f32>()).collect(),
                     queue: [0.25, 0.5],
+                    domains: (0..n).map(|i| (i % 3) as u32).collect(),
+                    domain_count: n.min(3),
                 };
                 let level = [StressLevel::Calm, StressLevel::Elevated, StressLevel::Stressed][n % 3];
                 State::new(obs, (0..n).collect(), level).unwrap()
@@ -324,7 +364,11 @@ mod tests {
             let batched = params.forward(&batch, use_gnn).unwrap().to_vec2::<f32>().unwrap();
             for (g, s) in all.iter().enumerate() {
                 let (nodes, pod) = tensors(s);
-                let one = net.forward(&nodes, &pod, use_gnn).unwrap().to_vec2::<f32>().unwrap();
+                let one = net
+                    .forward(&nodes, &s.obs.domains, &pod, use_gnn)
+                    .unwrap()
+                    .to_vec2::<f32>()
+                    .unwrap();
                 for (r, row) in one.iter().enumerate() {
                     close(&batched[batch.row(g, r)], row);
                 }

@@ -330,6 +330,8 @@ mod tests {
             node_features: vec![0.1; n * NODE_FEATURES],
             pod_features: vec![0.1; POD_FEATURES],
             queue: [0.25, 0.5],
+            domains: (0..n).map(|i| (i % 3) as u32).collect(),
+            domain_count: n.min(3),
         };
         Arc::new(State::new(obs, (0..n).collect(), StressLevel::Stressed).unwrap())
     }

@@ -447,6 +447,8 @@ mod tests {
             node_features: (0..n * NODE_FEATURES).map(|i| value * ((i % 7) as f32) / 7.0).collect(),
             pod_features: vec![value; POD_FEATURES],
             queue: [0.25, 0.5],
+            domains: (0..n).map(|i| (i % 3) as u32).collect(),
+            domain_count: n.min(3),
         };
         Arc::new(State::new(obs, (0..n).collect(), StressLevel::Calm).unwrap())
     }

@@ -229,6 +229,8 @@ mod tests {
                 node_features: features,
                 pod_features: (0..POD_FEATURES).map(|_| rng.random::<f32>()).collect(),
                 queue: [0.25, 0.5],
+                domains: (0..n).map(|i| (i % 3) as u32).collect(),
+                domain_count: n.min(3),
             };
             let chosen = rng.random_range(0..n);
             let f = |k: usize| obs.node_features[chosen * NODE_FEATURES + k];
