@@ -53,6 +53,13 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         )));
     }
     let init_seed = check_init_seed(args.init_seed, &arms)?;
+    check_agmarl_inputs(
+        args.checkpoint
+            .as_deref()
+            .zip(checkpoint.as_ref().map(|(_, meta)| meta)),
+        args.agmarl_config.as_deref(),
+        &arms,
+    )?;
     let agmarl_config = args.agmarl_config.as_deref().map(read_agmarl_config).transpose()?;
     let Some(last_seed) = args.first_seed.checked_add(u64::from(args.seeds) - 1) else {
         bail!(InputError(format!(
@@ -269,6 +276,58 @@ fn check_init_seed(given: Option<u64>, arms: &[String]) -> Result<u64> {
         Some(seed) => Ok(seed),
         None => Ok(scheduler::agmarl::DEFAULT_INIT_SEED),
     }
+}
+
+/// `--checkpoint` and `--agmarl-config` are for the AGMARL arms (the controls take the checkpoint's
+/// head errors and the controller's settings too): refused when no listed arm would read them,
+/// and a checkpoint is refused for a trained arm of another variant than it was trained as
+/// (every listed variant arm runs the one checkpoint given).
+fn check_agmarl_inputs(
+    checkpoint: Option<(&Path, &scheduler::agmarl::CheckpointMeta)>,
+    agmarl_config: Option<&Path>,
+    arms: &[String],
+) -> Result<()> {
+    use scheduler::agmarl::Variant;
+    let reads = arms
+        .iter()
+        .any(|a| scheduler::agmarl::AGMARL_ARMS.contains(&a.as_str()));
+    let unused = |flag: String| {
+        InputError(format!(
+            "{flag} is for the AGMARL arms ({}), and --arms lists none: it would change nothing here",
+            scheduler::agmarl::AGMARL_ARMS.join(", ")
+        ))
+    };
+    if let Some(path) = agmarl_config
+        && !reads
+    {
+        bail!(unused(format!("--agmarl-config {}", path.display())));
+    }
+    let Some((path, meta)) = checkpoint else {
+        return Ok(());
+    };
+    if !reads {
+        bail!(unused(format!("--checkpoint {}", path.display())));
+    }
+    // a sidecar without a training record (a hand-made checkpoint) cannot say; it runs as given
+    let Some(trained) = meta.trained_variant() else {
+        return Ok(());
+    };
+    let others: Vec<&str> = arms
+        .iter()
+        .filter_map(|a| Variant::from_arm_name(a))
+        .filter(|&v| v != trained)
+        .map(Variant::arm_name)
+        .collect();
+    if !others.is_empty() {
+        bail!(InputError(format!(
+            "--checkpoint {} was trained as {}, and --arms lists {}, which would run it as if it were theirs: \
+             give each trained variant a run of its own with a checkpoint of that variant",
+            path.display(),
+            trained.arm_name(),
+            others.join(" and ")
+        )));
+    }
+    Ok(())
 }
 
 /// What each arm of `invocation` is, for the manifest (`arm_facts`): whether it preempts on

@@ -236,23 +236,36 @@ pub fn run(args: TrainArgs) -> Result<()> {
     Ok(())
 }
 
-/// The thread pools of candle read `RAYON_NUM_THREADS` / `CANDLE_NUM_THREADS`;
-/// unset, every tiny matrix product is split over all cores and waits on the
-/// environments' threads. Runs this command again with both set to 1 and
-/// returns its exit code, or None when they already are.
+/// The thread pools of candle read `RAYON_NUM_THREADS` / `CANDLE_NUM_THREADS`
+/// (at every matrix product); unset, every tiny product is split over all
+/// cores and waits on the environments' threads. Runs this command again with
+/// both set to 1, or returns None when they already are. On Unix the process
+/// replaces itself (`exec`): the pid the user started is the one that trains,
+/// so a signal sent to it stops the training, and nothing outlives it.
+/// Elsewhere it waits for a child and returns its exit code.
 fn rerun_single_threaded() -> Result<Option<i32>> {
     let single = |var: &str| std::env::var(var).is_ok_and(|v| v == "1");
     if single("RAYON_NUM_THREADS") && single("CANDLE_NUM_THREADS") {
         return Ok(None);
     }
     let exe = std::env::current_exe().context("finding the schedlab executable")?;
-    let status = std::process::Command::new(exe)
+    let mut command = std::process::Command::new(exe);
+    command
         .args(std::env::args_os().skip(1))
         .env("RAYON_NUM_THREADS", "1")
-        .env("CANDLE_NUM_THREADS", "1")
-        .status()
-        .context("running schedlab train single-threaded")?;
-    Ok(Some(status.code().unwrap_or(1)))
+        .env("CANDLE_NUM_THREADS", "1");
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        // returns only when the exec failed
+        let error = command.exec();
+        Err(error).context("running schedlab train single-threaded")
+    }
+    #[cfg(not(unix))]
+    {
+        let status = command.status().context("running schedlab train single-threaded")?;
+        Ok(Some(status.code().unwrap_or(1)))
+    }
 }
 
 /// The file that marks a folder of held-out scenarios (`evaluations/heldout/`).

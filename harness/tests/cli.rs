@@ -244,6 +244,39 @@ fn assert_input_error(args: &[&str], out_dir: &Path, expected: &[&str]) {
 }
 
 #[test]
+fn a_checkpoint_of_another_variant_and_agmarl_inputs_no_arm_reads_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("never");
+    let nognn = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scheduler/checkpoints/agmarl-nognn.safetensors");
+    let nognn = nognn.to_str().unwrap();
+    assert_input_error(
+        &[
+            "scenario",
+            "churn",
+            "--arms",
+            "agmarl,agmarl-linear,agmarl-nognn",
+            "--checkpoint",
+            nognn,
+        ],
+        &out_dir,
+        &["trained as agmarl-nognn", "lists agmarl and agmarl-linear"],
+    );
+    assert_input_error(
+        &["scenario", "churn", "--arms", "default,binpack", "--checkpoint", nognn],
+        &out_dir,
+        &["--checkpoint", "--arms lists none"],
+    );
+    let config = tmp.path().join("off.json");
+    fs::write(&config, r#"{"preemption": false}"#).unwrap();
+    let config = config.to_str().unwrap();
+    assert_input_error(
+        &["scenario", "churn", "--arms", "default", "--agmarl-config", config],
+        &out_dir,
+        &["--agmarl-config", "--arms lists none"],
+    );
+}
+
+#[test]
 fn bad_input_exits_2_with_a_clear_message_and_no_folder() {
     let tmp = tempfile::tempdir().unwrap();
     let out_dir = tmp.path().join("never");

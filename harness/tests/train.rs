@@ -480,3 +480,50 @@ fn meta_head_error(dir: &std::path::Path) -> Option<[f32; 3]> {
     let (_, meta) = scheduler::agmarl::checkpoint::load(&dir.join("checkpoint.safetensors")).unwrap();
     meta.head_rmse()
 }
+
+/// Whether any process's command line names `needle`.
+fn a_process_names(needle: &str) -> bool {
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        fs::read(e.path().join("cmdline"))
+            .map(|c| String::from_utf8_lossy(&c).contains(needle))
+            .unwrap_or(false)
+    })
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_signal_to_train_stops_the_training_and_the_folder_stays_incomplete() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    use std::os::unix::process::ExitStatusExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("killed-train");
+    // long enough that it is still training when the signal comes
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("schedlab"))
+        .env("RUST_LOG", "warn")
+        .env_remove("RAYON_NUM_THREADS")
+        .env_remove("CANDLE_NUM_THREADS")
+        .args(["train", "--episodes", "10000", "--set", "nodes=6", "--out"])
+        .arg(&out_dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while !out_dir.join("training_curve.csv").exists() {
+        assert!(started.elapsed().as_secs() < 120, "training never started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.signal(), Some(Signal::SIGTERM as i32), "{status:?}");
+    // nothing trains on under another pid, and the folder does not say complete
+    let needle = out_dir.display().to_string();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(!a_process_names(&needle), "a process still names {needle}");
+    assert!(out_dir.join("INCOMPLETE").exists());
+    assert!(!out_dir.join("checkpoint.safetensors").exists());
+}
