@@ -40,7 +40,10 @@ fn main() -> ExitCode {
         // colour codes only for a person at a terminal, never in a log file or a pipe
         .with_ansi(std::io::stderr().is_terminal())
         .init();
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return clap_answer(e),
+    };
     let outcome = match cli.command {
         cli::Command::Scenario(args) => scenario_cmd::run(*args),
         cli::Command::Scenarios => list_scenarios(),
@@ -58,6 +61,27 @@ fn main() -> ExitCode {
             // not `eprintln!`, which panics when standard error is closed too
             let _ = writeln!(std::io::stderr(), "error: {}", exit::message(&err));
             exit::code_for(&err)
+        }
+    }
+}
+
+/// What clap answers instead of a command: help and the version go to
+/// standard output, and unlike clap's own `exit` a failed write (a full disk)
+/// is an error, not a silent success; a reader gone away is not. Usage
+/// errors go to standard error with clap's exit code 2.
+fn clap_answer(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if !matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        e.exit();
+    }
+    let text = e.render().to_string();
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(err) => {
+            let _ = writeln!(std::io::stderr(), "error: writing to standard output: {err}");
+            ExitCode::FAILURE
         }
     }
 }

@@ -123,8 +123,8 @@ pub fn run(args: TrainArgs) -> Result<()> {
     tracing::info!(episodes, envs, out = %out.display(), "training");
 
     let progress = progress_bar(episodes as u64);
-    let mut curve = String::from(CURVE_HEADER);
-    curve.push('\n');
+    folder.append(CURVE_FILE, &format!("{CURVE_HEADER}\n"))?;
+    let mut curve = String::new();
     let mut transitions = 0usize;
     let every = trainer.config().validate_every;
     let mut validation_curve = String::from(validation::VALIDATION_HEADER);
@@ -184,8 +184,9 @@ pub fn run(args: TrainArgs) -> Result<()> {
                 stats.reward_mean, stats.score_mse, learned.critic_loss
             ));
         }
-        // rewritten after every round, so an interrupted run keeps its curve
-        folder.write(CURVE_FILE, &curve)?;
+        // appended after every round, so an interrupted run keeps its curve
+        folder.append(CURVE_FILE, &curve)?;
+        curve.clear();
         validate(&mut trainer, first + slots.len())?;
     }
     progress.finish_and_clear();

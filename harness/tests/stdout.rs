@@ -105,6 +105,20 @@ fn assert_folder_complete(dir: &Path) {
 }
 
 #[test]
+fn help_and_version_handle_a_closed_or_full_stdout() {
+    for args in [
+        &["--help"][..],
+        &["--version"],
+        &["scenario", "--help"],
+        &["help", "train"],
+    ] {
+        for sink in Sink::all() {
+            assert_handled(&run(args, sink), sink, &format!("{args:?}"));
+        }
+    }
+}
+
+#[test]
 fn scenarios_handles_a_closed_or_full_stdout() {
     for sink in Sink::all() {
         assert_handled(&run(&["scenarios"], sink), sink, "scenarios");

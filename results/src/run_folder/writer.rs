@@ -179,6 +179,22 @@ impl RunFolder {
         write_atomic(&self.root.join(name), contents.as_bytes())
     }
 
+    /// Appends `contents` to `name` (a path relative to the folder), creating
+    /// it if need be: for a file that grows as the work goes (a training
+    /// curve), so an interrupted run keeps every row written so far without
+    /// rewriting them all each time.
+    pub fn append(&self, name: &str, contents: &str) -> crate::Result<()> {
+        use std::io::Write;
+        let path = self.root.join(name);
+        let written = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| f.write_all(contents.as_bytes()).and_then(|()| f.flush()));
+        written.map_err(|error| FolderError::Write { path, error })?;
+        Ok(())
+    }
+
     /// Writes `value` as pretty JSON to `name` (a path relative to the folder).
     pub fn write_json<T: serde::Serialize>(&self, name: &str, what: &'static str, value: &T) -> crate::Result<()> {
         write_json(&self.root.join(name), what, value)
@@ -212,6 +228,18 @@ pub fn write_json<T: serde::Serialize>(path: &Path, what: &'static str, value: &
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn append_adds_to_the_end() {
+        let tmp = tempfile::tempdir().unwrap();
+        let folder = RunFolder::create(&tmp.path().join("run")).unwrap();
+        folder.append("curve.csv", "a,b\n").unwrap();
+        folder.append("curve.csv", "1,2\n").unwrap();
+        assert_eq!(
+            fs::read_to_string(tmp.path().join("run/curve.csv")).unwrap(),
+            "a,b\n1,2\n"
+        );
+    }
 
     #[test]
     fn marker_lives_until_complete() {
