@@ -6,8 +6,8 @@
 //! output. When anything fails (a full disk, an unwritable report folder)
 //! or the process is stopped on the way, the folder stays INCOMPLETE.
 
-use super::layout::{MANIFEST_FILE, REPORT_DIR, SUMMARY_CSV, SUMMARY_JSON, SUMMARY_MD};
-use super::manifests::{InvocationManifest, to_pretty_json};
+use super::layout::{INCOMPLETE_MARKER, MANIFEST_FILE, REPORT_DIR, SUMMARY_CSV, SUMMARY_JSON, SUMMARY_MD};
+use super::manifests::InvocationManifest;
 use super::reader::{LoadOptions, RunFolderData};
 use super::writer::{FolderError, RunFolder, write_atomic};
 use crate::claims::DEFAULT_ARM;
@@ -66,10 +66,12 @@ pub fn finish<C: Serialize>(
         facts.complete = true;
     }
     let summary = data.summary();
-    let json = to_pretty_json(&summary.to_json()).map_err(|error| FolderError::Json {
+    // serde_json's own layout, byte for byte the report's summary.json
+    let mut json = serde_json::to_string_pretty(&summary.to_json()).map_err(|error| FolderError::Json {
         what: "the summary",
         error,
     })?;
+    json.push('\n');
     folder.write(SUMMARY_CSV, &summary.to_csv())?;
     folder.write(SUMMARY_JSON, &json)?;
     folder.write(SUMMARY_MD, &summary.to_markdown())?;
@@ -87,8 +89,16 @@ pub fn finish<C: Serialize>(
     Ok(summary)
 }
 
-/// Writes every file of a report into `out`, each whole or not at all (see [`crate::atomic`]).
+/// Writes every file of a report into `out`, each whole or not at all (see
+/// [`crate::atomic`]). Until the last is written the folder holds an
+/// `INCOMPLETE` marker, so a report cut short (a kill, a full disk) says so.
 pub fn write_report(files: Vec<OutputFile>, out: &Path) -> crate::Result<()> {
+    std::fs::create_dir_all(out).map_err(|error| FolderError::CreateDir {
+        path: out.to_path_buf(),
+        error,
+    })?;
+    let marker = out.join(INCOMPLETE_MARKER);
+    write_atomic(&marker, b"this report is being written, or its writing was cut short\n")?;
     for file in files {
         let path = out.join(&file.path);
         if let Some(parent) = path.parent() {
@@ -99,16 +109,35 @@ pub fn write_report(files: Vec<OutputFile>, out: &Path) -> crate::Result<()> {
         }
         write_atomic(&path, &file.bytes)?;
     }
+    std::fs::remove_file(&marker).map_err(|error| FolderError::Remove { path: marker, error })?;
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run_folder::layout::INCOMPLETE_MARKER;
     use crate::run_folder::manifests::{Build, MANIFEST_VERSION};
     use crate::run_folder::reader::tests::write_folder;
     use std::fs;
+
+    #[test]
+    fn a_report_cut_short_keeps_its_marker() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = |path: &str| OutputFile {
+            path: path.into(),
+            bytes: b"x".to_vec(),
+        };
+        let out = tmp.path().join("done");
+        write_report(vec![file("a.md"), file("plots/b.svg")], &out).unwrap();
+        assert!(out.join("plots/b.svg").is_file());
+        assert!(!out.join(INCOMPLETE_MARKER).exists());
+        // the second file cannot be written (its folder is a file): the marker stays
+        let cut = tmp.path().join("cut");
+        fs::create_dir_all(&cut).unwrap();
+        fs::write(cut.join("plots"), "in the way").unwrap();
+        assert!(write_report(vec![file("a.md"), file("plots/b.svg")], &cut).is_err());
+        assert!(cut.join(INCOMPLETE_MARKER).is_file());
+    }
 
     fn manifest() -> InvocationManifest<()> {
         InvocationManifest {

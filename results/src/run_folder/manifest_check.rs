@@ -58,10 +58,17 @@ fn plain_component(name: &str) -> bool {
     !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', '\0'])
 }
 
+/// The largest manifest read: a folder's manifest holds its resolved
+/// scenario (a replayed trace's pods among it), a run's a few lines. A file
+/// past this is not one `schedlab scenario` wrote, and is not read on.
+pub const MAX_MANIFEST_BYTES: u64 = 256 << 20;
+
 pub(super) fn read(path: &Path) -> Result<Manifest, ReportError> {
-    let text = std::fs::read_to_string(path).map_err(|error| ReportError::ManifestRead {
-        path: path.to_path_buf(),
-        error,
+    let text = schedlab_core::input::read_bounded_string(path, MAX_MANIFEST_BYTES).map_err(|error| {
+        ReportError::ManifestRead {
+            path: path.to_path_buf(),
+            error,
+        }
     })?;
     let manifest: Manifest =
         schedlab_core::json_input::parse_object(&text).map_err(|error| ReportError::ManifestParse {
@@ -136,7 +143,8 @@ pub(super) fn check_run(
         path: path.clone(),
         reason,
     };
-    let text = std::fs::read_to_string(&path).map_err(|e| bad(format!("cannot be read: {e}")))?;
+    let text = schedlab_core::input::read_bounded_string(&path, MAX_MANIFEST_BYTES)
+        .map_err(|e| bad(format!("cannot be read: {e}")))?;
     let run: RunManifest = schedlab_core::json_input::parse_object(&text)
         .map_err(|e| bad(format!("not a run manifest ({e}); the run is damaged")))?;
     check_version(run.manifest_version).map_err(&bad)?;
@@ -161,4 +169,15 @@ pub(super) fn check_run(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_manifest_that_is_no_regular_file_is_refused_unread() {
+        let err = read(Path::new("/dev/zero")).unwrap_err().to_string();
+        assert!(err.contains("/dev/zero") && err.contains("not a regular file"), "{err}");
+    }
 }

@@ -132,16 +132,120 @@ pub enum RunExplain {
     NotApplicable { reason: String },
 }
 
-/// A manifest's text: pretty JSON with a final newline.
+/// A manifest's text: `serde_json`'s pretty JSON with a final newline,
+/// except that an array of plain values (numbers, strings, booleans, nulls)
+/// stays on one line: a replayed trace's pods are such rows, and one value
+/// a line made its manifest several times larger.
 pub fn to_pretty_json<T: Serialize>(value: &T) -> Result<String, serde_json::Error> {
-    let mut text = serde_json::to_string_pretty(value)?;
+    let mut text = collapse_plain_arrays(&serde_json::to_string_pretty(value)?);
     text.push('\n');
     Ok(text)
+}
+
+/// Where the string that starts at `bytes[start]` (a `"`) ends: the index
+/// just past its closing quote.
+fn string_end(bytes: &[u8], start: usize) -> usize {
+    let mut i = start + 1;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b'"' => return i + 1,
+            _ => i += 1,
+        }
+    }
+    bytes.len()
+}
+
+/// Rewrites every array of `json` (valid JSON) that holds no array or
+/// object as `[a, b, c]`; everything else is kept byte for byte.
+fn collapse_plain_arrays(json: &str) -> String {
+    let bytes = json.as_bytes();
+    let mut out = String::with_capacity(json.len());
+    let mut i = 0;
+    let mut copied = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => i = string_end(bytes, i),
+            b'[' => {
+                // find the matching ']' if nothing nested comes first
+                let mut j = i + 1;
+                let mut plain = true;
+                while j < bytes.len() {
+                    match bytes[j] {
+                        b'"' => j = string_end(bytes, j),
+                        b'[' | b'{' => {
+                            plain = false;
+                            break;
+                        }
+                        b']' => break,
+                        _ => j += 1,
+                    }
+                }
+                if !plain || j >= bytes.len() {
+                    i += 1;
+                    continue;
+                }
+                out.push_str(&json[copied..i]);
+                out.push('[');
+                let mut k = i + 1;
+                while k < j {
+                    match bytes[k] {
+                        b' ' | b'\n' | b'\r' | b'\t' => k += 1,
+                        b',' => {
+                            out.push_str(", ");
+                            k += 1;
+                        }
+                        _ => {
+                            // one value: a string, or a run of non-space, non-comma bytes
+                            let end = if bytes[k] == b'"' {
+                                string_end(bytes, k)
+                            } else {
+                                let mut e = k;
+                                while e < j && !matches!(bytes[e], b' ' | b'\n' | b'\r' | b'\t' | b',') {
+                                    e += 1;
+                                }
+                                e
+                            };
+                            out.push_str(&json[k..end]);
+                            k = end;
+                        }
+                    }
+                }
+                out.push(']');
+                i = j + 1;
+                copied = i;
+            }
+            _ => i += 1,
+        }
+    }
+    out.push_str(&json[copied..]);
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rows_of_plain_values_stay_on_one_line_and_the_text_reads_back() {
+        let value = serde_json::json!({
+            "name": "t",
+            "empty": [],
+            "none": {},
+            "pods": [[1000, 512, "ls", 0, null], [250, 64, "be", 1500, 9000]],
+            "nested": {"flags": [true, false], "list": [{"a": 1}]}
+        });
+        let text = to_pretty_json(&value).unwrap();
+        assert!(text.contains("    [1000, 512, \"ls\", 0, null],\n"), "{text}");
+        assert!(text.contains("\"flags\": [true, false]"), "{text}");
+        assert!(
+            text.contains("\"empty\": []") && text.contains("\"none\": {}"),
+            "{text}"
+        );
+        assert!(text.ends_with("}\n"));
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, value);
+    }
 
     #[test]
     fn arm_facts_serialise_every_field_with_nulls_and_read_back() {
