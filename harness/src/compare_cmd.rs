@@ -1,6 +1,6 @@
-//! `schedlab compare BASE NEW`: the regression gate. Exits 1 when NEW is
+//! `schedlab compare BASE NEW`: the regression gate. Exits 3 when NEW is
 //! significantly worse than BASE on a gated metric, 0 otherwise, 2 on bad
-//! input.
+//! input and 1 when something else failed (a folder that cannot be read).
 
 use crate::exit::InputError;
 use crate::out::{out, outln};

@@ -1,4 +1,6 @@
-//! Exit codes: 2 for bad input (a scenario, a flag, an arm), 1 for anything else.
+//! Exit codes: 2 for bad input (a scenario, a flag, an arm), 3 for a
+//! regression `compare` found (the gate's verdict, not a failure), 1 for
+//! anything else.
 
 use schedlab_core::error::UserInput;
 use std::process::ExitCode;
@@ -10,6 +12,9 @@ use std::process::ExitCode;
 pub struct InputError(pub String);
 
 pub const INPUT_ERROR: u8 = 2;
+
+/// `schedlab compare`: NEW is significantly worse than BASE.
+pub const REGRESSION: u8 = 3;
 
 /// The one-line message for an error and its causes, as `{err:#}` writes it
 /// but without a cause whose text is already in the message: an error that
@@ -46,6 +51,8 @@ pub fn code_for(err: &anyhow::Error) -> ExitCode {
         .any(|cause| cause.is::<InputError>() || is_library_input_error(cause));
     if is_input {
         ExitCode::from(INPUT_ERROR)
+    } else if err.chain().any(|cause| cause.is::<crate::compare_cmd::Regression>()) {
+        ExitCode::from(REGRESSION)
     } else {
         ExitCode::FAILURE
     }

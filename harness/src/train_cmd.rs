@@ -47,7 +47,11 @@ const CHECKPOINT_FILE: &str = "checkpoint.safetensors";
 
 pub fn run(args: TrainArgs) -> Result<()> {
     if let Some(code) = rerun_single_threaded()? {
-        std::process::exit(code);
+        // the single-threaded run (not on Unix, where it replaced this process) did the work
+        if code != 0 {
+            bail!("the single-threaded training run exited with code {code}");
+        }
+        return Ok(());
     }
     // everything the user gave is checked before anything is written
     if args.seed < MIN_TRAINING_SEED {

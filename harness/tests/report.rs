@@ -304,7 +304,11 @@ fn compare_passes_a_folder_against_itself_and_fails_a_regression() {
 
     let new = costlier_copy(tmp.path());
     let (code, stdout, stderr) = compare(base, &new, &["--margin", "5%"]);
-    assert_eq!(code, Some(1), "stdout: {stdout}\nstderr: {stderr}");
+    assert_eq!(
+        code,
+        Some(3),
+        "a regression has its own exit code; stdout: {stdout}\nstderr: {stderr}"
+    );
     assert!(
         stderr.contains("cost_usd of arm default") && stderr.contains("+200.0%"),
         "{stderr}"
@@ -429,7 +433,7 @@ fn a_closed_stdout_does_not_turn_a_regression_into_a_pass() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(
         stderr.contains("significantly worse") && !stderr.contains("panicked"),
         "{stderr}"
