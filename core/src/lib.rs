@@ -70,3 +70,14 @@ pub use resources::Resources;
 pub use time::{Span, Time};
 pub use timeline::{Action, TimedAction, Timeline, Workload};
 pub use view::{BoundPod, ClusterView, Nomination, PendingPod, Placement, WorkloadHistory};
+
+/// `eprintln!` for a note to the person at the terminal (progress, a
+/// warning), which drops the line when standard error is closed or full
+/// instead of panicking: a note must never end a command.
+#[macro_export]
+macro_rules! noteln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}

@@ -124,10 +124,10 @@ fn run_up(args: UpArgs) -> anyhow::Result<()> {
         opts.pod_programs = Some(provisioning::kubelets::PodPrograms::beside(dir)?);
     }
     opts.cancel = Some(local::cancel_on_interrupt()?);
-    eprintln!("bringing the local control plane up (a cold cache builds Kubernetes: several minutes)");
+    crate::out::noteln!("bringing the local control plane up (a cold cache builds Kubernetes: several minutes)");
     let cluster = local::up(&opts).context("local control plane")?;
     let t = &cluster.timings;
-    eprintln!(
+    crate::out::noteln!(
         "ready in {:.1}s (packages {:.1}s, source {:.1}s, build {:.1}s, start {:.1}s, real nodes {:.1}s)",
         t.total.as_secs_f64(),
         t.packages.as_secs_f64(),

@@ -195,7 +195,9 @@ fn local_plane(state: Option<&Path>) -> Result<(PathBuf, PathBuf, ClientRate, Op
         };
         return Ok((record.admin_kubeconfig, record.agmarl_kubeconfig, rate, None));
     }
-    eprintln!("bringing a local control plane up for this run (a cold cache builds Kubernetes: several minutes)");
+    crate::out::noteln!(
+        "bringing a local control plane up for this run (a cold cache builds Kubernetes: several minutes)"
+    );
     let mut opts = LocalOptions::private("scenario")?;
     opts.cancel = Some(local::cancel_on_interrupt()?);
     let plane = ScopedCluster::up(&opts).context("local control plane")?;

@@ -57,7 +57,21 @@ macro_rules! outln {
     };
 }
 
-pub(crate) use {out, outln};
+/// A line to standard error (a warning, a note on progress), escaped like
+/// standard output, and dropped when standard error is closed or full: a
+/// note must never end a command, as `eprintln!`'s panic would.
+pub fn note_fmt(args: fmt::Arguments<'_>) {
+    let _ = write_to(&mut std::io::stderr().lock(), args);
+}
+
+/// `eprintln!` through [`note_fmt`].
+macro_rules! noteln {
+    ($($arg:tt)*) => {
+        $crate::out::note_fmt(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+pub(crate) use {noteln, out, outln};
 
 /// Whether `err` is, or was caused by, a broken pipe on standard output.
 pub fn is_broken_pipe(err: &anyhow::Error) -> bool {

@@ -272,7 +272,7 @@ fn forward_interrupt(runtime: &tokio::runtime::Runtime, flag: Arc<AtomicBool>, c
     runtime.spawn(async move {
         loop {
             if flag.load(Ordering::SeqCst) {
-                eprintln!("interrupted: tearing the run down and deleting what was created");
+                crate::out::noteln!("interrupted: tearing the run down and deleting what was created");
                 cancel.cancel();
                 break;
             }
@@ -316,7 +316,7 @@ pub fn connect(
     let provisioned = match args.cluster {
         ClusterKind::Kind => {
             let plan = kind_plan(args, &timeline.nodes)?;
-            eprintln!(
+            crate::out::noteln!(
                 "creating kind cluster {} ({} workers); building the images takes minutes the first time",
                 plan.opts.name,
                 plan.workers.len()
@@ -350,7 +350,7 @@ pub fn connect(
                 cancel: interrupt.clone(),
                 scheduler_repo: arms.iter().any(|a| a == IN_CLUSTER_ARM).then(|| args.repo.clone()),
             };
-            eprintln!(
+            crate::out::noteln!(
                 "bringing a local control plane up with {} real nodes (a cold cache builds Kubernetes: several minutes)",
                 flag.count
             );

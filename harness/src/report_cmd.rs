@@ -53,9 +53,9 @@ pub fn run(args: ReportArgs) -> Result<()> {
     write_report(report.files, &out)?;
     for data in &groups {
         if let Some(banner) = data.incomplete_banner() {
-            eprintln!("warning: {}: {banner}", data.scenario);
+            crate::out::noteln!("warning: {}: {banner}", data.scenario);
             for s in &data.skipped {
-                eprintln!("warning: left out arm {} seed {}: {}", s.arm, s.seed, s.reason);
+                crate::out::noteln!("warning: left out arm {} seed {}: {}", s.arm, s.seed, s.reason);
             }
         }
     }

@@ -225,6 +225,30 @@ fn an_incomplete_folder_is_refused_unless_allowed_and_then_marked() {
             );
         }
     }
+
+    // its warnings are dropped when standard error is closed: the report is still written, exit 0
+    let (mut reader, write_end) = {
+        let mut reader = std::process::Command::new("true")
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let write_end = reader.stdin.take().unwrap();
+        (reader, write_end)
+    };
+    assert!(reader.wait().unwrap().success());
+    let quiet_dir = tmp.path().join("partial-report-closed-stderr");
+    let status = std::process::Command::new(assert_cmd::cargo::cargo_bin("schedlab"))
+        .arg("report")
+        .arg(&dir)
+        .arg("--allow-incomplete")
+        .arg("--out")
+        .arg(&quiet_dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::from(write_end))
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    assert!(quiet_dir.join("report.html").is_file());
 }
 
 #[test]

@@ -140,14 +140,18 @@ pub struct RedactingStderr;
 /// of megabytes.
 pub const MAX_LOG_LINE_BYTES: usize = 2048;
 
+/// A log line that cannot be written (standard error closed or full) is
+/// dropped: the formatter would otherwise report the failure with
+/// `eprintln!`, which panics on the same closed stream and ends the command.
 impl std::io::Write for RedactingStderr {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        std::io::stderr().write_all(log_line(buf).as_bytes())?;
+        let _ = std::io::stderr().write_all(log_line(buf).as_bytes());
         Ok(buf.len())
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        std::io::stderr().flush()
+        let _ = std::io::stderr().flush();
+        Ok(())
     }
 }
 

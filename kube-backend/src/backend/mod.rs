@@ -103,7 +103,7 @@ impl KubeBackend {
         let cancel = self.cancel.clone();
         self.conn.runtime.spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
-                eprintln!("interrupted: tearing the run down (the run folder stays marked INCOMPLETE)");
+                schedlab_core::noteln!("interrupted: tearing the run down (the run folder stays marked INCOMPLETE)");
                 cancel.cancel();
             }
         });

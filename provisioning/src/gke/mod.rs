@@ -309,7 +309,7 @@ impl GkeCluster {
             Some(delete) => self.runner.run(&delete).map(|_| ()).map_err(GkeError::from),
             None => {
                 if self.plan.opts.provision {
-                    eprintln!(
+                    schedlab_core::noteln!(
                         "keeping GKE cluster {} (--keep): it costs money until you delete it",
                         self.plan.opts.cluster_name
                     );
@@ -326,7 +326,7 @@ impl Drop for GkeCluster {
             && let Err(err) = self.delete()
         {
             tracing::warn!(error = %err, "deleting the GKE cluster failed");
-            eprintln!(
+            schedlab_core::noteln!(
                 "warning: deleting GKE cluster {} failed ({err}); delete it by hand, it costs money",
                 self.plan.opts.cluster_name
             );

@@ -402,7 +402,7 @@ impl KindCluster {
 
     fn delete(&self) -> Result<(), KindError> {
         if self.plan.opts.keep {
-            eprintln!(
+            schedlab_core::noteln!(
                 "keeping kind cluster {} (kubeconfig {}); delete it with `{}`",
                 self.plan.opts.name,
                 self.plan.kubeconfig_path().display(),
@@ -424,7 +424,7 @@ impl Drop for KindCluster {
             && let Err(err) = self.delete()
         {
             tracing::warn!(error = %err, cluster = %self.plan.opts.name, "deleting the kind cluster failed");
-            eprintln!("warning: deleting kind cluster {} failed: {err}", self.plan.opts.name);
+            schedlab_core::noteln!("warning: deleting kind cluster {} failed: {err}", self.plan.opts.name);
         }
     }
 }

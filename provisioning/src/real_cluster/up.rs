@@ -170,14 +170,14 @@ pub fn gke(
     let provision = plan.opts.provision;
     let gke_cluster = if provision {
         let cost = gke::estimate(&plan.needs, target.runs, target.scenario_seconds, target.time_scale);
-        eprintln!("{}", cost.render());
+        schedlab_core::noteln!("{}", cost.render());
         if let Some(dir) = plan.opts.kubeconfig.parent() {
             std::fs::create_dir_all(dir).map_err(|error| UpError::CreateDir {
                 path: dir.to_path_buf(),
                 error,
             })?;
         }
-        eprintln!("creating GKE cluster {} (several minutes)", plan.opts.cluster_name);
+        schedlab_core::noteln!("creating GKE cluster {} (several minutes)", plan.opts.cluster_name);
         Some(GkeCluster::create(plan.clone(), runner.clone()).map_err(|e| UpError::Gke(Box::new(e)))?)
     } else {
         None
@@ -400,7 +400,7 @@ async fn deploy_scheduler(
     scheduler_deploy::deploy(admin, overlay, images, env)
         .await
         .map_err(deploy_failed)?;
-    eprintln!("waiting for the in-cluster scheduler to be ready");
+    schedlab_core::noteln!("waiting for the in-cluster scheduler to be ready");
     scheduler_deploy::wait_ready(admin, scheduler_deploy::READY_TIMEOUT)
         .await
         .map_err(deploy_failed)

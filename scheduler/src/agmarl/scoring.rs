@@ -1,10 +1,10 @@
 //! The actor's decision path: the scores of one pod on the candidate nodes,
 //! with the work per decision proportional to what changed.
 //!
-//! The actor ([`crate::agmarl::network`]) is
-//! `h_i = relu(W_root z_i + W_rel (S − z_i)/(N−1) + W_dom (S_g − z_i)/(n_g−1)
-//! + b + W_pod p + W_place a_i)` over node encodings `z_i` that depend on the
-//! node's state row alone, `S_g` the sum over the node's failure domain. A
+//! The actor ([`crate::agmarl::network`]) is `h_i = relu(W_root z_i +
+//! W_rel (S − z_i)/(N−1) + W_dom (S_g − z_i)/(n_g−1) + b + W_pod p +
+//! W_place a_i)` over node encodings `z_i` that depend on the node's state
+//! row alone, `S_g` the sum over the node's failure domain. A
 //! [`Scorer`] remembers, per row of the observation, the state it last saw
 //! and `z_i`, `W_root z_i`, `W_rel z_i`, `W_dom z_i`; a decision recomputes
 //! those only for rows whose state changed (compared bit for bit), sums the
