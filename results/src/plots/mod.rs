@@ -17,6 +17,7 @@
 //!   cluster view, per time bucket mean over seeds; only when the runs have
 //!   decision records (`--explain`).
 
+mod baseline;
 mod cluster;
 mod heatmap;
 mod latency;

@@ -1,5 +1,6 @@
 //! From a figure to SVG text and PNG bytes, with the bundled font.
 
+use super::baseline::Baseline;
 use super::{Plot, PlotError};
 use plotters::chart::MeshStyle;
 use plotters::coord::Shift;
@@ -8,7 +9,7 @@ use plotters::prelude::*;
 use plotters::style::{FontStyle, register_font};
 use std::sync::OnceLock;
 
-static DEJAVU_SANS: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+pub(super) static DEJAVU_SANS: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 
 /// The font family every text is drawn in. It is also the key the bundled
 /// font is registered under, and the SVG's font-family attribute: a CSS
@@ -65,7 +66,10 @@ pub(super) fn to_plot(
     let (w, h) = size;
     let mut pixels = vec![0u8; w as usize * h as usize * 3];
     {
-        let root = BitMapBackend::with_buffer(&mut pixels, size).into_drawing_area();
+        let bitmap = BitMapBackend::with_buffer(&mut pixels, size);
+        let root = Baseline::new(bitmap, DEJAVU_SANS)
+            .ok_or(PlotError::Font)?
+            .into_drawing_area();
         root.fill(&WHITE).map_err(|e| draw_error(e.to_string()))?;
         draw_stamped(&root, figure, stamp).map_err(|e| draw_error(e.to_string()))?;
         root.present().map_err(|e| draw_error(e.to_string()))?;
