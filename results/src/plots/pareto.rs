@@ -57,6 +57,7 @@ impl Figure for ParetoFigure<'_> {
             .x_desc("cost (USD, mean over seeds)")
             .y_desc("failure rate (%, mean over seeds)")
             .draw()?;
+        let mut labels = Vec::with_capacity(self.points.len());
         for p in &self.points {
             let colour = self.palette.colour(&p.arm);
             let at = (p.cost_usd, fr(p));
@@ -73,14 +74,72 @@ impl Figure for ParetoFigure<'_> {
                 if p.on_front { "" } else { " (dominated)" },
                 p.restarts
             );
+            let (x, y) = chart.backend_coord(&at);
+            let (w, h) = plot_area.estimate_text_size(&label, &small_font())?;
+            labels.push((
+                at,
+                label,
+                LabelBox {
+                    x: x + r as i32 + 4,
+                    y: y - 7,
+                    w: w as i32,
+                    h: h as i32,
+                },
+            ));
+        }
+        // labels of points close together are moved down until none overlaps another
+        let boxes: Vec<LabelBox> = labels.iter().map(|(_, _, b)| *b).collect();
+        for ((at, label, wanted), placed) in labels.into_iter().zip(place_labels(&boxes)) {
+            let offset = (
+                wanted.x - chart.backend_coord(&at).0,
+                placed.y - chart.backend_coord(&at).1,
+            );
             chart.draw_series(std::iter::once(
-                EmptyElement::at(at) + Text::new(label, (r + 4, -7), small_font()),
+                EmptyElement::at(at) + Text::new(label, offset, small_font()),
             ))?;
         }
         let text = "filled: on the Pareto front over cost, failure rate and restarts; hollow: dominated; marker area ~ mean restarts";
         note.draw(&Text::new(text, (12.min(w as i32), 4), (FONT, 13).into_font()))?;
         Ok(())
     }
+}
+
+/// A label's box in pixels: its top left corner, width and height.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct LabelBox {
+    x: i32,
+    y: i32,
+    w: i32,
+    h: i32,
+}
+
+impl LabelBox {
+    fn overlaps(&self, other: &LabelBox) -> bool {
+        self.x < other.x + other.w
+            && other.x < self.x + self.w
+            && self.y < other.y + other.h
+            && other.y < self.y + self.h
+    }
+}
+
+/// Where each label goes: top to bottom, a label that would overlap one
+/// already placed moves down below it (a line at a time), so that no two
+/// overlap; its x stays.
+fn place_labels(wanted: &[LabelBox]) -> Vec<LabelBox> {
+    let mut order: Vec<usize> = (0..wanted.len()).collect();
+    order.sort_by_key(|&i| (wanted[i].y, wanted[i].x));
+    let mut placed = wanted.to_vec();
+    let mut done: Vec<LabelBox> = Vec::with_capacity(wanted.len());
+    for i in order {
+        let mut b = wanted[i];
+        // y only grows, past one placed box at a time: this ends
+        while let Some(hit) = done.iter().find(|d| d.overlaps(&b)) {
+            b.y = hit.y + hit.h + 2;
+        }
+        done.push(b);
+        placed[i] = b;
+    }
+    placed
 }
 
 /// The Pareto scatter; points with a non-finite coordinate are left out.
@@ -106,6 +165,24 @@ pub(super) fn render(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn labels_close_together_are_stacked_and_others_stay() {
+        let at = |x, y| LabelBox { x, y, w: 100, h: 12 };
+        // two points almost on one spot, one far away
+        let placed = place_labels(&[at(10, 50), at(15, 52), at(400, 50)]);
+        assert_eq!(placed[0], at(10, 50));
+        assert_eq!(placed[1], at(15, 64));
+        assert_eq!(placed[2], at(400, 50));
+        for (i, a) in placed.iter().enumerate() {
+            for b in &placed[i + 1..] {
+                assert!(!a.overlaps(b), "{a:?} {b:?}");
+            }
+        }
+        // a chain: each moved label may push the next further down
+        let placed = place_labels(&[at(0, 0), at(0, 1), at(0, 2)]);
+        assert_eq!(placed.iter().map(|b| b.y).collect::<Vec<_>>(), [0, 14, 28]);
+    }
 
     #[test]
     fn marker_area_grows_with_restarts() {
