@@ -2,41 +2,66 @@
 
 use plotters::style::RGBColor;
 
-/// Tableau 10: distinguishable, and printable in greyscale at a pinch.
-const ARM_COLOURS: [RGBColor; 10] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-    RGBColor(188, 189, 34),
-    RGBColor(23, 190, 207),
+/// The bundled arms' colours, the same in every plot of every report, so a
+/// reader who learned that `default` is blue can tell it at a glance
+/// elsewhere: Tableau 10, then two of Tableau 20's light tones.
+const KNOWN_ARMS: [(&str, RGBColor); 12] = [
+    ("default", RGBColor(31, 119, 180)),
+    ("binpack", RGBColor(255, 127, 14)),
+    ("random", RGBColor(44, 160, 44)),
+    ("target-load", RGBColor(214, 39, 40)),
+    ("load-aware", RGBColor(148, 103, 189)),
+    ("cost-binpack", RGBColor(140, 86, 75)),
+    ("agmarl", RGBColor(227, 119, 194)),
+    ("agmarl-untrained", RGBColor(127, 127, 127)),
+    ("agmarl-analytic", RGBColor(188, 189, 34)),
+    ("agmarl-nognn", RGBColor(23, 190, 207)),
+    ("agmarl-linear", RGBColor(174, 199, 232)),
+    ("agmarl-nostress", RGBColor(255, 187, 120)),
 ];
 
-/// Each arm's colour, by its position in the input, so that an arm keeps its
-/// colour across every plot of a report.
+/// Tableau 20's other light tones, for arms of a user's own (a profile file,
+/// an external scheduler), in the order they come.
+const OTHER_ARMS: [RGBColor; 8] = [
+    RGBColor(152, 223, 138),
+    RGBColor(255, 152, 150),
+    RGBColor(197, 176, 213),
+    RGBColor(196, 156, 148),
+    RGBColor(247, 182, 210),
+    RGBColor(219, 219, 141),
+    RGBColor(158, 218, 229),
+    RGBColor(199, 199, 199),
+];
+
+/// Each arm's colour: a bundled arm's own everywhere ([`KNOWN_ARMS`]), any
+/// other's by its place among the other arms of the input, so that an arm
+/// keeps its colour across every plot of a report.
 #[derive(Debug, Clone)]
 pub(super) struct Palette {
-    arms: Vec<String>,
+    others: Vec<String>,
+}
+
+fn known(arm: &str) -> Option<RGBColor> {
+    KNOWN_ARMS.iter().find(|(name, _)| *name == arm).map(|&(_, c)| c)
 }
 
 impl Palette {
     pub fn new<'a>(arms: impl Iterator<Item = &'a str>) -> Self {
         Palette {
-            arms: arms.map(str::to_string).collect(),
+            others: arms.filter(|a| known(a).is_none()).map(str::to_string).collect(),
         }
     }
 
     pub fn colour(&self, arm: &str) -> RGBColor {
-        let i = match self.arms.iter().position(|a| a == arm) {
+        if let Some(c) = known(arm) {
+            return c;
+        }
+        let i = match self.others.iter().position(|a| a == arm) {
             Some(i) => i,
             // an arm that only appears in the Pareto points
-            None => self.arms.len() + arm.bytes().map(usize::from).sum::<usize>(),
+            None => self.others.len() + arm.bytes().map(usize::from).sum::<usize>(),
         };
-        ARM_COLOURS[i % ARM_COLOURS.len()]
+        OTHER_ARMS[i % OTHER_ARMS.len()]
     }
 }
 
@@ -183,9 +208,18 @@ mod tests {
     fn stems_and_colours() {
         assert_eq!(file_stem("agmarl v2/β"), "agmarl-v2--");
         assert_eq!(file_stem(""), "arm");
-        let p = Palette::new(["default", "agmarl"].into_iter());
-        assert_ne!(p.colour("default"), p.colour("agmarl"));
-        assert_eq!(p.colour("agmarl"), ARM_COLOURS[1]);
+        // a bundled arm has its colour whatever else is in the report
+        let a = Palette::new(["default", "agmarl"].into_iter());
+        let b = Palette::new(["agmarl", "mine", "binpack", "theirs"].into_iter());
+        assert_ne!(a.colour("default"), a.colour("agmarl"));
+        assert_eq!(a.colour("agmarl"), b.colour("agmarl"));
+        // the others take the spare tones in order, none a bundled arm's
+        assert_eq!(b.colour("mine"), OTHER_ARMS[0]);
+        assert_eq!(b.colour("theirs"), OTHER_ARMS[1]);
+        let all: Vec<RGBColor> = KNOWN_ARMS.iter().map(|&(_, c)| c).chain(OTHER_ARMS).collect();
+        for (i, c) in all.iter().enumerate() {
+            assert!(!all[i + 1..].contains(c), "colour {c:?} twice");
+        }
     }
 
     #[test]
