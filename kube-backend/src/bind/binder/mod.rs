@@ -390,7 +390,7 @@ impl Binder {
         match verdict {
             Verdict::Bind(node) => {
                 let node_name = self.cache.node_name(node)?.to_string();
-                self.cache.assume(&key.namespace, &key.name, node);
+                self.cache.assume(&key.namespace, &key.name, node, now);
                 let tracked = self.tracked.entry(key.clone()).or_default();
                 tracked.binding = true;
                 Some(Request::Bind {
@@ -461,7 +461,7 @@ impl Binder {
             }
             Err(err) => err,
         };
-        self.cache.forget_assumed(&key.namespace, &key.name);
+        self.cache.forget_assumed(&key.namespace, &key.name, now);
         // the room the pod was assumed to take is free again
         self.changed = true;
         if let Some(t) = self.tracked.get_mut(key) {
