@@ -27,6 +27,13 @@ pub struct Args {
     /// default: the checkpoint built into the binary
     #[arg(long)]
     pub checkpoint: Option<PathBuf>,
+    /// the AGMARL controller's settings as JSON, any subset of its fields
+    /// (as `schedlab scenario --agmarl-config`), e.g. `{"preemption": false}`
+    /// to leave a pod no node takes unschedulable instead of preempting pods
+    /// of lower priority for it; default: the controller's defaults
+    /// (preemption on, as in every kube-scheduler profile)
+    #[arg(long, value_name = "FILE")]
+    pub agmarl_config: Option<PathBuf>,
     /// kubeconfig to use; default: in-cluster config, else KUBECONFIG, else ~/.kube/config
     #[arg(long)]
     pub kubeconfig: Option<PathBuf>,
@@ -122,6 +129,7 @@ mod tests {
         assert_eq!(a.listen, "0.0.0.0:9090".parse().unwrap());
         assert_eq!(a.log_format, LogFormat::Json);
         assert_eq!(a.checkpoint, None);
+        assert_eq!(a.agmarl_config, None);
         assert_eq!(a.namespace, None);
     }
 
@@ -132,6 +140,8 @@ mod tests {
             "x",
             "--checkpoint",
             "/c.safetensors",
+            "--agmarl-config",
+            "/agmarl.json",
             "--kubeconfig",
             "/k",
             "--namespace",
@@ -160,6 +170,7 @@ mod tests {
         .unwrap();
         assert_eq!(a.scheduler_name, "x");
         assert_eq!(a.checkpoint, Some(PathBuf::from("/c.safetensors")));
+        assert_eq!(a.agmarl_config, Some(PathBuf::from("/agmarl.json")));
         assert_eq!(a.node_selector.as_deref(), Some("a=b"));
         assert_eq!(a.identity(), "pod-1");
         assert_eq!(a.lease_duration, Duration::from_secs(4));

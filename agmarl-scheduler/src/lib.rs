@@ -7,9 +7,13 @@
 //! Two or more replicas compete for a Lease; the leader runs the project's
 //! watch-and-bind loop ([`kube_backend::bind`]) with the AGMARL-DKS policy
 //! for pods whose `spec.schedulerName` is its own, the others stand by and
-//! take over when the leader's Lease runs out or is released.
+//! take over when the leader's Lease runs out or is released. A pod no node
+//! takes preempts pods of lower priority as under kube-scheduler's
+//! DefaultPreemption (the loop deletes the victims and nominates the pod),
+//! unless `--agmarl-config` turns preemption off.
 //!
 //! - [`args`]: the command line.
+//! - [`config`]: `--agmarl-config`, the controller's settings.
 //! - [`leader`]: Lease leader election (kube-lease-manager) with fencing and
 //!   quick takeover after a release.
 //! - [`policy`]: the checkpoint and the placer given to the bind loop.
@@ -21,6 +25,7 @@
 //! - [`run`]: the wiring.
 
 pub mod args;
+pub mod config;
 pub mod events;
 pub mod health;
 pub mod http;

@@ -1,9 +1,12 @@
 //! What /metrics exports (OpenMetrics text, every name prefixed `agmarl_`):
 //!
 //! - `agmarl_decisions_total`, `agmarl_declines_total`,
-//!   `agmarl_unschedulable_total`: the policy's answers;
+//!   `agmarl_unschedulable_total`, `agmarl_preemptions_total`: the policy's
+//!   answers (a preemption is its own answer, not an unschedulable one);
 //! - `agmarl_binds_total`, `agmarl_bind_conflicts_total`: bindings the API
 //!   server accepted, and 409s (somebody else bound the pod first);
+//! - `agmarl_preemption_victims_total`: pods the bind loop deleted to make
+//!   room for a preemptor;
 //! - `agmarl_decision_latency_seconds`: histogram of the policy's time per pod;
 //! - `agmarl_stress_level`: 0 calm, 1 elevated, 2 stressed;
 //! - `agmarl_objective_rank{objective=...}`: 1 for the objective selection
@@ -35,6 +38,8 @@ pub enum Answer {
     Bind,
     Decline,
     Unschedulable,
+    /// no node takes the pod; pods of lower priority are deleted to make room
+    Preempt,
 }
 
 /// The scheduler's metrics; cheap to share (every metric is an `Arc` inside).
@@ -44,8 +49,10 @@ pub struct Metrics {
     decisions: Counter,
     declines: Counter,
     unschedulable: Counter,
+    preemptions: Counter,
     binds: Counter,
     bind_conflicts: Counter,
+    victims: Counter,
     decision_latency: Histogram,
     stress_level: Gauge,
     objective_rank: Family<Labels, Gauge>,
@@ -68,8 +75,10 @@ impl Metrics {
         let decisions = Counter::default();
         let declines = Counter::default();
         let unschedulable = Counter::default();
+        let preemptions = Counter::default();
         let binds = Counter::default();
         let bind_conflicts = Counter::default();
+        let victims = Counter::default();
         // 0.1 ms .. 3.3 s: a decision over a few nodes takes well under a
         // millisecond, over thousands some tens.
         let decision_latency = Histogram::new(exponential_buckets(0.0001, 2.0, 16));
@@ -88,11 +97,21 @@ impl Metrics {
             "Pods no node could take when the policy looked",
             unschedulable.clone(),
         );
+        registry.register(
+            "preemptions",
+            "Pods no node could take for which the policy chose pods of lower priority to delete (DefaultPreemption)",
+            preemptions.clone(),
+        );
         registry.register("binds", "Bindings the API server accepted", binds.clone());
         registry.register(
             "bind_conflicts",
             "Bindings refused with 409: somebody else bound the pod first",
             bind_conflicts.clone(),
+        );
+        registry.register(
+            "preemption_victims",
+            "Pods deleted to make room for a preemptor",
+            victims.clone(),
         );
         registry.register_with_unit(
             "decision_latency",
@@ -125,8 +144,10 @@ impl Metrics {
             decisions,
             declines,
             unschedulable,
+            preemptions,
             binds,
             bind_conflicts,
+            victims,
             decision_latency,
             stress_level,
             objective_rank,
@@ -139,7 +160,7 @@ impl Metrics {
         metrics
     }
 
-    /// Where the bind loops count their binds and conflicts.
+    /// Where the bind loops count their binds, conflicts and victims.
     pub fn live_counts(&self) -> Arc<LiveCounts> {
         self.live.clone()
     }
@@ -155,6 +176,9 @@ impl Metrics {
             }
             Answer::Unschedulable => {
                 self.unschedulable.inc();
+            }
+            Answer::Preempt => {
+                self.preemptions.inc();
             }
         }
         self.decision_latency.observe(took.as_secs_f64());
@@ -190,6 +214,7 @@ impl Metrics {
             let _guard = self.sync.lock().unwrap_or_else(|p| p.into_inner());
             catch_up(&self.binds, self.live.binds.load(Ordering::Relaxed));
             catch_up(&self.bind_conflicts, self.live.conflicts.load(Ordering::Relaxed));
+            catch_up(&self.victims, self.live.victims.load(Ordering::Relaxed));
         }
         let mut text = String::new();
         encode(&mut text, &self.registry)?;
@@ -232,6 +257,8 @@ mod tests {
             "# TYPE agmarl_declines counter",
             "# TYPE agmarl_binds counter",
             "# TYPE agmarl_bind_conflicts counter",
+            "# TYPE agmarl_preemptions counter",
+            "# TYPE agmarl_preemption_victims counter",
             "# TYPE agmarl_decision_latency_seconds histogram",
             "# UNIT agmarl_decision_latency_seconds seconds",
             "# TYPE agmarl_stress_level gauge",
@@ -273,13 +300,20 @@ mod tests {
             StressLevel::Stressed,
             Some(stressed),
         );
+        m.record_decision(
+            Answer::Preempt,
+            Duration::from_millis(1),
+            StressLevel::Stressed,
+            Some(stressed),
+        );
         m.set_leader(true);
         m.set_pending(4);
         let text = m.encode().unwrap();
-        assert_eq!(sample(&text, "agmarl_decisions_total"), Some(3.0));
+        assert_eq!(sample(&text, "agmarl_decisions_total"), Some(4.0));
         assert_eq!(sample(&text, "agmarl_declines_total"), Some(1.0));
         assert_eq!(sample(&text, "agmarl_unschedulable_total"), Some(1.0));
-        assert_eq!(sample(&text, "agmarl_decision_latency_seconds_count"), Some(3.0));
+        assert_eq!(sample(&text, "agmarl_preemptions_total"), Some(1.0));
+        assert_eq!(sample(&text, "agmarl_decision_latency_seconds_count"), Some(4.0));
         assert_eq!(sample(&text, "agmarl_stress_level"), Some(2.0));
         assert_eq!(
             sample(&text, r#"agmarl_objective_rank{objective="fault-tolerance"}"#),
@@ -308,9 +342,11 @@ mod tests {
         let live = m.live_counts();
         live.binds.fetch_add(5, Ordering::Relaxed);
         live.conflicts.fetch_add(1, Ordering::Relaxed);
+        live.victims.fetch_add(3, Ordering::Relaxed);
         let text = m.encode().unwrap();
         assert_eq!(sample(&text, "agmarl_binds_total"), Some(5.0));
         assert_eq!(sample(&text, "agmarl_bind_conflicts_total"), Some(1.0));
+        assert_eq!(sample(&text, "agmarl_preemption_victims_total"), Some(3.0));
         // a second scrape does not add them again
         live.binds.fetch_add(2, Ordering::Relaxed);
         let text = m.encode().unwrap();

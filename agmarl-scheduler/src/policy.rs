@@ -15,8 +15,10 @@ use std::time::Instant;
 pub type SharedPolicy = Arc<Mutex<AgmarlScheduler>>;
 
 /// AGMARL-DKS (the full method) with the checkpoint at `path`, or the one
-/// built into the binary. Errors name the file at fault.
-pub fn load(path: Option<&Path>, seed: u64) -> scheduler::Result<SharedPolicy> {
+/// built into the binary, and the controller settings `config` (with
+/// DefaultPreemption unless they turn it off: the bind loop carries
+/// preemptions out as kube-scheduler does). Errors name the file at fault.
+pub fn load(path: Option<&Path>, config: AgmarlConfig, seed: u64) -> scheduler::Result<SharedPolicy> {
     let (net, meta) = match path {
         Some(p) if !p.exists() => {
             return Err(CheckpointError::Missing {
@@ -30,14 +32,9 @@ pub fn load(path: Option<&Path>, seed: u64) -> scheduler::Result<SharedPolicy> {
     tracing::info!(
         checkpoint = %path.map_or_else(|| checkpoint::BUNDLED_ORIGIN.to_string(), |p| p.display().to_string()),
         hyper = ?meta.hyper,
+        preemption = config.preemption,
         "policy loaded"
     );
-    // the bind loop does not carry out preemptions (it treats one as
-    // unschedulable), so the policy is not asked for any
-    let config = AgmarlConfig {
-        preemption: false,
-        ..AgmarlConfig::default()
-    };
     let head_error = meta.head_rmse();
     Ok(Arc::new(Mutex::new(
         AgmarlScheduler::new(net, config, seed).with_head_error(head_error),
@@ -56,8 +53,8 @@ pub fn decide(
     let answer = match &placement {
         Placement::Bind(_) => Answer::Bind,
         Placement::Decline { .. } => Answer::Decline,
-        // preemption is off here (see `load`); the bind loop would not carry it out
-        Placement::Unschedulable { .. } | Placement::Preempt { .. } => Answer::Unschedulable,
+        Placement::Unschedulable { .. } => Answer::Unschedulable,
+        Placement::Preempt { .. } => Answer::Preempt,
     };
     metrics.record_decision(
         answer,
@@ -84,7 +81,12 @@ mod tests {
 
     #[test]
     fn a_missing_checkpoint_names_the_file() {
-        let err = load(Some(Path::new("/nonexistent/agmarl.safetensors")), 0).unwrap_err();
+        let err = load(
+            Some(Path::new("/nonexistent/agmarl.safetensors")),
+            AgmarlConfig::default(),
+            0,
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("/nonexistent/agmarl.safetensors"), "{err}");
     }
 
@@ -94,14 +96,14 @@ mod tests {
         let weights = dir.path().join("bad.safetensors");
         std::fs::write(&weights, b"not safetensors").unwrap();
         std::fs::write(dir.path().join("bad.json"), b"{}").unwrap();
-        let err = load(Some(&weights), 0).unwrap_err();
+        let err = load(Some(&weights), AgmarlConfig::default(), 0).unwrap_err();
         assert!(err.to_string().contains("bad."), "{err}");
     }
 
     #[test]
     fn decisions_are_timed_and_counted() {
         use scheduler::testing::{cluster, node, pending, pod, view};
-        let policy = load(None, 0).unwrap();
+        let policy = load(None, AgmarlConfig::default(), 0).unwrap();
         let metrics = Metrics::new();
         let nodes = cluster([node("a"), node("b")]);
         let small = pod().cpu("1").build();
@@ -130,8 +132,46 @@ mod tests {
     }
 
     #[test]
+    fn a_pod_no_node_takes_preempts_unless_the_config_says_not() {
+        use schedlab_core::testing::{PodSpecChanges, pod};
+        use scheduler::testing::{bound_pod, cluster, node, pending, view_with_pods};
+        let pods = vec![vec![bound_pod(7, 0, 3000, 1)]];
+        let urgent = pod(2000, 0).priority(100);
+        let answer = |config: AgmarlConfig| {
+            let policy = load(None, config, 0).unwrap();
+            let metrics = Metrics::new();
+            let mut nodes = cluster([node("a").cpu("4").memory("16Gi")]);
+            let view = view_with_pods(&mut nodes, &pods, &[]);
+            let mut p = policy.lock().unwrap();
+            let placement = decide(&mut p, &metrics, &pending(&urgent), &view);
+            (placement, metrics.encode().unwrap())
+        };
+        let (placement, text) = answer(AgmarlConfig::default());
+        let Placement::Preempt { node, victims, .. } = placement else {
+            panic!("no preemption: {placement:?}");
+        };
+        assert_eq!(
+            (node, victims),
+            (schedlab_core::NodeId(0), vec![schedlab_core::PodId(7)])
+        );
+        let value = |text: &str, series: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.trim().parse::<f64>().ok())
+        };
+        assert_eq!(value(&text, "agmarl_preemptions_total"), Some(1.0));
+        assert_eq!(value(&text, "agmarl_unschedulable_total"), Some(0.0));
+        let (placement, text) = answer(AgmarlConfig {
+            preemption: false,
+            ..AgmarlConfig::default()
+        });
+        assert!(matches!(placement, Placement::Unschedulable { .. }), "{placement:?}");
+        assert_eq!(value(&text, "agmarl_preemptions_total"), Some(0.0));
+        assert_eq!(value(&text, "agmarl_unschedulable_total"), Some(1.0));
+    }
+
+    #[test]
     fn the_bundled_checkpoint_loads() {
-        let policy = load(None, 3).unwrap();
+        let policy = load(None, AgmarlConfig::default(), 3).unwrap();
         assert_eq!(policy.lock().unwrap().seed(), 3);
         assert_eq!(policy.lock().unwrap().name(), "agmarl");
     }

@@ -3,6 +3,7 @@
 //! Lease and return.
 
 use crate::args::{Args, LeaseTimingError, lease_timing};
+use crate::config::{self, ConfigError};
 use crate::health::{Health, Role};
 use crate::http::{self, Shared};
 use crate::leader::{Election, LeaseSettings};
@@ -23,6 +24,8 @@ use tokio_util::sync::CancellationToken;
 pub enum RunError {
     #[error(transparent)]
     LeaseTiming(#[from] LeaseTimingError),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
     #[error(transparent)]
     Checkpoint(#[from] scheduler::Error),
     #[error("cannot listen on {addr}: {source}")]
@@ -112,7 +115,11 @@ struct Ctx<'a> {
 pub async fn run(args: Args, shutdown: CancellationToken) -> Result<(), RunError> {
     let (duration_secs, grace_secs) = lease_timing(args.lease_duration)?;
     let clock = ScenarioClock::starting_now(1.0).map_err(|e| RunError::Kube(KubeError::Other(e.to_string())))?;
-    let policy = policy::load(args.checkpoint.as_deref(), args.seed)?;
+    let agmarl = match args.agmarl_config.as_deref() {
+        Some(path) => config::read(path)?,
+        None => scheduler::agmarl::AgmarlConfig::default(),
+    };
+    let policy = policy::load(args.checkpoint.as_deref(), agmarl, args.seed)?;
     let listener = http::bind(args.listen).await.map_err(|source| RunError::Listen {
         addr: args.listen,
         source,

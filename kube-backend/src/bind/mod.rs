@@ -13,6 +13,13 @@
 //! scenario time, or sooner when the cluster changes in a way that may make
 //! room (see [`queue::PendingQueue::cluster_changed`]).
 //!
+//! Policies see the pods on each node and the nominated pods, and a
+//! preemption is carried out as kube-scheduler does it: the victims are
+//! deleted, lower-priority nominations on the node cleared, the pod
+//! nominated there (`status.nominatedNodeName`) and retried like an
+//! unschedulable pod; the victims' departure wakes it (see
+//! [`binder::Preemption`]).
+//!
 //! - [`queue`]: the pending pods and their back-off.
 //! - [`binder`]: the loop's state without I/O.
 //! - [`requests`]: the Binding and status writes and what their errors mean.
@@ -23,6 +30,8 @@ pub mod binder;
 pub mod queue;
 pub mod requests;
 mod watch;
+
+pub use binder::{Preemption, PreemptionResults, Victim};
 
 use crate::cache::{ClusterCache, NodeIds};
 use crate::client::ApiClient;
@@ -93,6 +102,20 @@ pub struct BindStats {
     pub declined: u64,
     /// placements the loop did not carry out: the node cannot take the pod
     pub rejected: u64,
+    /// preemptions carried out: every victim deleted (or gone already) and
+    /// the pod nominated to the node
+    pub preemptions: u64,
+    /// pods deleted to make room for a preemptor
+    pub victims: u64,
+    /// preemptions the loop did not carry out: a victim is not a pod of
+    /// lower priority on the node (nothing deleted; the pod is unschedulable)
+    pub rejected_preemptions: u64,
+    /// answers Preempt for a pod whose last preemption's victims are still
+    /// terminating on its nominated node: it waits for them instead
+    /// (kube-scheduler's `PodEligibleToPreemptOthers`)
+    pub preemptions_waiting: u64,
+    /// `nominatedNodeName` cleared on pods of lower priority than a preemptor
+    pub nominations_cleared: u64,
     /// PodScheduled=False conditions written
     pub status_writes: u64,
     /// failed watch attempts (each resumed)
@@ -118,9 +141,16 @@ pub struct LiveCounts {
     pub binds: AtomicU64,
     /// 409 on a bind: somebody else bound the pod first
     pub conflicts: AtomicU64,
+    /// pods deleted to make room for a preemptor
+    pub victims: AtomicU64,
 }
 
 impl LiveCounts {
+    fn count_victims(&self, results: &PreemptionResults) {
+        let deleted = results.deleted.iter().filter(|r| r.is_ok()).count() as u64;
+        self.victims.fetch_add(deleted, Ordering::Relaxed);
+    }
+
     fn count(&self, result: &Result<(), kube::Error>) {
         match result {
             Ok(()) => {
@@ -146,6 +176,10 @@ enum Outcome {
         answer: Answer,
         message: String,
         result: Result<(), kube::Error>,
+    },
+    Preempt {
+        preemption: Box<Preemption>,
+        results: PreemptionResults,
     },
 }
 
@@ -177,6 +211,10 @@ fn send(api: &ApiClient, request: Request) -> BoxFuture<'static, Outcome> {
                     result,
                 }
             }
+            Request::Preempt(preemption) => {
+                let results = requests::carry_out(&api, &preemption).await;
+                Outcome::Preempt { preemption, results }
+            }
         }
     })
 }
@@ -202,6 +240,10 @@ fn settle(binder: &mut Binder, outcome: Outcome, clock: &ScenarioClock, live: &L
         } => {
             binder.status_done(&key, answer, &message, result);
             Ok(())
+        }
+        Outcome::Preempt { preemption, results } => {
+            live.count_victims(&results);
+            binder.preempt_done(&preemption, results)
         }
     }
 }
@@ -245,9 +287,10 @@ async fn check_access(api: &ApiClient, opts: &BindOptions) -> Result<NodeIds, Ku
 
 /// Runs the watch-and-bind loop until `cancel` fires, then returns what it
 /// did (a stop is the normal end of the loop, not an error). Errors: a model
-/// with unusable back-off, an identity that may not list nodes or pods or
-/// create bindings (401/403), a malformed selector. API errors 409, 404, 429
-/// and 5xx are handled and counted, and broken watches resume.
+/// with unusable back-off, an identity that may not list nodes or pods,
+/// create bindings or delete a preemption's victims (401/403), a malformed
+/// selector. API errors 409, 404, 429 and 5xx are handled and counted, and
+/// broken watches resume.
 pub async fn run(
     api: ApiClient,
     opts: BindOptions,

@@ -8,11 +8,21 @@
 //! every event that is trouble ([`Trouble::of`]) is noted on the node's
 //! recent-trouble window and its workload's history. Events come from
 //! [`PodObservation`], one per pod.
+//!
+//! For preemption it also keeps what the simulator gives policies: the pods
+//! each node holds (`placed`) and the pending pods nominated to a node
+//! (`nominations`), from `status.nominatedNodeName` or the bind loop's own
+//! preemptions.
+
+mod nominations;
+mod placed;
 
 use super::error::KubeError;
 use super::objects::{self, PodIdentity};
 use super::observe::PodObservation;
 use k8s_openapi::api::core::v1 as core;
+use nominations::Nominations;
+use placed::Placed;
 use schedlab_core::behaviour::PodEnd;
 use schedlab_core::node::{NodeCondition, NodeId, NodePool, NodeSpec, NodeState, Provisioning};
 use schedlab_core::pod::{PodId, PodSpec, WorkloadId};
@@ -20,7 +30,7 @@ use schedlab_core::record::EventKind;
 use schedlab_core::resources::Resources;
 use schedlab_core::time::Time;
 use schedlab_core::trouble::{Trouble, TroubleWindow};
-use schedlab_core::view::WorkloadHistory;
+use schedlab_core::view::{BoundPod, ClusterView, Nomination, WorkloadHistory};
 use std::collections::{BTreeSet, HashMap};
 
 /// NodeIds past this are refused: a stray label must not make the cache
@@ -90,6 +100,15 @@ struct Entry {
     terminal: bool,
     /// the latest object, kept while its node is not known
     waiting: Option<core::Pod>,
+    /// when it began to count on `on`
+    started: Time,
+    /// the object has a deletionTimestamp: it is being deleted gracefully
+    terminating: bool,
+    /// `status.nominatedNodeName` of the latest object
+    shown_nomination: Option<String>,
+    /// the node the pod is nominated to while pending (shown, or set by the
+    /// bind loop before the watch shows it)
+    nomination: Option<String>,
 }
 
 /// The cluster as watches show it.
@@ -108,9 +127,12 @@ pub struct ClusterCache {
     pending: u32,
     bound: u32,
     next_foreign: u64,
-    /// the latest time a watch event or expiry brought, for the smoothed
-    /// memory trend of changes that come without one (assume, forget)
-    clock: Time,
+    /// cache key by pod id, to find a preemption's victims
+    keys: HashMap<PodId, String>,
+    placed: Placed,
+    nominations: Nominations,
+    /// keys of pods nominated to nodes not seen yet
+    unresolved: BTreeSet<String>,
 }
 
 fn key(namespace: &str, name: &str) -> String {
@@ -158,7 +180,10 @@ impl ClusterCache {
             pending: 0,
             bound: 0,
             next_foreign: FOREIGN_POD_BASE,
-            clock: Time::ZERO,
+            keys: HashMap::new(),
+            placed: Placed::default(),
+            nominations: Nominations::default(),
+            unresolved: BTreeSet::new(),
         }
     }
 
@@ -203,7 +228,21 @@ impl ClusterCache {
         self.names[i] = name.to_string();
         self.by_name.insert(name.to_string(), id);
         self.wake_pods_of(name, now, out);
+        self.resolve_nominations_to(name);
         Ok(id)
+    }
+
+    /// Pods nominated to `name` before it was seen: their nominations, now.
+    fn resolve_nominations_to(&mut self, name: &str) {
+        let keys: Vec<String> = self
+            .unresolved
+            .iter()
+            .filter(|k| self.pods.get(*k).is_some_and(|e| e.nomination.as_deref() == Some(name)))
+            .cloned()
+            .collect();
+        for k in keys {
+            self.sync_nomination(&k);
+        }
     }
 
     fn new_node_id(&self, node: &core::Node, name: &str) -> Result<NodeId, KubeError> {
@@ -274,7 +313,6 @@ impl ClusterCache {
             return;
         };
         let namespace = pod.metadata.namespace.as_deref().unwrap_or("default");
-        self.clock = self.clock.max(now);
         let k = key(namespace, name);
         let uid = pod.metadata.uid.as_deref().unwrap_or("");
         if let Some(e) = self.pods.get(&k)
@@ -299,6 +337,22 @@ impl ClusterCache {
         entry.pod.observation.observe(pod, &|n| by_name.get(n).copied(), out);
         entry.has_node = objects::pod_node_name(pod).is_some();
         entry.terminal = is_terminal(pod);
+        // a deletionTimestamp is never taken back: an older event without it
+        // does not undo a delete the bind loop saw accepted
+        entry.terminating |= pod.metadata.deletion_timestamp.is_some();
+        // kube-scheduler's nominator: a nomination the object shows is in
+        // force, one it stops showing is cleared, and while it shows none the
+        // one in memory stays (the bind loop's own, whose status write the
+        // watch may not have shown yet)
+        let shown = pod
+            .status
+            .as_ref()
+            .and_then(|s| s.nominated_node_name.clone())
+            .filter(|n| !n.is_empty());
+        if shown.is_some() || entry.shown_nomination.is_some() {
+            entry.nomination = shown.clone();
+        }
+        entry.shown_nomination = shown;
         if entry.pod.observation.is_bound() || entry.has_node {
             entry.assumed = None;
         }
@@ -313,7 +367,7 @@ impl ClusterCache {
         for event in &out[start..] {
             self.note(now, event, workload);
         }
-        self.account(&k);
+        self.account(&k, now);
     }
 
     fn new_entry(&mut self, pod: &core::Pod, namespace: &str, name: &str, uid: &str, now: Time) -> Option<Entry> {
@@ -337,6 +391,7 @@ impl ClusterCache {
             let h = self.histories.entry(i.slot.workload).or_default();
             h.pods = h.pods.saturating_add(1);
         }
+        self.keys.insert(id, key(namespace, name));
         Some(Entry {
             namespace: namespace.to_string(),
             name: name.to_string(),
@@ -355,6 +410,10 @@ impl ClusterCache {
             has_node: false,
             terminal: false,
             waiting: None,
+            started: now,
+            terminating: false,
+            shown_nomination: None,
+            nomination: None,
         })
     }
 
@@ -373,9 +432,10 @@ impl ClusterCache {
         }
     }
 
-    /// Brings the pod's share of the totals and of its node in line with
-    /// what is known of it.
-    fn account(&mut self, k: &str) {
+    /// Brings the pod's share of the totals and of its node, its place in
+    /// the node's pod list and its nomination in line with what is known of
+    /// it; `now` is when a pod that starts counting on a node started.
+    fn account(&mut self, k: &str, now: Time) {
         let Some(e) = self.pods.get_mut(k) else {
             return;
         };
@@ -401,35 +461,79 @@ impl ClusterCache {
                 0
             }
         };
-        let clock = self.clock;
         let (old_count, old_on, old_used) = (e.count, e.on, e.used);
         e.count = count;
         e.on = on;
         e.used = used;
+        if old_on != on && on.is_some() {
+            e.started = now;
+        }
+        let bound = BoundPod {
+            id: e.pod.id,
+            priority: e.pod.spec.priority,
+            requests,
+            started: e.started,
+        };
         self.move_count(old_count, count);
         if old_on != on {
-            if let Some(n) = old_on.and_then(|n| self.nodes.get_mut(n.index())) {
-                n.requested -= requests;
-                n.non_zero_requested -= requests.non_zero_for_scoring();
-                n.pod_count = n.pod_count.saturating_sub(1);
-                n.unlimited.pods = n.unlimited.pods.saturating_sub(u32::from(unlimited));
-                n.unlimited.excess_bytes = n.unlimited.excess_bytes.saturating_sub(excess(old_used));
-                n.set_used(n.used - old_used, clock);
+            if let Some(n) = old_on {
+                self.placed.remove(n, bound.id);
+                if let Some(n) = self.nodes.get_mut(n.index()) {
+                    n.requested -= requests;
+                    n.non_zero_requested -= requests.non_zero_for_scoring();
+                    n.pod_count = n.pod_count.saturating_sub(1);
+                    n.unlimited.pods = n.unlimited.pods.saturating_sub(u32::from(unlimited));
+                    n.unlimited.excess_bytes = n.unlimited.excess_bytes.saturating_sub(excess(old_used));
+                    n.set_used(n.used - old_used, now);
+                }
             }
-            if let Some(n) = on.and_then(|n| self.nodes.get_mut(n.index())) {
+            if let Some(n) = on.filter(|n| n.index() < self.nodes.len()) {
+                self.placed.add(n, bound);
+                let n = &mut self.nodes[n.index()];
                 n.requested += requests;
                 n.non_zero_requested += requests.non_zero_for_scoring();
                 n.pod_count = n.pod_count.saturating_add(1);
                 n.unlimited.pods = n.unlimited.pods.saturating_add(u32::from(unlimited));
                 n.unlimited.excess_bytes += excess(used);
-                n.set_used(n.used + used, clock);
+                n.set_used(n.used + used, now);
             }
         } else if old_used != used
             && let Some(n) = on.and_then(|n| self.nodes.get_mut(n.index()))
         {
             n.unlimited.excess_bytes = (n.unlimited.excess_bytes + excess(used)).saturating_sub(excess(old_used));
-            n.set_used(n.used - old_used + used, clock);
+            n.set_used(n.used - old_used + used, now);
         }
+        self.sync_nomination(k);
+    }
+
+    /// Brings the pod's entry in the nominations in line with its state: a
+    /// nomination holds only while the pod is pending and names a known node.
+    fn sync_nomination(&mut self, k: &str) {
+        let Some(e) = self.pods.get_mut(k) else {
+            self.nominations.set(k, None);
+            self.unresolved.remove(k);
+            return;
+        };
+        if e.count != Count::Pending {
+            // bound, assumed or ended: kube-scheduler's nominator drops it too
+            e.nomination = None;
+        }
+        let node = e.nomination.as_deref().map(|name| self.by_name.get(name).copied());
+        let nomination = match node {
+            Some(Some(node)) => Some(Nomination {
+                pod: e.pod.id,
+                node,
+                priority: e.pod.spec.priority,
+                requests: e.pod.spec.requests,
+            }),
+            _ => None,
+        };
+        if matches!(node, Some(None)) {
+            self.unresolved.insert(k.to_string());
+        } else {
+            self.unresolved.remove(k);
+        }
+        self.nominations.set(k, nomination);
     }
 
     fn move_count(&mut self, from: Count, to: Count) {
@@ -452,16 +556,18 @@ impl ClusterCache {
     /// what the caller needs to record it (None for a pod never seen).
     /// Emits nothing itself.
     pub fn delete_pod(&mut self, namespace: &str, name: &str, now: Time) -> Option<DeletedPod> {
-        self.clock = self.clock.max(now);
         let k = key(namespace, name);
         if let Some(e) = self.pods.get_mut(&k) {
             // ended: whatever it held is released as at an end
             e.terminal = true;
             e.assumed = None;
         }
-        self.account(&k);
+        self.account(&k, now);
         self.waiting.remove(&k);
         let e = self.pods.remove(&k)?;
+        if self.keys.get(&e.pod.id) == Some(&k) {
+            self.keys.remove(&e.pod.id);
+        }
         tracing::trace!(namespace, name, at = %now, "pod deleted");
         Some(DeletedPod {
             ident: e.pod.ident,
@@ -473,7 +579,6 @@ impl ClusterCache {
 
     /// Forgets trouble older than [`NodeState::RECENT_WINDOW`].
     pub fn expire(&mut self, now: Time) {
-        self.clock = self.clock.max(now);
         self.trouble.expire(now, &mut self.nodes);
     }
 
@@ -521,10 +626,10 @@ impl ClusterCache {
         self.pods.get(&key(namespace, name)).and_then(|e| e.assumed)
     }
 
-    /// The bind loop bound the pod to `node`: counts it there now, before
-    /// the watch shows the binding. A pod the cache does not know or that
-    /// already has a node is left alone.
-    pub fn assume(&mut self, namespace: &str, name: &str, node: NodeId) {
+    /// The bind loop bound the pod to `node` at `now`: counts it there now,
+    /// before the watch shows the binding. A pod the cache does not know or
+    /// that already has a node is left alone.
+    pub fn assume(&mut self, namespace: &str, name: &str, node: NodeId, now: Time) {
         let k = key(namespace, name);
         match self.pods.get_mut(&k) {
             Some(e) if !e.has_node && !e.pod.observation.is_bound() && e.count == Count::Pending => {
@@ -535,17 +640,99 @@ impl ClusterCache {
                 return;
             }
         }
-        self.account(&k);
+        self.account(&k, now);
     }
 
-    /// The binding the bind loop assumed did not happen.
-    pub fn forget_assumed(&mut self, namespace: &str, name: &str) {
+    /// The binding the bind loop assumed did not happen (learnt at `now`).
+    pub fn forget_assumed(&mut self, namespace: &str, name: &str, now: Time) {
         let k = key(namespace, name);
         if let Some(e) = self.pods.get_mut(&k)
             && e.assumed.take().is_some()
         {
-            self.account(&k);
+            self.account(&k, now);
         }
+    }
+
+    /// The cluster as a policy sees it at `now`: the nodes, the pods each
+    /// holds and the nominations in force.
+    pub fn view(&self, now: Time) -> ClusterView<'_> {
+        ClusterView {
+            now,
+            nodes: &self.nodes,
+            pending_pods: self.pending,
+            bound_pods: self.bound,
+            pods_by_node: self.placed.by_node(),
+            lowest_bound_priority: self.placed.lowest_priority(),
+            nominated: self.nominations.list(),
+        }
+    }
+
+    /// The pods counted on each node, indexed by NodeId (a node without
+    /// pods may have no list). `started` is when the cache first counted the
+    /// pod there, in scenario time: preemption only compares starts with
+    /// each other, and `status.startTime` is on another clock (and absent
+    /// before a kubelet admits the pod).
+    pub fn pods_by_node(&self) -> &[Vec<BoundPod>] {
+        self.placed.by_node()
+    }
+
+    /// The pending pods nominated to a known node, in no order.
+    pub fn nominated(&self) -> &[Nomination] {
+        self.nominations.list()
+    }
+
+    /// The node a pending pod is nominated to, if it is and the node is known.
+    pub fn nomination(&self, namespace: &str, name: &str) -> Option<NodeId> {
+        let e = self.pods.get(&key(namespace, name))?;
+        self.by_name.get(e.nomination.as_deref()?).copied()
+    }
+
+    /// The bind loop nominated the pending pod to `node` (None: took its
+    /// nomination away), before the watch shows it. A pod that is not
+    /// pending keeps none.
+    pub fn nominate(&mut self, namespace: &str, name: &str, node: Option<NodeId>) {
+        let k = key(namespace, name);
+        let name_of = node.and_then(|n| self.names.get(n.index()).filter(|s| !s.is_empty()).cloned());
+        let Some(e) = self.pods.get_mut(&k) else {
+            return;
+        };
+        e.nomination = name_of;
+        self.sync_nomination(&k);
+    }
+
+    /// The pending pods nominated to `node` with a priority below
+    /// `priority`: (namespace, name) each.
+    pub fn nominated_below(&self, node: NodeId, priority: i32) -> Vec<(&str, &str)> {
+        self.nominations
+            .below(node, priority)
+            .filter_map(|k| self.pods.get(k))
+            .map(|e| (e.namespace.as_str(), e.name.as_str()))
+            .collect()
+    }
+
+    /// The pod `pod` if it counts on `node`: namespace, name and what is known of it.
+    pub fn pod_on(&self, node: NodeId, pod: PodId) -> Option<(&str, &str, &CachedPod)> {
+        let e = self.pods.get(self.keys.get(&pod)?)?;
+        (e.on == Some(node) && e.pod.id == pod).then_some((e.namespace.as_str(), e.name.as_str(), &e.pod))
+    }
+
+    /// The bind loop's delete of the pod was accepted: it is terminating,
+    /// before the watch shows its deletionTimestamp.
+    pub fn mark_terminating(&mut self, namespace: &str, name: &str) {
+        if let Some(e) = self.pods.get_mut(&key(namespace, name)) {
+            e.terminating = true;
+        }
+    }
+
+    /// Whether a pod of priority below `priority` on `node` is being
+    /// deleted (kube-scheduler's `PodEligibleToPreemptOthers` waits for them).
+    pub fn terminating_below(&self, node: NodeId, priority: i32) -> bool {
+        self.placed
+            .on(node)
+            .iter()
+            .filter(|b| b.priority < priority)
+            .filter_map(|b| self.pods.get(self.keys.get(&b.id)?))
+            .any(|e| e.terminating && e.on == Some(node))
     }
 }
 

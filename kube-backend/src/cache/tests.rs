@@ -314,15 +314,15 @@ fn assumed_bindings_count_until_the_watch_shows_them() {
     let mut p = pending(&mut cache, 1, &w, Time(1));
     let q = pending(&mut cache, 2, &w, Time(1));
     let (pn, qn) = (name_of(&p), name_of(&q));
-    cache.assume(testkit::RUN, &pn, NodeId(1));
-    cache.assume(testkit::RUN, &qn, NodeId(1));
+    cache.assume(testkit::RUN, &pn, NodeId(1), Time(1));
+    cache.assume(testkit::RUN, &qn, NodeId(1), Time(1));
     assert_eq!(cache.assumed(testkit::RUN, &pn), Some(NodeId(1)));
     assert_eq!((cache.pending(), cache.bound()), (0, 2));
     assert_eq!(cache.nodes()[1].requested, w.spec.requests + w.spec.requests);
     assert_eq!(cache.nodes()[1].pod_count, 2);
     // assuming again, or an unknown pod, changes nothing
-    cache.assume(testkit::RUN, &pn, NodeId(0));
-    cache.assume(testkit::RUN, "nobody", NodeId(0));
+    cache.assume(testkit::RUN, &pn, NodeId(0), Time(1));
+    cache.assume(testkit::RUN, "nobody", NodeId(0), Time(1));
     assert_eq!(cache.nodes()[0].pod_count, 0);
     // the watch shows p's binding: counted once
     let mut out = Vec::new();
@@ -333,11 +333,11 @@ fn assumed_bindings_count_until_the_watch_shows_them() {
     assert_eq!(cache.nodes()[1].pod_count, 2);
     assert_eq!(cache.bound(), 2);
     // q's bind failed (409: somebody else bound it; or 404)
-    cache.forget_assumed(testkit::RUN, &qn);
+    cache.forget_assumed(testkit::RUN, &qn, Time(3));
     assert_eq!((cache.pending(), cache.bound()), (1, 1));
     assert_eq!(cache.nodes()[1].pod_count, 1);
     assert_eq!(cache.nodes()[1].requested, w.spec.requests);
-    cache.forget_assumed(testkit::RUN, &qn);
+    cache.forget_assumed(testkit::RUN, &qn, Time(3));
     assert_eq!((cache.pending(), cache.bound()), (1, 1));
 }
 
@@ -485,6 +485,15 @@ fn node_accounting_follows_the_lifecycles() {
                 assert_eq!(got.requested, requested, "seed {seed}");
                 assert_eq!(got.used, used, "seed {seed}");
                 assert_eq!(got.recent, expected.recent, "seed {seed}");
+                let listed = cache
+                    .view(now)
+                    .pods_on(got.id)
+                    .iter()
+                    .fold(Resources::ZERO, |a, b| a + b.requests);
+                assert_eq!(
+                    listed, requested,
+                    "seed {seed}: the pod list follows the node's requests"
+                );
             }
             assert_eq!(cache.history(WorkloadId(0)), history, "seed {seed}");
             let live = pods.iter().filter(|(_, k, _)| k.lc.ended().is_none()).count();
@@ -495,4 +504,213 @@ fn node_accounting_follows_the_lifecycles() {
     }
     // the scripts restarted and failed containers, not only ran them
     assert!(restarts > 20 && failures > 20, "{restarts} {failures}");
+}
+
+fn nominate_shown(p: &mut core::Pod, node: Option<&str>) {
+    p.status.get_or_insert_default().nominated_node_name = node.map(testkit::node_name);
+}
+
+fn with_priority(mut p: core::Pod, priority: i32) -> core::Pod {
+    p.spec.as_mut().unwrap().priority = Some(priority);
+    p
+}
+
+#[test]
+fn a_nominated_pending_pod_keeps_its_room_until_it_binds_or_is_cleared() {
+    let mut cache = ClusterCache::new(NodeIds::FromLabel);
+    ready(&mut cache, &[(0, "a"), (1, "b")]);
+    let w = testkit::workload(0, RestartPolicy::Always);
+    let mut out = Vec::new();
+    let mut p = with_priority(testkit::pod(&testkit::ident(1, 0, 1), &w), 7);
+    let name = name_of(&p);
+    nominate_shown(&mut p, Some("b"));
+    cache.apply_pod(&p, Time(1), &mut out);
+    let expected = Nomination {
+        pod: PodId(1),
+        node: NodeId(1),
+        priority: 7,
+        requests: w.spec.requests,
+    };
+    assert_eq!(cache.nominated(), [expected]);
+    assert_eq!(cache.nomination(testkit::RUN, &name), Some(NodeId(1)));
+    assert_eq!(cache.view(Time(1)).nominated, [expected]);
+    // the same state again, and a move to another node
+    cache.apply_pod(&p, Time(2), &mut out);
+    assert_eq!(cache.nominated().len(), 1);
+    nominate_shown(&mut p, Some("a"));
+    cache.apply_pod(&p, Time(3), &mut out);
+    assert_eq!(cache.nominated()[0].node, NodeId(0));
+    // cleared (a preemptor of higher priority took the node)
+    nominate_shown(&mut p, None);
+    cache.apply_pod(&p, Time(4), &mut out);
+    assert!(cache.nominated().is_empty());
+    assert_eq!(cache.nomination(testkit::RUN, &name), None);
+    // nominated again, then bound: a bound pod holds no nomination
+    nominate_shown(&mut p, Some("b"));
+    cache.apply_pod(&p, Time(5), &mut out);
+    assert_eq!(cache.nominated().len(), 1);
+    testkit::bind(&mut p, &testkit::node_name("b"));
+    cache.apply_pod(&p, Time(6), &mut out);
+    assert!(cache.nominated().is_empty(), "{:?}", cache.nominated());
+    assert_eq!(cache.nomination(testkit::RUN, &name), None);
+}
+
+#[test]
+fn a_nomination_goes_with_its_pod_and_waits_for_its_node() {
+    let mut cache = ClusterCache::new(NodeIds::FromLabel);
+    ready(&mut cache, &[(0, "a")]);
+    let w = testkit::workload(0, RestartPolicy::Always);
+    let mut out = Vec::new();
+    let mut p = testkit::pod(&testkit::ident(1, 0, 1), &w);
+    nominate_shown(&mut p, Some("late"));
+    cache.apply_pod(&p, Time(1), &mut out);
+    assert!(cache.nominated().is_empty(), "the node is not known yet");
+    cache.apply_node(&testkit::node(3, "late"), Time(2), &mut out).unwrap();
+    assert_eq!(cache.nominated().len(), 1);
+    assert_eq!(cache.nominated()[0].node, NodeId(3));
+    cache.delete_pod(testkit::RUN, &name_of(&p), Time(3));
+    assert!(cache.nominated().is_empty());
+    // a pod that ended while pending holds none either
+    let mut q = testkit::pod(&testkit::ident(2, 0, 2), &w);
+    nominate_shown(&mut q, Some("a"));
+    cache.apply_pod(&q, Time(4), &mut out);
+    assert_eq!(cache.nominated().len(), 1);
+    q.status.as_mut().unwrap().phase = Some("Failed".into());
+    cache.apply_pod(&q, Time(5), &mut out);
+    assert!(cache.nominated().is_empty());
+}
+
+#[test]
+fn the_loops_own_nomination_holds_until_the_object_shows_another() {
+    let mut cache = ClusterCache::new(NodeIds::FromLabel);
+    ready(&mut cache, &[(0, "a"), (1, "b")]);
+    let w = testkit::workload(0, RestartPolicy::Always);
+    let mut out = Vec::new();
+    let mut p = testkit::pod(&testkit::ident(1, 0, 1), &w);
+    let name = name_of(&p);
+    cache.apply_pod(&p, Time(1), &mut out);
+    cache.nominate(testkit::RUN, &name, Some(NodeId(1)));
+    assert_eq!(cache.nomination(testkit::RUN, &name), Some(NodeId(1)));
+    // an event older than the nomination's status write does not clear it
+    cache.apply_pod(&p, Time(2), &mut out);
+    assert_eq!(cache.nominated().len(), 1);
+    // the write shows, then a clear by another preemptor
+    nominate_shown(&mut p, Some("b"));
+    cache.apply_pod(&p, Time(3), &mut out);
+    nominate_shown(&mut p, None);
+    cache.apply_pod(&p, Time(4), &mut out);
+    assert!(cache.nominated().is_empty());
+    // taken away by the loop itself
+    cache.nominate(testkit::RUN, &name, Some(NodeId(0)));
+    cache.nominate(testkit::RUN, &name, None);
+    assert!(cache.nominated().is_empty());
+    // an assumed bind ends it too
+    cache.nominate(testkit::RUN, &name, Some(NodeId(0)));
+    cache.assume(testkit::RUN, &name, NodeId(0), Time(5));
+    assert!(cache.nominated().is_empty());
+    cache.forget_assumed(testkit::RUN, &name, Time(6));
+    assert!(cache.nominated().is_empty(), "a failed bind does not bring it back");
+    // the loop's nominations of a pod that is not pending hold nothing
+    cache.nominate(testkit::RUN, "nobody", Some(NodeId(0)));
+    assert!(cache.nominated().is_empty());
+}
+
+#[test]
+fn lower_priority_nominations_are_found_by_node() {
+    let mut cache = ClusterCache::new(NodeIds::FromLabel);
+    ready(&mut cache, &[(0, "a"), (1, "b")]);
+    let w = testkit::workload(0, RestartPolicy::Always);
+    let mut out = Vec::new();
+    for (i, priority, node) in [(1, 1, "a"), (2, 5, "a"), (3, 1, "b"), (4, 9, "a")] {
+        let mut p = with_priority(testkit::pod(&testkit::ident(i, 0, i as u32), &w), priority);
+        nominate_shown(&mut p, Some(node));
+        cache.apply_pod(&p, Time(1), &mut out);
+    }
+    let mut below: Vec<(&str, &str)> = cache.nominated_below(NodeId(0), 9);
+    below.sort_unstable();
+    let names = |ids: &[u64]| -> Vec<String> {
+        ids.iter()
+            .map(|&i| name_of(&testkit::pod(&testkit::ident(i, 0, i as u32), &w)))
+            .collect()
+    };
+    let got: Vec<String> = below.iter().map(|(ns, n)| format!("{ns}/{n}")).collect();
+    let want: Vec<String> = names(&[1, 2]).iter().map(|n| format!("{}/{n}", testkit::RUN)).collect();
+    assert_eq!(got, want);
+    assert!(cache.nominated_below(NodeId(0), 1).is_empty());
+    assert_eq!(cache.nominated_below(NodeId(1), 2).len(), 1);
+}
+
+#[test]
+fn bound_pods_are_listed_by_node_for_preemption() {
+    let mut cache = ClusterCache::new(NodeIds::FromLabel);
+    ready(&mut cache, &[(0, "a"), (1, "b")]);
+    let w = testkit::workload(0, RestartPolicy::Always);
+    let mut out = Vec::new();
+    let mut low = with_priority(testkit::pod(&testkit::ident(1, 0, 1), &w), -5);
+    let mut high = with_priority(testkit::pod(&testkit::ident(2, 0, 2), &w), 10);
+    let waiting = with_priority(testkit::pod(&testkit::ident(3, 0, 3), &w), -9);
+    testkit::bind(&mut low, &testkit::node_name("b"));
+    testkit::bind(&mut high, &testkit::node_name("b"));
+    cache.apply_pod(&low, Time(4), &mut out);
+    cache.apply_pod(&high, Time(6), &mut out);
+    cache.apply_pod(&waiting, Time(6), &mut out);
+    let view = cache.view(Time(7));
+    assert!(view.pods_on(NodeId(0)).is_empty());
+    let on_b = view.pods_on(NodeId(1));
+    assert_eq!(
+        on_b,
+        [
+            BoundPod {
+                id: PodId(1),
+                priority: -5,
+                requests: w.spec.requests,
+                started: Time(4)
+            },
+            BoundPod {
+                id: PodId(2),
+                priority: 10,
+                requests: w.spec.requests,
+                started: Time(6)
+            }
+        ]
+    );
+    assert_eq!(view.lowest_bound_priority, Some(-5), "pending pods do not count");
+    let (ns, name, pod) = cache.pod_on(NodeId(1), PodId(1)).unwrap();
+    assert_eq!(
+        (ns, name, pod.uid.as_str()),
+        (testkit::RUN, name_of(&low).as_str(), "uid-1")
+    );
+    assert!(cache.pod_on(NodeId(0), PodId(1)).is_none(), "not on that node");
+    assert!(cache.pod_on(NodeId(1), PodId(3)).is_none(), "pending");
+    // being deleted gracefully: still on the node, and terminating
+    assert!(!cache.terminating_below(NodeId(1), 0));
+    low.metadata.deletion_timestamp = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+        jiff::Timestamp::UNIX_EPOCH,
+    ));
+    cache.apply_pod(&low, Time(8), &mut out);
+    assert_eq!(cache.pods_by_node()[1].len(), 2);
+    assert!(cache.terminating_below(NodeId(1), 0));
+    assert!(
+        !cache.terminating_below(NodeId(1), -5),
+        "only pods below the priority count"
+    );
+    cache.delete_pod(testkit::RUN, &name_of(&low), Time(9));
+    assert_eq!(cache.pods_by_node()[1].len(), 1);
+    assert_eq!(cache.view(Time(9)).lowest_bound_priority, Some(10));
+    assert!(cache.pod_on(NodeId(1), PodId(1)).is_none());
+    // an assumed bind is listed where it is assumed, and leaves with it
+    cache.assume(testkit::RUN, &name_of(&waiting), NodeId(0), Time(10));
+    assert_eq!(cache.pods_by_node()[0][0].started, Time(10));
+    assert_eq!(cache.view(Time(10)).lowest_bound_priority, Some(-9));
+    cache.forget_assumed(testkit::RUN, &name_of(&waiting), Time(11));
+    assert!(cache.pods_by_node()[0].is_empty());
+    // the lists add up to what the nodes count
+    for n in cache.nodes() {
+        let listed = cache
+            .view(Time(11))
+            .pods_on(n.id)
+            .iter()
+            .fold(Resources::ZERO, |a, b| a + b.requests);
+        assert_eq!(listed, n.requested);
+    }
 }

@@ -1,6 +1,13 @@
 //! The bind loop's state, without I/O: watch events in, decisions and the
 //! requests they need out, request outcomes back in. Keeps the cluster cache
-//! (with assumed binds), the pending queue and what was written to each pod.
+//! (with assumed binds and nominations), the pending queue and what was
+//! written to each pod.
+//!
+//! - `preempt`: carrying out a policy's preemption.
+
+mod preempt;
+
+pub use preempt::{Preemption, PreemptionResults, Victim, is_gone_or_ok};
 
 use super::queue::{PendingQueue, PodKey};
 use super::requests::{Failure, classify, written_answer};
@@ -21,7 +28,7 @@ use schedlab_core::resources::Resources;
 use schedlab_core::time::Time;
 use schedlab_core::timing::{self, LatencySummary};
 use schedlab_core::verdict::{Answer, Verdict};
-use schedlab_core::view::{ClusterView, PendingPod};
+use schedlab_core::view::PendingPod;
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
@@ -51,6 +58,8 @@ pub enum Request {
         answer: Answer,
         message: String,
     },
+    /// delete the victims, then nominate the pod (see [`Preemption`])
+    Preempt(Box<Preemption>),
 }
 
 /// What the loop knows of one of its own pending pods.
@@ -62,6 +71,10 @@ struct Tracked {
     /// a bind was sent and has not failed: later events that still show the
     /// pod pending predate it
     binding: bool,
+    /// `spec.preemptionPolicy: Never`: the pod may not preempt others
+    never_preempts: bool,
+    /// a preemption for the pod was sent and has not come back
+    preempting: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -302,6 +315,8 @@ impl Binder {
                 written: written_answer(pod),
                 uid,
                 binding: false,
+                never_preempts: pod.spec.as_ref().and_then(|s| s.preemption_policy.as_deref()) == Some("Never"),
+                preempting: false,
             };
             self.queue.remove(&key);
         }
@@ -376,13 +391,12 @@ impl Binder {
             attempts: popped.attempts,
             history: self.cache.history(slot.workload),
         };
-        // no pod lists: the bind loop does not carry out preemptions (yet),
-        // so policies find nothing to preempt here
-        let view = ClusterView::of_nodes(now, self.cache.nodes(), self.cache.pending(), self.cache.bound());
+        let view = self.cache.view(now);
         let started = Instant::now();
         let placement = placer(&pending, &view);
         timing::record(&mut self.decisions, started.elapsed());
         self.stats.decisions += 1;
+        let priority = cached.spec.priority;
         let verdict = match placement.verdict(&view, &cached.spec) {
             Verdict::Bind(node) if self.cache.node_name(node).is_none() => Verdict::rejected_bind("no name"),
             verdict => verdict,
@@ -390,7 +404,7 @@ impl Binder {
         match verdict {
             Verdict::Bind(node) => {
                 let node_name = self.cache.node_name(node)?.to_string();
-                self.cache.assume(&key.namespace, &key.name, node);
+                self.cache.assume(&key.namespace, &key.name, node, now);
                 let tracked = self.tracked.entry(key.clone()).or_default();
                 tracked.binding = true;
                 Some(Request::Bind {
@@ -415,11 +429,7 @@ impl Binder {
                 }
                 self.not_placed(key, answer, reason, now)
             }
-            Verdict::Preempt { reason, .. } => {
-                tracing::warn!(pod = %key, "the bind loop does not carry out preemptions; treated as unschedulable");
-                self.stats.unschedulable += 1;
-                self.not_placed(key, Answer::Unschedulable, reason, now)
-            }
+            Verdict::Preempt { node, victims, reason } => self.preempt(key, priority, node, &victims, reason, now),
         }
     }
 
@@ -427,17 +437,29 @@ impl Binder {
     /// answer or its reason changed.
     fn not_placed(&mut self, key: PodKey, answer: Answer, reason: Cow<'static, str>, now: Time) -> Option<Request> {
         self.queue.failed(&key, now, Time::ZERO, &self.model);
-        let tracked = self.tracked.get_mut(&key)?;
+        let message = self.condition_to_write(&key, answer, reason)?;
+        Some(Request::Status { key, answer, message })
+    }
+
+    /// The PodScheduled=False message to write for `answer`, None when the
+    /// pod already says it (or is not tracked any more); noted as written.
+    fn condition_to_write(&mut self, key: &PodKey, answer: Answer, reason: Cow<'static, str>) -> Option<String> {
+        let tracked = self.tracked.get_mut(key)?;
         let wanted = (answer, reason.into_owned());
         if tracked.written.as_ref() == Some(&wanted) {
             return None;
         }
         tracked.written = Some(wanted.clone());
-        Some(Request::Status {
-            key,
-            answer: wanted.0,
-            message: wanted.1,
-        })
+        Some(wanted.1)
+    }
+
+    /// A condition write failed: the next answer writes it again.
+    fn condition_not_written(&mut self, key: &PodKey, answer: Answer, message: &str) {
+        if let Some(t) = self.tracked.get_mut(key)
+            && t.written.as_ref().is_some_and(|(a, m)| *a == answer && m == message)
+        {
+            t.written = None;
+        }
     }
 
     /// A bind request came back. `retry_at` turns a wall-clock delay into the
@@ -461,7 +483,7 @@ impl Binder {
             }
             Err(err) => err,
         };
-        self.cache.forget_assumed(&key.namespace, &key.name);
+        self.cache.forget_assumed(&key.namespace, &key.name, now);
         // the room the pod was assumed to take is free again
         self.changed = true;
         if let Some(t) = self.tracked.get_mut(key) {
@@ -511,22 +533,25 @@ impl Binder {
             }
             Err(err) => err,
         };
-        let failure = classify(&err);
-        match failure {
-            Failure::Gone | Failure::Conflict => return,
+        if self.status_write_failed(key, &err, "could not write the PodScheduled condition") {
+            self.condition_not_written(key, answer, message);
+        }
+    }
+
+    /// Counts a failed write of a pod's status (never fatal: a loop that may
+    /// bind but not write status still schedules); false when the pod is
+    /// gone or changed meanwhile, so nothing needs writing again.
+    fn status_write_failed(&mut self, key: &PodKey, err: &kube::Error, what: &str) -> bool {
+        match classify(err) {
+            Failure::Gone | Failure::Conflict => return false,
             Failure::Throttled { .. } => self.stats.throttled += 1,
             Failure::Unavailable { .. } => self.stats.unavailable += 1,
             Failure::Forbidden | Failure::Refused => {
                 self.stats.refused += 1;
-                tracing::warn!(pod = %key, error = %crate::redact::shown(&err), "could not write the PodScheduled condition");
+                tracing::warn!(pod = %key, error = %crate::redact::shown(err), "{what}");
             }
         }
-        // not written after all: the next answer writes it again
-        if let Some(t) = self.tracked.get_mut(key)
-            && t.written.as_ref().is_some_and(|(a, m)| *a == answer && m == message)
-        {
-            t.written = None;
-        }
+        true
     }
 
     /// A watch failed (it resumes by itself).

@@ -2,7 +2,7 @@ use super::*;
 use crate::objects::PodIdentity;
 use schedlab_core::pod::PodId;
 use schedlab_core::testing::{self, PodSpecChanges};
-use schedlab_core::view::Placement;
+use schedlab_core::view::{ClusterView, Placement};
 use schedlab_core::{Dist, PodSlot};
 use std::sync::{Arc, Mutex};
 
@@ -414,4 +414,322 @@ fn pending_means_ours_unbound_alive_and_unfinished() {
         s.scheduler_name = None;
     }
     assert!(is_pending_for(&unnamed, "default-scheduler"));
+}
+
+/// What the placer saw of the cluster for preemption: pods per node (ids)
+/// and the nominations (pod, node).
+type Seen = Arc<Mutex<Vec<(Vec<Vec<u64>>, Vec<(u64, u32)>)>>>;
+
+/// Answers `list` in turn, noting what each view held for preemption.
+fn answers_seeing(list: Vec<Placement>, seen: Seen) -> Box<Placer> {
+    let mut list = list.into_iter();
+    Box::new(move |_: &PendingPod<'_>, view: &ClusterView<'_>| {
+        let mut pods: Vec<Vec<u64>> = view
+            .pods_by_node
+            .iter()
+            .map(|l| l.iter().map(|b| b.id.0).collect())
+            .collect();
+        pods.iter_mut().for_each(|l| l.sort_unstable());
+        let nominated = view.nominated.iter().map(|n| (n.pod.0, n.node.0)).collect();
+        seen.lock().unwrap().push((pods, nominated));
+        list.next().unwrap_or(Placement::Unschedulable {
+            reason: "out of answers".into(),
+        })
+    })
+}
+
+fn preempt_answer(node: u32, victims: &[u64]) -> Placement {
+    Placement::Preempt {
+        node: NodeId(node),
+        victims: victims.iter().map(|&v| PodId(v)).collect(),
+        reason: "0/1 nodes are available: 1 Insufficient cpu.".into(),
+    }
+}
+
+fn victim(i: u64) -> Victim {
+    Victim {
+        key: key(i),
+        uid: format!("uid-{i}"),
+    }
+}
+
+/// Node 0 (2000m) full with pods 1 and 2 (1000m, priority 0); pod 5 of
+/// another scheduler (priority 1) nominated there; pod 3 (1500m, priority
+/// 100) pending for this loop.
+fn full_node() -> (Binder, core::Pod, core::Pod) {
+    let mut b = binder();
+    list_nodes(&mut b, vec![node(0, 2000)], Time(0));
+    let low1 = bound_to(pod(1, 1000, 0), 0);
+    let low2 = bound_to(pod(2, 1000, 0), 0);
+    let mut nominated = pod_for("default-scheduler", 5, 500, 1);
+    nominated.status = Some(core::PodStatus {
+        nominated_node_name: Some(node_name(0)),
+        ..Default::default()
+    });
+    list_pods(
+        &mut b,
+        vec![low1.clone(), low2.clone(), nominated, pod(3, 1500, 100)],
+        Time(0),
+    );
+    (b, low1, low2)
+}
+
+fn preemption_of_3(condition: Option<&str>, previous: Option<NodeId>) -> Request {
+    Request::Preempt(Box::new(Preemption {
+        key: key(3),
+        node: NodeId(0),
+        node_name: node_name(0),
+        victims: vec![victim(1), victim(2)],
+        lower_nominated: vec![key(5)],
+        condition: condition.map(str::to_string),
+        previous,
+    }))
+}
+
+fn unwrap_preemption(request: Option<Request>) -> Preemption {
+    match request {
+        Some(Request::Preempt(p)) => *p,
+        other => panic!("not a preemption: {other:?}"),
+    }
+}
+
+#[test]
+fn a_preemption_deletes_the_victims_nominates_the_pod_and_requeues_it() {
+    let (mut b, low1, low2) = full_node();
+    let seen = Seen::default();
+    let mut placer = answers_seeing(
+        vec![preempt_answer(0, &[1, 2]), Placement::Bind(NodeId(0))],
+        seen.clone(),
+    );
+    let request = b.decide(Time(0), &mut *placer);
+    assert_eq!(
+        request,
+        Some(preemption_of_3(
+            Some("0/1 nodes are available: 1 Insufficient cpu."),
+            None
+        ))
+    );
+    // the policy saw the node's pods and the nomination
+    assert_eq!(seen.lock().unwrap()[0], (vec![vec![1, 2]], vec![(5, 0)]));
+    // the room is the preemptor's at once, and it backs off like an unschedulable pod
+    let ns = NS;
+    assert_eq!(b.cache().nomination(ns, "w-3-0"), Some(NodeId(0)));
+    assert!(b.cache().nominated().iter().any(|n| n.pod == PodId(3)));
+    assert!(!b.has_due(Time(999)));
+    assert_eq!(b.next_due(), Some(Time(1000)));
+    let p = unwrap_preemption(request);
+    b.preempt_done(
+        &p,
+        PreemptionResults {
+            deleted: vec![Ok(()), Ok(())],
+            cleared: vec![Ok(())],
+            status: Some(Ok(())),
+        },
+    )
+    .unwrap();
+    let s = b.stats();
+    assert_eq!(
+        (s.preemptions, s.victims, s.nominations_cleared, s.status_writes),
+        (1, 2, 1, 1)
+    );
+    assert_eq!(
+        b.cache().nomination(NS, "w-5-0"),
+        None,
+        "the lower nomination is cleared"
+    );
+    assert_eq!(b.cache().nomination(NS, "w-3-0"), Some(NodeId(0)));
+    // the victims leave (the watch shows them gone): the pod binds there
+    b.apply(Change::Pod(Box::new(watcher::Event::Delete(low1))), Time(400));
+    b.apply(Change::Pod(Box::new(watcher::Event::Delete(low2))), Time(500));
+    assert_eq!(b.decide(Time(1000), &mut *placer), Some(bind_request(3, 0)));
+    assert_eq!(seen.lock().unwrap()[1].0, vec![Vec::<u64>::new()]);
+    b.bind_done(&key(3), NodeId(0), Ok(()), Duration::ZERO, Time(1001), no_retry)
+        .unwrap();
+    assert!(b.cache().nominated().is_empty(), "a bound pod holds no nomination");
+    assert_eq!(b.queued(), 0);
+}
+
+#[test]
+fn a_failed_victim_delete_nominates_nothing_and_the_pod_tries_again() {
+    let (mut b, _, low2) = full_node();
+    let mut placer = answers(vec![
+        preempt_answer(0, &[1, 2]),
+        preempt_answer(0, &[1, 2]),
+        preempt_answer(0, &[1]),
+    ]);
+    let p = unwrap_preemption(b.decide(Time(0), &mut *placer));
+    // the first delete gets a 503: the second is not tried, nothing is
+    // nominated, only the condition was written
+    b.preempt_done(
+        &p,
+        PreemptionResults {
+            deleted: vec![Err(api_error(503))],
+            cleared: vec![],
+            status: Some(Ok(())),
+        },
+    )
+    .unwrap();
+    let s = b.stats();
+    assert_eq!((s.preemptions, s.victims, s.unavailable), (0, 0, 1));
+    assert_eq!(b.cache().nomination(NS, "w-3-0"), None);
+    assert_eq!(
+        b.cache().nomination(NS, "w-5-0"),
+        Some(NodeId(0)),
+        "the lower nomination stays"
+    );
+    // next attempt: the condition is already there; one victim is gone by
+    // now (404) and the other deleted: carried out
+    let p = unwrap_preemption(b.decide(Time(1000), &mut *placer));
+    assert_eq!(p.condition, None);
+    b.preempt_done(
+        &p,
+        PreemptionResults {
+            deleted: vec![Err(api_error(404)), Ok(())],
+            cleared: vec![Err(api_error(500))],
+            status: Some(Err(api_error(429))),
+        },
+    )
+    .unwrap();
+    let s = b.stats();
+    assert_eq!((s.preemptions, s.victims, s.nominations_cleared), (1, 1, 0));
+    assert_eq!((s.unavailable, s.throttled), (2, 1));
+    assert_eq!(b.cache().nomination(NS, "w-3-0"), Some(NodeId(0)));
+    assert_eq!(
+        b.cache().nomination(NS, "w-5-0"),
+        Some(NodeId(0)),
+        "a failed clear leaves it"
+    );
+    // pod 2 goes; pod 1 (gone already when deleted) shows again; a 403 on
+    // its delete stops the loop, naming the victim and the preemptor
+    b.apply(Change::Pod(Box::new(watcher::Event::Delete(low2))), Time(2000));
+    let p = unwrap_preemption(b.decide(Time(3000), &mut *placer));
+    assert_eq!(p.victims, [victim(1)]);
+    let err = b
+        .preempt_done(
+            &p,
+            PreemptionResults {
+                deleted: vec![Err(api_error(403))],
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+    let shown = err.to_string();
+    assert!(shown.contains("ns/w-1-0") && shown.contains("ns/w-3-0"), "{shown}");
+}
+
+#[test]
+fn a_failed_nomination_write_is_made_again_with_the_next_answer() {
+    let (mut b, _, _) = full_node();
+    let mut placer = answers(vec![preempt_answer(0, &[1, 2]), preempt_answer(0, &[1, 2])]);
+    let p = unwrap_preemption(b.decide(Time(0), &mut *placer));
+    // both victims were gone already (so none terminates: the pod may preempt again)
+    b.preempt_done(
+        &p,
+        PreemptionResults {
+            deleted: vec![Err(api_error(404)), Err(api_error(404))],
+            cleared: vec![Ok(())],
+            status: Some(Err(api_error(500))),
+        },
+    )
+    .unwrap();
+    let s = b.stats();
+    assert_eq!((s.status_writes, s.preemptions, s.victims), (0, 1, 0));
+    let p = unwrap_preemption(b.decide(Time(1000), &mut *placer));
+    assert_eq!(
+        p.condition.as_deref(),
+        Some("0/1 nodes are available: 1 Insufficient cpu."),
+        "written again"
+    );
+    assert_eq!(p.previous, Some(NodeId(0)));
+    assert!(p.lower_nominated.is_empty(), "cleared the first time");
+}
+
+#[test]
+fn a_pod_waits_for_its_victims_instead_of_preempting_again() {
+    let (mut b, low1, low2) = full_node();
+    let mut placer = answers(vec![
+        preempt_answer(0, &[1, 2]),
+        preempt_answer(0, &[1, 2]),
+        preempt_answer(0, &[1, 2]),
+        preempt_answer(0, &[1, 2]),
+        Placement::Bind(NodeId(0)),
+    ]);
+    let p = unwrap_preemption(b.decide(Time(0), &mut *placer));
+    // its writes are still out when its back-off ends: it waits
+    assert_eq!(
+        b.decide(Time(1000), &mut *placer),
+        None,
+        "same condition: nothing to write"
+    );
+    assert_eq!(b.stats().preemptions_waiting, 1);
+    b.preempt_done(
+        &p,
+        PreemptionResults {
+            deleted: vec![Ok(()), Ok(())],
+            cleared: vec![Ok(())],
+            status: Some(Ok(())),
+        },
+    )
+    .unwrap();
+    // the deletes were accepted: the victims terminate with their grace
+    // period, before the watch shows it and after an older event
+    assert_eq!(b.decide(Time(3000), &mut *placer), None);
+    pod_event(&mut b, low1.clone(), Time(3500));
+    assert_eq!(b.decide(Time(7000), &mut *placer), None);
+    let s = b.stats();
+    assert_eq!((s.preemptions, s.victims, s.preemptions_waiting), (1, 2, 3));
+    assert_eq!(
+        b.cache().nomination(NS, "w-3-0"),
+        Some(NodeId(0)),
+        "it keeps its nomination"
+    );
+    assert_eq!(b.next_due(), Some(Time(15_000)), "and backs off");
+    // the victims are gone: the pod is woken and binds
+    b.apply(Change::Pod(Box::new(watcher::Event::Delete(low1))), Time(7100));
+    b.apply(Change::Pod(Box::new(watcher::Event::Delete(low2))), Time(7200));
+    assert_eq!(b.decide(Time(8000), &mut *placer), Some(bind_request(3, 0)));
+}
+
+#[test]
+fn a_preemption_that_cannot_be_carried_out_deletes_nothing() {
+    let (mut b, _, _) = full_node();
+    let reason = "0/1 nodes are available: 1 Insufficient cpu.";
+    let mut placer = answers(vec![
+        // pod 5 is pending, not on the node
+        preempt_answer(0, &[1, 5]),
+        // no such node
+        preempt_answer(4, &[1]),
+    ]);
+    assert_eq!(
+        b.decide(Time(0), &mut *placer),
+        Some(Request::Status {
+            key: key(3),
+            answer: Answer::Unschedulable,
+            message: reason.into(),
+        })
+    );
+    assert_eq!(b.decide(Time(1000), &mut *placer), None);
+    assert_eq!(b.stats().rejected_preemptions, 2);
+    assert_eq!(b.cache().nomination(NS, "w-3-0"), None);
+
+    // victims must be of lower priority than the preemptor
+    let mut b = binder();
+    list_nodes(&mut b, vec![node(0, 2000)], Time(0));
+    list_pods(&mut b, vec![bound_to(pod(1, 2000, 100), 0), pod(3, 1500, 100)], Time(0));
+    let mut placer = answers(vec![preempt_answer(0, &[1])]);
+    assert!(matches!(b.decide(Time(0), &mut *placer), Some(Request::Status { .. })));
+    assert_eq!(b.stats().rejected_preemptions, 1);
+}
+
+#[test]
+fn a_pod_that_never_preempts_stays_unschedulable() {
+    let mut b = binder();
+    list_nodes(&mut b, vec![node(0, 2000)], Time(0));
+    let mut never = pod(3, 1500, 100);
+    never.spec.as_mut().unwrap().preemption_policy = Some("Never".into());
+    list_pods(&mut b, vec![bound_to(pod(1, 2000, 0), 0), never], Time(0));
+    let mut placer = answers(vec![preempt_answer(0, &[1])]);
+    assert!(matches!(b.decide(Time(0), &mut *placer), Some(Request::Status { .. })));
+    let s = b.stats();
+    assert_eq!((s.unschedulable, s.preemptions, s.rejected_preemptions), (1, 0, 0));
 }
