@@ -80,7 +80,7 @@ impl Figure for ParetoFigure<'_> {
                 at,
                 label,
                 LabelBox {
-                    x: x + r as i32 + 4,
+                    x: x + r + 4,
                     y: y - 7,
                     w: w as i32,
                     h: h as i32,
