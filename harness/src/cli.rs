@@ -206,6 +206,10 @@ pub struct ScenarioArgs {
     #[arg(long)]
     pub explain: bool,
 
+    /// Print every metric's row (the full table of report.md) instead of the headline and the key table.
+    #[arg(long)]
+    pub all_metrics: bool,
+
     /// Real clusters: scenario seconds per wall second (60 plays a scenario hour in a wall minute).
     #[arg(long, default_value_t = 1.0)]
     pub time_scale: f64,

@@ -28,6 +28,10 @@ pub struct ReportArgs {
     /// Report on an unfinished folder's finished runs; every output then says "INCOMPLETE: n of m runs".
     #[arg(long)]
     pub allow_incomplete: bool,
+
+    /// Print every metric's row (the full table of report.md) instead of the headline and the key table.
+    #[arg(long)]
+    pub all_metrics: bool,
 }
 
 pub fn run(args: ReportArgs) -> Result<()> {
@@ -60,7 +64,14 @@ pub fn run(args: ReportArgs) -> Result<()> {
         }
     }
     // after every file is written: a closed or full standard output cannot leave half a report
-    outln!("{}", report.terminal)?;
+    outln!(
+        "{}",
+        if args.all_metrics {
+            &report.terminal
+        } else {
+            &report.brief
+        }
+    )?;
     outln!("Report: {}", out.join("report.html").display())?;
     Ok(())
 }

@@ -226,7 +226,15 @@ fn play_scenario<B: Backend, C: Serialize>(
     let report_dir = out.join(REPORT_DIR);
 
     // Printing comes after the folder is complete, so a closed or full standard output cannot affect it.
-    outln!("{}", summary.to_terminal_table())?;
+    if args.all_metrics {
+        outln!("{}", summary.to_terminal_table())?;
+    } else {
+        let more = format!(
+            "Every metric with its interval and test: {}, or --all-metrics",
+            report_dir.join("report.md").display()
+        );
+        outln!("{}", summary.to_terminal_brief(&more))?;
+    }
     outln!("Report: {}", report_dir.join("report.html").display())?;
     outln!("Run folder: {}", out.display())?;
     Ok(())

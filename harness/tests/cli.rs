@@ -92,10 +92,32 @@ fn churn_runs_end_to_end_and_prints_the_comparison() {
     for arm in ["default", "binpack", "random", "agmarl"] {
         assert!(stdout.contains(arm), "{arm} column in: {stdout}");
     }
-    for metric in ["cost", "restarts", "latency", "failure"] {
-        assert!(stdout.to_lowercase().contains(metric), "{metric} row in: {stdout}");
+    for metric in ["cost_usd", "restarts", "failure_rate", "pending_time_mean_s"] {
+        assert!(stdout.contains(metric), "{metric} row in: {stdout}");
     }
     assert!(stdout.contains('±'), "mean ± CI cells: {stdout}");
+    // the headline and key tables fit a terminal; the full table is named
+    for line in stdout.lines() {
+        assert!(
+            line.chars().count() <= 120,
+            "a line of {} columns: {line}",
+            line.chars().count()
+        );
+    }
+    assert!(stdout.contains("report.md, or --all-metrics"), "{stdout}");
+    // --all-metrics prints every row: the latency rows are not key metrics
+    let report = schedlab()
+        .args(["report", "--all-metrics", "--out"])
+        .arg(tmp.path().join("again"))
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    let full = String::from_utf8_lossy(&report.stdout);
+    assert!(report.status.success(), "{}", String::from_utf8_lossy(&report.stderr));
+    assert!(
+        full.contains("sched_latency_p99_s") && !stdout.contains("sched_latency_p99_s"),
+        "{full}"
+    );
     assert_complete_run(&out_dir, &["default", "binpack", "random", "agmarl"], &[1, 2]);
     let manifest = read_json(&out_dir.join("manifest.json"));
     assert_eq!(

@@ -55,3 +55,51 @@ fn terminal_table() {
     let s = Summary::new("churn_small", three_arms(), 42);
     insta::assert_snapshot!("terminal", s.to_terminal_table());
 }
+
+#[test]
+fn terminal_brief() {
+    let s = Summary::new("churn_small", three_arms(), 42);
+    let text = s.to_terminal_brief("All metrics: report.md, or --all-metrics");
+    for line in text.lines() {
+        assert!(line.chars().count() <= results::summary::MAX_WIDTH, "{line}");
+    }
+    insta::assert_snapshot!("brief", text);
+}
+
+#[test]
+fn the_brief_wraps_many_arms_and_keeps_its_headline_short() {
+    let names = [
+        "default",
+        "binpack",
+        "cost-binpack",
+        "target-load",
+        "load-aware",
+        "random",
+        "agmarl",
+        "agmarl-untrained",
+        "agmarl-analytic",
+        "agmarl-nognn",
+        "agmarl-linear",
+        "agmarl-nostress",
+    ];
+    let runs: Vec<RunResult> = names
+        .iter()
+        .enumerate()
+        .flat_map(|(k, name)| (1..=8).map(move |seed| run(name, seed, seed as u32 + 3 * k as u32)))
+        .collect();
+    let s = Summary::new("churn_small", runs, 42);
+    assert!(s.brief_headline().len() <= results::summary::MAX_HEADLINE);
+    let tables = s.key_tables();
+    assert!(tables.len() >= 2, "twelve arms do not fit one table of 120 columns");
+    for table in &tables {
+        for line in table.lines() {
+            assert!(line.chars().count() <= results::summary::MAX_WIDTH, "{line}");
+        }
+    }
+    // every arm is in exactly one table
+    for name in names {
+        let shown = tables.iter().filter(|t| t.contains(&format!(" {name} "))).count()
+            + tables.iter().filter(|t| t.contains(&format!(" {name} (ref)"))).count();
+        assert!(shown >= 1, "{name}");
+    }
+}

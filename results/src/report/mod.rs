@@ -12,5 +12,7 @@ pub use decisions::{ArmTally, DecisionsOverview, HOW_TO_GET};
 pub use error::ReportError;
 pub use html::{HtmlInput, html};
 pub use index::folder_names;
-pub use outputs::{OutputFile, Report, pareto_points, render, render_report, render_report_with, render_scenario};
+pub use outputs::{
+    OutputFile, Report, all_metrics_line, pareto_points, render, render_report, render_report_with, render_scenario,
+};
 pub use pareto_note::pareto_note;

@@ -78,6 +78,9 @@ pub struct Report {
     pub files: Vec<OutputFile>,
     /// the terminal tables: every scenario's summary, then the claims
     pub terminal: String,
+    /// the same, each scenario's summary as its headline and key table
+    /// ([`Summary::to_terminal_brief`]): what `report` prints by default
+    pub brief: String,
 }
 
 /// The report of one scenario's run folders, as [`render_report`] writes it
@@ -112,11 +115,13 @@ pub fn render_report_with(
     let claims = ClaimsTable::evaluate(&values, claims_arm)?;
     let claims = (!claims.is_empty()).then_some(claims);
     let mut terminal = String::new();
+    let mut brief = String::new();
     let files = match groups {
         [] => return Err(ReportError::NoFolders),
         [one] => {
             let summary = summaries.first().ok_or(ReportError::NoFolders)?;
             terminal.push_str(&summary.to_terminal_table());
+            brief.push_str(&summary.to_terminal_brief(&all_metrics_line("report.md")));
             render_scenario(one, summary, claims.as_ref())?
         }
         many => {
@@ -125,8 +130,10 @@ pub fn render_report_with(
             for ((data, summary), folder) in many.iter().zip(summaries).zip(&folders) {
                 if !terminal.is_empty() {
                     terminal.push('\n');
+                    brief.push('\n');
                 }
                 terminal.push_str(&summary.to_terminal_table());
+                brief.push_str(&summary.to_terminal_brief(&all_metrics_line(&format!("{folder}/report.md"))));
                 for f in render_scenario(data, summary, None)? {
                     files.push(OutputFile {
                         path: format!("{folder}/{}", f.path),
@@ -139,10 +146,17 @@ pub fn render_report_with(
         }
     };
     if let Some(c) = &claims {
-        terminal.push('\n');
-        terminal.push_str(&c.to_terminal());
+        for text in [&mut terminal, &mut brief] {
+            text.push('\n');
+            text.push_str(&c.to_terminal());
+        }
     }
-    Ok(Report { files, terminal })
+    Ok(Report { files, terminal, brief })
+}
+
+/// The line under a brief summary that says where the rest is.
+pub fn all_metrics_line(report_md: &str) -> String {
+    format!("Every metric with its interval and test: {report_md} in the report folder, or --all-metrics")
 }
 
 /// claims.json's text.

@@ -2,6 +2,7 @@
 //! intervals, tests and effect sizes against the reference arm and the
 //! Pareto front, as CSV, JSON, Markdown, LaTeX and a terminal table.
 
+mod brief;
 mod comparison;
 mod csv;
 pub(crate) mod format;
@@ -11,6 +12,7 @@ mod latex;
 mod markdown;
 mod terminal;
 
+pub use brief::{KEY_METRICS, MAX_HEADLINE, MAX_WIDTH};
 pub use comparison::{VS_REFERENCE, VsReference};
 pub use csv::HEADER as CSV_HEADER;
 pub use format::latex_escape;
