@@ -94,6 +94,8 @@ fn main() -> Result<(), Box<dyn Error>> {
         pareto,
         // `schedlab report` adds the stress plot from decisions.jsonl
         stress: Vec::new(),
+        // `schedlab report` adds the key metrics' forest plot from the summary
+        intervals: Vec::new(),
         incomplete: None,
     };
     let plots = render_all(&input)?;

@@ -47,6 +47,7 @@ fn input() -> PlotInput {
             .collect(),
     };
     PlotInput {
+        intervals: Vec::new(),
         scenario: "hand_made".to_string(),
         arms: vec![arm("default", 0), arm("binpack", 3)],
         pareto: vec![
@@ -210,6 +211,7 @@ fn empty_input_gives_no_data_plots() {
 fn arms_without_runs_or_samples_give_no_data() {
     let no_samples = series(&[node(0, 1000, 1000, 1.0), end(1000)]);
     let input = PlotInput {
+        intervals: Vec::new(),
         scenario: "bare".into(),
         arms: vec![
             ArmSeries {

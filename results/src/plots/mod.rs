@@ -3,6 +3,8 @@
 //! from the runs' [`RunSeries`] and the Pareto points handed in; the same
 //! input gives byte-identical SVG and PNG.
 //!
+//! - `key-metrics`: the key metrics' means and 95% intervals per arm (a
+//!   forest plot), when the input has them.
 //! - `heatmap-<arm>`: requested CPU and memory per node over time, first seed
 //!   (the lowest seed number) of each arm.
 //! - `cluster-over-time`: cluster CPU and memory utilisation and pending pods,
@@ -20,6 +22,7 @@
 mod baseline;
 mod cluster;
 mod heatmap;
+mod intervals;
 mod latency;
 mod memory;
 mod pareto;
@@ -29,6 +32,7 @@ pub mod stress;
 mod style;
 
 use crate::series::RunSeries;
+pub use intervals::{ArmInterval, MetricIntervals};
 use std::path::{Path, PathBuf};
 pub use stress::{ArmStress, SeedStress};
 
@@ -69,6 +73,9 @@ pub struct PlotInput {
     /// the arms' decisions, for the stress plot: only arms with a run that
     /// has decisions.jsonl; empty, and the plot is left out, without any
     pub stress: Vec<ArmStress>,
+    /// the key metrics' means and intervals per arm, for the forest plot;
+    /// empty, and the plot is left out
+    pub intervals: Vec<MetricIntervals>,
     /// "INCOMPLETE: n of m runs" for a partial report: drawn into every
     /// plot, in a band above the figure, so that a plot copied out of the report
     /// still says so
@@ -111,6 +118,9 @@ pub fn render_all(input: &PlotInput) -> Result<Vec<Plot>, PlotError> {
     let mut plots = Vec::new();
     let mut stems = Vec::new();
     let stamp = input.incomplete.as_deref();
+    if !input.intervals.is_empty() {
+        plots.push(intervals::render(&input.scenario, &input.intervals, &palette, stamp)?);
+    }
     for (i, arm) in input.arms.iter().enumerate() {
         let stem = unique_stem(&format!("heatmap-{}", style::file_stem(&arm.arm)), &mut stems, i);
         plots.push(heatmap::render(&stem, &input.scenario, arm, stamp)?);

@@ -13,22 +13,9 @@ use crate::summary::Summary;
 use crate::summary::format::correlation_cell;
 use std::fmt::Write;
 
-/// The metrics of the headline table, in order; the full table follows in a
-/// collapsed section.
-pub const HEADLINE: &[&str] = &[
-    "cost_usd",
-    "failure_rate",
-    "restarts",
-    "oom_kills",
-    "evictions",
-    "pods_pending_end",
-    "sched_latency_p50_s",
-    "sched_latency_p99_s",
-    "cpu_util_mean",
-    "mem_util_mean",
-    "cpu_util_in_use_mean",
-    "nodes_in_use_mean",
-];
+/// The metrics of the headline table, in order: the terminal's key
+/// metrics; the full table follows in a collapsed section.
+pub const HEADLINE: &[&str] = &crate::summary::KEY_METRICS;
 
 /// What report.html is made of.
 #[derive(Debug, Clone, Copy)]
@@ -65,6 +52,9 @@ figure{margin:18px 0 28px;padding:0}
 figure svg{display:block;max-width:100%;height:auto;border:1px solid var(--rule);border-radius:4px}
 figcaption{color:var(--muted);font-size:13px;margin-top:4px}
 details{margin:8px 0}summary{cursor:pointer;color:var(--accent);font-weight:600}
+.scroll{overflow:auto;max-width:100%}
+details .scroll{max-height:75vh;border:1px solid var(--rule);border-radius:4px}
+ul.headline{margin:6px 0 10px}
 dl.defs dt{margin-top:10px;font-weight:600}dl.defs dd{margin:2px 0 0 0}
 ul.skipped li{color:var(--warn)}
 ";
@@ -315,6 +305,11 @@ pub fn html(input: &HtmlInput<'_>) -> String {
     }
     out.push_str("</dl>\n");
 
+    // what a reader wants first: the claims, then the headline
+    if let Some(claims) = claims {
+        out.push_str(&claims.to_html());
+    }
+
     // headline table
     out.push_str("<h2 id=\"headline\">Headline</h2>\n");
     let _ = writeln!(
@@ -325,7 +320,7 @@ pub fn html(input: &HtmlInput<'_>) -> String {
          (two-sided Mann–Whitney U over seeds, Holm-adjusted across metrics, p &lt; 0.05; hover for p and effect \
          sizes). n/a: no run defines the metric.</p>"
     );
-    let lines = crate::summary::headline(summary);
+    let lines = summary.brief_headline();
     if !lines.is_empty() {
         out.push_str("<ul class=\"headline\">\n");
         for line in lines {
@@ -333,15 +328,9 @@ pub fn html(input: &HtmlInput<'_>) -> String {
         }
         out.push_str("</ul>\n");
     }
+    out.push_str("<div class=\"scroll\">\n");
     metric_table(&mut out, summary, HEADLINE);
-
-    // Pareto
-    out.push_str("<h2 id=\"pareto\">Pareto front</h2>\n");
-    let _ = writeln!(out, "<p>{}</p>", esc(&pareto_note(summary.pareto())));
-
-    if let Some(claims) = claims {
-        out.push_str(&claims.to_html());
-    }
+    out.push_str("</div>\n");
 
     // plots
     out.push_str("<h2 id=\"plots\">Plots</h2>\n");
@@ -372,15 +361,19 @@ pub fn html(input: &HtmlInput<'_>) -> String {
         );
     }
 
+    // Pareto
+    out.push_str("<h2 id=\"pareto\">Pareto front</h2>\n");
+    let _ = writeln!(out, "<p>{}</p>", esc(&pareto_note(summary.pareto())));
+
     out.push_str(&decisions.html());
 
     correlation_table(&mut out, summary);
 
     // all metrics
-    out.push_str("<h2 id=\"all-metrics\">All metrics</h2>\n<details>\n<summary>Every metric of every arm</summary>\n");
+    out.push_str("<h2 id=\"all-metrics\">All metrics</h2>\n<details>\n<summary>Every metric of every arm</summary>\n<div class=\"scroll\">\n");
     let all: Vec<&str> = METRICS.iter().map(|d| d.key).collect();
     metric_table(&mut out, summary, &all);
-    out.push_str("</details>\n");
+    out.push_str("</div>\n</details>\n");
 
     if !data.skipped.is_empty() {
         out.push_str("<h2 id=\"left-out\">Runs left out</h2>\n<ul class=\"skipped\">\n");
@@ -479,6 +472,16 @@ mod tests {
         assert!(!page.contains("NaN"));
         assert!(!page.contains(&tmp.path().display().to_string()), "no absolute paths");
         assert!(!page.contains("INCOMPLETE"));
+        // the headline first, then the pictures, the Pareto note, and the full table last
+        let at = |id: &str| {
+            page.find(&format!("id=\"{id}\""))
+                .unwrap_or_else(|| panic!("{id} missing"))
+        };
+        assert!(at("headline") < at("plots") && at("plots") < at("pareto") && at("pareto") < at("all-metrics"));
+        assert!(
+            page[at("all-metrics")..].contains("<div class=\"scroll\">"),
+            "the full table scrolls in its box"
+        );
         // deterministic
         let again = html(&HtmlInput {
             data: &data,

@@ -154,6 +154,53 @@ pub fn render_report_with(
     Ok(Report { files, terminal, brief })
 }
 
+/// The forest plot's panels: the key metrics that say something (not zero,
+/// constant or undefined in every run), each arm's mean and interval.
+fn key_intervals(summary: &Summary) -> Vec<crate::plots::MetricIntervals> {
+    use crate::definitions::{Better, METRICS};
+    use crate::plots::{ArmInterval, MetricIntervals};
+    let collapsed = crate::summary::collapsed_rows(summary);
+    crate::summary::KEY_METRICS
+        .iter()
+        .filter(|k| !collapsed.contains(k))
+        .filter_map(|key| {
+            let i = METRICS.iter().position(|d| d.key == *key)?;
+            let def = &METRICS[i];
+            let reference = summary
+                .reference_arm()
+                .and_then(|r| r.metrics.get(i))
+                .and_then(|m| m.estimate)
+                .map(|e| e.mean);
+            let arms = summary
+                .arms()
+                .iter()
+                .filter_map(|arm| {
+                    let m = arm.metrics.get(i)?;
+                    let e = m.estimate?;
+                    Some(ArmInterval {
+                        arm: arm.arm.clone(),
+                        mean: e.mean,
+                        low: e.ci.low,
+                        high: e.ci.high,
+                        differs: m.vs_reference.is_some_and(|c| c.significant),
+                    })
+                })
+                .collect();
+            Some(MetricIntervals {
+                key: def.key.to_string(),
+                unit: def.unit.to_string(),
+                better: match def.better {
+                    Better::Lower => "lower is better".into(),
+                    Better::Higher => "higher is better".into(),
+                    Better::Neither => String::new(),
+                },
+                reference,
+                arms,
+            })
+        })
+        .collect()
+}
+
 /// The line under a brief summary that says where the rest is.
 pub fn all_metrics_line(report_md: &str) -> String {
     format!("Every metric with its interval and test: {report_md} in the report folder, or --all-metrics")
@@ -199,6 +246,7 @@ pub fn render_scenario(
         arms,
         pareto,
         stress: decisions.stress.clone(),
+        intervals: key_intervals(summary),
         incomplete: banner.clone(),
     })?;
 
