@@ -2,7 +2,7 @@
 //! significantly worse than BASE on a gated metric, 0 otherwise, 2 on bad
 //! input and 1 when something else failed (a folder that cannot be read).
 
-use crate::exit::InputError;
+use crate::exit::{InputError, Regression};
 use crate::out::{out, outln};
 use anyhow::{Result, bail};
 use results::compare::{DEFAULT_GATED, compare};
@@ -29,11 +29,6 @@ pub struct CompareArgs {
     #[arg(long, value_delimiter = ',', value_name = "KEYS")]
     pub metrics: Vec<String>,
 }
-
-/// NEW failed the gate: names every metric and by how much.
-#[derive(Debug, thiserror::Error)]
-#[error("NEW is significantly worse than BASE: {0}")]
-pub struct Regression(pub String);
 
 fn parse_margin(text: &str) -> Result<f64, String> {
     let t = text.trim();

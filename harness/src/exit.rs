@@ -16,6 +16,12 @@ pub const INPUT_ERROR: u8 = 2;
 /// `schedlab compare`: NEW is significantly worse than BASE.
 pub const REGRESSION: u8 = 3;
 
+/// NEW failed `compare`'s gate: names every metric and by how much. Its
+/// own exit code ([`REGRESSION`]) tells it from a failure.
+#[derive(Debug, thiserror::Error)]
+#[error("NEW is significantly worse than BASE: {0}")]
+pub struct Regression(pub String);
+
 /// The one-line message for an error and its causes, as `{err:#}` writes it
 /// but without a cause whose text is already in the message: an error that
 /// shows its cause and also hands it on as its source (ours, or a
@@ -51,7 +57,7 @@ pub fn code_for(err: &anyhow::Error) -> ExitCode {
         .any(|cause| cause.is::<InputError>() || is_library_input_error(cause));
     if is_input {
         ExitCode::from(INPUT_ERROR)
-    } else if err.chain().any(|cause| cause.is::<crate::compare_cmd::Regression>()) {
+    } else if err.chain().any(|cause| cause.is::<Regression>()) {
         ExitCode::from(REGRESSION)
     } else {
         ExitCode::FAILURE

@@ -2,13 +2,13 @@
 //! condition, and a preemption's deletes and nominations; and what their
 //! failures mean for the loop.
 
-use super::binder::{Preemption, PreemptionResults, is_gone_or_ok};
 use super::queue::PodKey;
 use crate::client::ApiClient;
 use crate::labels;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, Preconditions};
+use schedlab_core::node::NodeId;
 use schedlab_core::verdict::Answer;
 use std::time::Duration;
 
@@ -240,6 +240,60 @@ pub fn written_answer(pod: &core::Pod) -> Option<(Answer, String)> {
     ))
 }
 
+/// A pod deleted to make room: which one exactly (its uid, so that a pod
+/// recreated under its name is not deleted in its place).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Victim {
+    pub key: PodKey,
+    pub uid: String,
+}
+
+/// The writes of one preemption, made in this order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Preemption {
+    /// the preemptor
+    pub key: PodKey,
+    pub node: NodeId,
+    pub node_name: String,
+    /// deleted one after the other; the first that fails (other than by
+    /// being gone already) ends the preemption with nothing nominated
+    pub victims: Vec<Victim>,
+    /// pending pods of lower priority nominated to `node`: their
+    /// `nominatedNodeName` is cleared, as they may no longer fit there
+    pub lower_nominated: Vec<PodKey>,
+    /// the PodScheduled=False message to write with the nomination; None
+    /// when the pod already carries it
+    pub condition: Option<String>,
+    /// the pod's nomination before this one, which it keeps when the
+    /// preemption fails
+    pub previous: Option<NodeId>,
+}
+
+/// What the API server answered to a [`Preemption`]'s writes.
+#[derive(Debug, Default)]
+pub struct PreemptionResults {
+    /// one per victim tried, in order
+    pub deleted: Vec<Result<(), kube::Error>>,
+    /// one per pod of `lower_nominated`, when every victim is gone
+    pub cleared: Vec<Result<(), kube::Error>>,
+    /// the status write (the nomination, or after a failed preemption the
+    /// condition alone); None when nothing was written
+    pub status: Option<Result<(), kube::Error>>,
+}
+
+impl Preemption {
+    /// Whether every victim is deleted or already gone, given their results.
+    pub fn victims_gone(&self, deleted: &[Result<(), kube::Error>]) -> bool {
+        deleted.len() == self.victims.len() && deleted.iter().all(|r| is_gone_or_ok(r.as_ref().err()))
+    }
+}
+
+/// A delete that succeeded, or found the pod gone (404) or replaced under its
+/// name (409 on the uid precondition): the victim no longer holds the room.
+pub fn is_gone_or_ok(err: Option<&kube::Error>) -> bool {
+    err.is_none_or(|e| matches!(classify(e), Failure::Gone | Failure::Conflict))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -420,7 +474,7 @@ mod tests {
     }
 
     fn preemption() -> Preemption {
-        use super::super::binder::Victim;
+        use super::Victim;
         Preemption {
             key: PodKey::new("ns", "high"),
             node: schedlab_core::node::NodeId(0),
