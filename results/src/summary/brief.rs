@@ -236,7 +236,7 @@ impl Summary {
         let seeds = self.arms().iter().map(|a| a.runs.len()).max().unwrap_or(0);
         let against = self.reference().map_or_else(String::new, |r| format!(", against {r}"));
         let first = format!(
-            "{}: {} arms × {} seeds{against}; mean ±95% half-width, * best, † differs (Holm p < 0.05)",
+            "scenario {}: {} arms × {} seeds{against}; mean ±95% half-width, * best, † differs (Holm p < 0.05)",
             self.scenario(),
             self.arms().len(),
             seeds
