@@ -10,7 +10,8 @@
 //! estimates and the same tests (Mann–Whitney against the reference arm,
 //! Holm over every metric of the arm, as in the full table).
 
-use super::format::{NA, fixed};
+use super::format::{NA, decimals_for, fixed, p_value};
+use super::headline::difference;
 use super::markdown::direction;
 use super::{ArmSummary, MetricStats, Summary, collapsed_rows};
 use crate::definitions::METRICS;
@@ -46,14 +47,10 @@ const PER_ARM: usize = 3;
 
 /// `x` to 3 significant digits, whole numbers as they are.
 fn short(x: f64) -> String {
-    if !x.is_finite() {
-        return NA.to_string();
-    }
     if x.fract() == 0.0 && x.abs() < 1e6 {
         return fixed(x, 0);
     }
-    let magnitude = if x == 0.0 { 0 } else { x.abs().log10().floor() as i32 };
-    fixed(x, (2 - magnitude).clamp(0, 6))
+    fixed(x, decimals_for(x, 3))
 }
 
 /// A key table cell: "mean ±hw" to 3 significant digits, "n/a" undefined.
@@ -63,28 +60,6 @@ fn cell(m: &MetricStats) -> String {
         Some(e) if e.n == 1 => format!("{} (n=1)", short(e.mean)),
         Some(e) => format!("{} ±{}", short(e.mean), short(e.ci.half_width())),
     }
-}
-
-/// The size of a difference, relative where the reference's mean is not 0.
-fn change(arm: f64, reference: f64) -> String {
-    let (d, unit) = if reference != 0.0 {
-        ((arm - reference) / reference.abs() * 100.0, "%")
-    } else {
-        (arm - reference, "")
-    };
-    let magnitude = if unit.is_empty() {
-        short(d.abs())
-    } else {
-        format!("{:.0}", d.abs())
-    };
-    let sign = if magnitude.chars().all(|c| c == '0' || c == '.') {
-        ""
-    } else if d < 0.0 {
-        "−"
-    } else {
-        "+"
-    };
-    format!("{sign}{magnitude}{unit}")
 }
 
 /// One arm's key metrics that differ from the reference, most significant
@@ -99,7 +74,7 @@ fn differing(arm: &ArmSummary, reference: &ArmSummary) -> Vec<(f64, String)> {
             let (a, b) = (m.estimate?.mean, r.estimate?.mean);
             Some((
                 c.p_holm,
-                format!("{key} {} (p {})", change(a, b), super::format::p_value(c.p_holm)),
+                format!("{key} {} (p {})", difference(a, b, m.def.unit), p_value(c.p_holm)),
             ))
         })
         .collect();
@@ -296,9 +271,7 @@ mod tests {
         assert_eq!(short(12.3456), "12.3");
         assert_eq!(short(1234.5), "1234");
         assert_eq!(short(41.0), "41");
-        assert_eq!(short(0.000053), "0.000053");
-        assert_eq!(change(82.0, 100.0), "−18%");
-        assert_eq!(change(3.0, 0.0), "+3");
+        assert_eq!(short(0.000053), "0.0000530");
         assert_eq!(clip("abcdef", 4), "abc…");
     }
 }

@@ -10,7 +10,7 @@ pub const NA: &str = "n/a";
 const MAX_DECIMALS: i32 = 9;
 
 /// Decimals that show `x` with `significant` significant digits.
-fn decimals_for(x: f64, significant: i32) -> i32 {
+pub(super) fn decimals_for(x: f64, significant: i32) -> i32 {
     if x == 0.0 || !x.is_finite() {
         return 0;
     }

@@ -82,7 +82,7 @@ fn signed(text: String) -> String {
 
 /// The size of a difference of means: relative to the reference's mean
 /// where that is not 0, else absolute in the metric's unit.
-fn difference(arm_mean: f64, reference_mean: f64, unit: &str) -> String {
+pub(super) fn difference(arm_mean: f64, reference_mean: f64, unit: &str) -> String {
     if reference_mean != 0.0 {
         let pct = (arm_mean - reference_mean) / reference_mean.abs() * 100.0;
         let decimals = if pct.abs() < 10.0 { 1 } else { 0 };
