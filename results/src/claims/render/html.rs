@@ -19,14 +19,18 @@ fn class(v: Verdict) -> &'static str {
 
 impl ClaimsTable {
     /// `<h2 id="claims">Claims</h2>` and everything of the section, for
-    /// report.html. Empty when no claim applies.
+    /// report.html: each claim's verdicts in view, how they were reached and
+    /// each claim's rows folded (`<details>`), so that the verdicts and the
+    /// headline fit the first screen. Empty when no claim applies.
     pub fn to_html(&self) -> String {
         if self.is_empty() {
             return String::new();
         }
         let mut out = String::from("<h2 id=\"claims\">Claims</h2>\n");
+        out.push_str("<details>\n<summary>What was tested, and the verdict rule</summary>\n");
         let _ = writeln!(out, "<p class=\"note\">{}</p>", text(&intro(self)));
         let _ = writeln!(out, "<p class=\"note\"><b>Verdict rule.</b> {}</p>", text(VERDICT_RULE));
+        out.push_str("</details>\n");
         for line in incomplete_lines(self) {
             let _ = writeln!(out, "<div class=\"banner\">INCOMPLETE {}</div>", text(&line));
         }
@@ -47,6 +51,11 @@ impl ClaimsTable {
             if claim.rows.is_empty() {
                 continue;
             }
+            let _ = writeln!(
+                out,
+                "<details>\n<summary>The rows of claim {}</summary>\n<div class=\"scroll\">",
+                claim.spec.number
+            );
             out.push_str("<table>\n<thead><tr>");
             for h in header(&self.arm) {
                 let _ = write!(out, "<th>{}</th>", esc(&h));
@@ -64,13 +73,17 @@ impl ClaimsTable {
                 }
                 let _ = writeln!(out, "<td>{}</td></tr>", text(&outcome));
             }
-            out.push_str("</tbody>\n</table>\n");
+            out.push_str("</tbody>\n</table>\n</div>\n</details>\n");
         }
         if !self.learning.is_empty() {
             out.push_str("<h3 id=\"learning\">What learning adds</h3>\n");
             let _ = writeln!(out, "<p class=\"note\">{}</p>", text(&learning_intro(self)));
             for family in &self.learning {
-                let _ = writeln!(out, "<h4>{}</h4>\n<table>\n<thead><tr>", text(&learning_title(family)));
+                let _ = writeln!(
+                    out,
+                    "<details>\n<summary>{}</summary>\n<div class=\"scroll\">\n<table>\n<thead><tr>",
+                    text(&learning_title(family))
+                );
                 for h in LEARNING_HEADER {
                     let _ = write!(out, "<th>{}</th>", esc(h));
                 }
@@ -82,7 +95,7 @@ impl ClaimsTable {
                     }
                     out.push_str("</tr>\n");
                 }
-                out.push_str("</tbody>\n</table>\n");
+                out.push_str("</tbody>\n</table>\n</div>\n</details>\n");
             }
         }
         out
