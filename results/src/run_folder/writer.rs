@@ -80,11 +80,23 @@ impl RunFolder {
             path: root.to_path_buf(),
             what,
         };
-        if root.exists() {
+        // an existing folder may vanish under the checks below: another
+        // invocation's preflight removes the folders it created to check
+        // them; the folder is then checked again as a fresh one
+        let mut attempts = 0;
+        while root.exists() {
             if !root.is_dir() {
                 return Err(bad("a file is there, not a folder; choose another".into()).into());
             }
-            let entries = fs::read_dir(root).map_err(|e| bad(format!("cannot be read: {e}")))?;
+            let vanished = |e: &std::io::Error| e.kind() == std::io::ErrorKind::NotFound && attempts < CLAIM_ATTEMPTS;
+            let entries = match fs::read_dir(root) {
+                Ok(entries) => entries,
+                Err(e) if vanished(&e) => {
+                    attempts += 1;
+                    continue;
+                }
+                Err(e) => return Err(bad(format!("cannot be read: {e}")).into()),
+            };
             // another invocation's write check is no content
             let mut entries = entries.filter(|e| e.as_ref().map_or(true, |e| e.file_name() != WRITE_CHECK));
             if entries.next().is_some() {
@@ -94,9 +106,14 @@ impl RunFolder {
                 return Err(bad("the folder exists and is not empty; choose another".into()).into());
             }
             let probe = root.join(WRITE_CHECK);
-            fs::write(&probe, b"").map_err(|e| bad(format!("cannot be written: {e}")))?;
-            let _ = fs::remove_file(&probe);
-            return Ok(());
+            match fs::write(&probe, b"") {
+                Ok(()) => {
+                    let _ = fs::remove_file(&probe);
+                    return Ok(());
+                }
+                Err(e) if vanished(&e) => attempts += 1,
+                Err(e) => return Err(bad(format!("cannot be written: {e}")).into()),
+            }
         }
         // create it and every missing parent, then remove what this call
         // created (not a folder another invocation made meanwhile)
