@@ -72,7 +72,7 @@ table() { # TABLE NAME...
   local dirs=()
   for name in "$@"; do dirs+=("$work/$name"/*); done
   rm -rf "${out:?}/$t"
-  "$bin" report "${dirs[@]}" --out "$work/report-$t" > "$work/claims-$t.txt"
+  "$bin" report "${dirs[@]}" --all-metrics --out "$work/report-$t" > "$work/claims-$t.txt"
   mkdir -p "$out/$t"
   cp "$work/claims-$t.txt" "$out/$t/claims.txt"
   cp "$work/report-$t"/report.md "$work/report-$t"/report.tex "$work/report-$t"/claims.json "$out/$t/"
