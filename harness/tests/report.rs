@@ -518,6 +518,23 @@ fn a_report_over_the_claim_scenarios_adds_the_claims_table() {
         stdout.contains("scenario churn") && stdout.contains("scenario pressure"),
         "{stdout}"
     );
+    // by default the verdicts in a line per claim; every row with --all-metrics
+    assert!(
+        stdout.contains("Claims of AGMARL-DKS for `agmarl` against `default`")
+            && stdout.contains("  claim 1 (packing): "),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("Verdict against `default`"), "{stdout}");
+    let all = schedlab()
+        .arg("report")
+        .args(&dirs)
+        .arg("--all-metrics")
+        .arg("--out")
+        .arg(tmp.path().join("claims-all"))
+        .output()
+        .unwrap();
+    assert!(all.status.success(), "{}", String::from_utf8_lossy(&all.stderr));
+    let stdout = String::from_utf8_lossy(&all.stdout);
     assert!(
         stdout.contains("\nClaims\n") && stdout.contains("Claim 1 (packing): smart packing"),
         "{stdout}"

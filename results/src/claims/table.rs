@@ -1047,6 +1047,19 @@ mod tests {
                 "{text}"
             );
         }
+        // the terminal's brief block: a line per claim with the controls beside it, short lines
+        let brief = t.to_terminal_brief("more: report.md");
+        let lines: Vec<&str> = brief.lines().collect();
+        assert_eq!(lines.len(), 2 + t.claims.len(), "{brief}");
+        assert!(
+            lines[1].contains("claim 1 (packing): SUPPORTED (agmarl-analytic supported)"),
+            "{brief}"
+        );
+        assert!(
+            lines.iter().all(|l| l.chars().count() <= crate::summary::MAX_WIDTH),
+            "{brief}"
+        );
+        assert_eq!(lines.last(), Some(&"more: report.md"));
         let t = ClaimsTable::evaluate(std::slice::from_ref(&s), "agmarl-analytic").unwrap();
         assert!(t.controls.is_empty() && t.learning.is_empty());
     }

@@ -146,10 +146,12 @@ pub fn render_report_with(
         }
     };
     if let Some(c) = &claims {
-        for text in [&mut terminal, &mut brief] {
-            text.push('\n');
-            text.push_str(&c.to_terminal());
-        }
+        terminal.push('\n');
+        terminal.push_str(&c.to_terminal());
+        brief.push('\n');
+        brief.push_str(&c.to_terminal_brief(
+            "Each claim's rows against every baseline and what learning adds: report.md, or --all-metrics",
+        ));
     }
     Ok(Report { files, terminal, brief })
 }

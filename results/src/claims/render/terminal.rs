@@ -10,6 +10,62 @@ use tabled::builder::Builder;
 use tabled::settings::Style;
 
 impl ClaimsTable {
+    /// The verdicts in a few lines, for the terminal's default view: one
+    /// line per claim (its verdict against `default`, with the controls'
+    /// beside it), then where the rows and the learning families are. Every
+    /// line at most [`crate::summary::MAX_WIDTH`] columns. Empty when no
+    /// claim applies.
+    pub fn to_terminal_brief(&self, more: &str) -> String {
+        if self.is_empty() {
+            return String::new();
+        }
+        let width = crate::summary::MAX_WIDTH;
+        let clip = |line: String| -> String {
+            if line.chars().count() <= width {
+                return line;
+            }
+            let mut cut: String = line.chars().take(width - 1).collect();
+            cut.push('…');
+            cut
+        };
+        let mut out = clip(format!(
+            "Claims of AGMARL-DKS for `{}` against `default`, as pre-registered:",
+            self.arm
+        ));
+        out.push('\n');
+        for line in incomplete_lines(self) {
+            let _ = writeln!(out, "{}", clip(format!("INCOMPLETE {line}")));
+        }
+        for claim in &self.claims {
+            let verdict = claim
+                .headline()
+                .map_or_else(|| "no verdict".to_string(), |v| v.verdict.as_str().to_uppercase());
+            let controls: Vec<String> = self
+                .controls
+                .iter()
+                .filter_map(|c| {
+                    let v = c.claim(claim.spec.number)?.headline()?;
+                    Some(format!("{} {}", c.arm, v.verdict.as_str()))
+                })
+                .collect();
+            let beside = if controls.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", controls.join(", "))
+            };
+            let _ = writeln!(
+                out,
+                "{}",
+                clip(format!(
+                    "  claim {} ({}): {verdict}{beside}",
+                    claim.spec.number, claim.spec.name
+                ))
+            );
+        }
+        let _ = writeln!(out, "{}", clip(more.to_string()));
+        out
+    }
+
     /// "Claims", the intro, then per claim its verdicts and a table of its
     /// rows against each baseline. Empty when no claim applies.
     pub fn to_terminal(&self) -> String {
