@@ -13,10 +13,13 @@
 #
 # What evaluations/bundled-checkpoint/ holds was written by an earlier
 # revision with the v2 checkpoints, before the agmarl arms preempted (the
-# README's "How it did before controls and preemption"); the main part plays
-# today's bundled checkpoints, the spread part the v2 runs kept in
-# evaluations/claims-v2/checkpoints/. The registered tables of the current
-# checkpoints are scripts/claims-evaluation.sh's.
+# README's "How it did before controls and preemption"); run today, the main
+# part plays today's bundled checkpoints and the spread part today's runs of
+# training seeds 1000 (bundled), 2000 and 3000 (evaluations/training-seeds/).
+# The v2 and v3 checkpoints are in evaluations/claims-v2/checkpoints/ and
+# evaluations/claims-v3/checkpoints/; the code reads feature schema 3 and
+# refuses them, so their tables are made at their own commits. The registered
+# tables of the current checkpoints are scripts/claims-evaluation.sh's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${SCHEDLAB:-target/release/schedlab}
@@ -71,11 +74,11 @@ rm -rf "$out"/claims/*/plots "$out"/claims/*/report.html "$out"/claims/*/summary
 fi
 
 if [ "$part" = all ] || [ "$part" = spread ]; then
-# every variant's three v2 training seeds (the first was the bundled checkpoint)
+# every variant's first three training seeds (the first is the bundled checkpoint)
 # on the claim scenarios, for the spread across training runs
 for v in agmarl agmarl-nognn agmarl-linear agmarl-nostress; do
   for seed in 1000 2000 3000; do
-    ckpt=evaluations/claims-v2/checkpoints/$v-$seed.safetensors
+    if [ "$seed" = 1000 ]; then ckpt=scheduler/checkpoints/$v.safetensors; else ckpt=evaluations/training-seeds/$v-$seed.safetensors; fi
     for s in pressure churn; do
       "$bin" scenario "$s" --arms "$v" --seeds 10 --checkpoint "$ckpt" --out "$work/ts-$v-$seed-$s" > /dev/null
       mkdir -p "$out/training-seeds/$v-$seed"
