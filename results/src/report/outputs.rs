@@ -161,12 +161,10 @@ pub fn render_report_with(
 fn key_intervals(summary: &Summary) -> Vec<crate::plots::MetricIntervals> {
     use crate::definitions::{Better, METRICS};
     use crate::plots::{ArmInterval, MetricIntervals};
-    let collapsed = crate::summary::collapsed_rows(summary);
-    crate::summary::KEY_METRICS
-        .iter()
-        .filter(|k| !collapsed.contains(k))
-        .filter_map(|key| {
-            let i = METRICS.iter().position(|d| d.key == *key)?;
+    summary
+        .key_metric_indices()
+        .into_iter()
+        .map(|i| {
             let def = &METRICS[i];
             let reference = summary
                 .reference_arm()
@@ -188,7 +186,7 @@ fn key_intervals(summary: &Summary) -> Vec<crate::plots::MetricIntervals> {
                     })
                 })
                 .collect();
-            Some(MetricIntervals {
+            MetricIntervals {
                 key: def.key.to_string(),
                 unit: def.unit.to_string(),
                 better: match def.better {
@@ -198,7 +196,7 @@ fn key_intervals(summary: &Summary) -> Vec<crate::plots::MetricIntervals> {
                 },
                 reference,
                 arms,
-            })
+            }
         })
         .collect()
 }

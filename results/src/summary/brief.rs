@@ -122,38 +122,51 @@ impl Summary {
         lines.into_iter().map(|l| clip(&l, MAX_WIDTH)).collect()
     }
 
+    /// The [`METRICS`] indices of the key metrics that say something (not
+    /// zero, constant or undefined in every run), in [`KEY_METRICS`] order:
+    /// the rows of the key table and the panels of the forest plot.
+    pub fn key_metric_indices(&self) -> Vec<usize> {
+        let collapsed = collapsed_rows(self);
+        KEY_METRICS
+            .iter()
+            .filter(|k| !collapsed.contains(k))
+            .filter_map(|k| METRICS.iter().position(|d| d.key == *k))
+            .collect()
+    }
+
     /// The key table, split into groups of arms so that no line passes
     /// [`MAX_WIDTH`]; each group repeats the metric column.
     pub fn key_tables(&self) -> Vec<String> {
-        let collapsed = collapsed_rows(self);
-        let rows: Vec<(usize, &'static str)> = KEY_METRICS
-            .iter()
-            .filter(|k| !collapsed.contains(k))
-            .filter_map(|k| METRICS.iter().position(|d| d.key == *k).map(|i| (i, METRICS[i].key)))
+        let rows: Vec<(usize, &'static str)> = self
+            .key_metric_indices()
+            .into_iter()
+            .map(|i| (i, METRICS[i].key))
             .collect();
         if rows.is_empty() || self.arms().is_empty() {
             return Vec::new();
         }
         let label = |i: usize, key: &str| format!("{key}{}", direction(METRICS[i].better));
+        // per row, which arms have its best mean: once per row, not per cell
+        let best: Vec<Vec<bool>> = rows.iter().map(|&(i, _)| self.best_arms(i)).collect();
         let columns: Vec<(String, Vec<String>)> = self
             .arms()
             .iter()
-            .map(|arm| {
-                let best = |i: usize| self.best_arms(i);
+            .enumerate()
+            .map(|(position, arm)| {
                 let head = if Some(arm.arm.as_str()) == self.reference() {
                     format!("{} (ref)", arm.arm)
                 } else {
                     arm.arm.clone()
                 };
-                let position = self.arms().iter().position(|a| a.arm == arm.arm).unwrap_or(0);
                 let cells = rows
                     .iter()
-                    .map(|&(i, _)| {
+                    .zip(&best)
+                    .map(|(&(i, _), best)| {
                         let Some(m) = arm.metrics.get(i) else {
                             return NA.to_string();
                         };
                         let mut c = cell(m);
-                        if best(i).get(position).copied().unwrap_or(false) {
+                        if best.get(position).copied().unwrap_or(false) {
                             c.push_str(" *");
                         }
                         if m.vs_reference.is_some_and(|v| v.significant) {
@@ -252,7 +265,7 @@ impl Summary {
 }
 
 /// `text` cut to `max` characters, with an ellipsis when cut.
-fn clip(text: &str, max: usize) -> String {
+pub(crate) fn clip(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         return text.to_string();
     }

@@ -12,6 +12,7 @@ mod latex;
 mod markdown;
 mod terminal;
 
+pub(crate) use brief::clip;
 pub use brief::{KEY_METRICS, MAX_HEADLINE, MAX_WIDTH};
 pub use comparison::{VS_REFERENCE, VsReference};
 pub use csv::HEADER as CSV_HEADER;

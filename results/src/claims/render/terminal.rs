@@ -19,15 +19,7 @@ impl ClaimsTable {
         if self.is_empty() {
             return String::new();
         }
-        let width = crate::summary::MAX_WIDTH;
-        let clip = |line: String| -> String {
-            if line.chars().count() <= width {
-                return line;
-            }
-            let mut cut: String = line.chars().take(width - 1).collect();
-            cut.push('…');
-            cut
-        };
+        let clip = |line: String| crate::summary::clip(&line, crate::summary::MAX_WIDTH);
         let mut out = clip(format!(
             "Claims of AGMARL-DKS for `{}` against `default`, as pre-registered:",
             self.arm
