@@ -104,15 +104,50 @@ async fn wait_ready_replicas(admin: &kube_backend::ApiClient, count: i32, within
         if status.ready_replicas.unwrap_or(0) >= count {
             let found = replicas(admin).await;
             if found.len() >= count as usize {
+                eprintln!("{count} scheduler replicas ready after {:?}", started.elapsed());
                 return found;
             }
         }
-        assert!(
-            started.elapsed() < within,
-            "{count} ready scheduler replicas not there after {within:?}: {status:?}"
-        );
+        if started.elapsed() >= within {
+            panic!(
+                "{count} ready scheduler replicas not there after {within:?}: {status:?}\n{}",
+                scheduler_pods_story(admin).await
+            );
+        }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
+}
+
+/// What a failed wait needs to be read: every scheduler pod's phase,
+/// container states and the tail of its log.
+async fn scheduler_pods_story(admin: &kube_backend::ApiClient) -> String {
+    let pods: Api<core::Pod> = Api::namespaced(admin.client(), SYSTEM_NS);
+    let Ok(list) = pods
+        .list(&ListParams::default().labels("app.kubernetes.io/name=agmarl-scheduler"))
+        .await
+    else {
+        return "(the scheduler pods could not be listed)".into();
+    };
+    let mut story = String::new();
+    for p in &list.items {
+        let name = p.metadata.name.clone().unwrap_or_default();
+        let status = p.status.as_ref();
+        story.push_str(&format!(
+            "pod {name} on {:?}: phase {:?}, containers {:?}\n",
+            p.spec.as_ref().and_then(|s| s.node_name.clone()),
+            status.and_then(|s| s.phase.clone()),
+            status.and_then(|s| s.container_statuses.clone()),
+        ));
+        let params = kube::api::LogParams {
+            tail_lines: Some(20),
+            ..Default::default()
+        };
+        match pods.logs(&name, &params).await {
+            Ok(log) => story.push_str(&log),
+            Err(e) => story.push_str(&format!("(no log: {e})\n")),
+        }
+    }
+    story
 }
 
 /// Pods `ids` for the in-cluster scheduler, running the pause image the nodes hold.
@@ -193,7 +228,8 @@ async fn the_scheduler_deployment_fails_over_and_outlives_an_apiserver_restart()
     let (seen, watch_task) = watch_bindings(&admin, RUN);
 
     // --- Two replicas, one per real node (each on its node's address); only the leader binds.
-    let started = wait_ready_replicas(&admin, 2, Duration::from_secs(120)).await;
+    // the first start imports both images on both nodes
+    let started = wait_ready_replicas(&admin, 2, Duration::from_secs(180)).await;
     assert_ne!(started[0].addr, started[1].addr, "{started:?}");
     let (leader, others) = leader_among(&admin, Duration::from_secs(30)).await;
     assert_eq!(others.len(), 1, "{others:?}");

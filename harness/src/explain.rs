@@ -6,8 +6,8 @@
 //! names).
 
 use results::decisions::{
-    AgmarlDecision, Basis, DecisionRecord, Decline, Level, NodeChoice, Objective, Objectives, Outcome, Preemption,
-    SelectionRule, SelectionTolerance, Stress,
+    AgmarlDecision, Basis, DecisionRecord, Decline, DeclineRule, Level, NodeChoice, Objective, Objectives, Outcome,
+    Preemption, SelectionRule, SelectionTolerance, Stress,
 };
 use schedlab_core::{ClusterView, NodeId, PendingPod, Placement};
 use scheduler::agmarl::stress::{Objective as PolicyObjective, StressLevel};
@@ -79,6 +79,12 @@ pub fn decision_record(
                 tolerance,
                 kept: t.kept.as_slice().to_vec(),
                 decline: t.decline.map(|d| Decline {
+                    rule: match d.by {
+                        scheduler::explain::DeclineBy::Learned => DeclineRule::Learned,
+                        scheduler::explain::DeclineBy::Explored => DeclineRule::Explored,
+                        scheduler::explain::DeclineBy::Threshold => DeclineRule::Threshold,
+                    },
+                    wait: d.wait,
                     instability: d.instability,
                     predicted_fault_tolerance: d.predicted_fault_tolerance,
                     workload_baseline: d.workload_baseline,

@@ -29,14 +29,14 @@ enum Model {
     Checkpoint {
         path: PathBuf,
         net: AgmarlNet,
-        head_error: Option<[f32; 3]>,
+        head_error: Option<scheduler::agmarl::MeasuredError>,
     },
     Untrained {
         init_seed: u64,
-        head_error: Option<[f32; 3]>,
+        head_error: Option<scheduler::agmarl::MeasuredError>,
     },
     Analytic {
-        head_error: Option<[f32; 3]>,
+        head_error: Option<scheduler::agmarl::MeasuredError>,
     },
 }
 
@@ -54,17 +54,17 @@ impl Model {
         let config = AgmarlConfig::default();
         Ok(match self {
             Model::Checkpoint { net, head_error, .. } => Explorer::with_scheduler(
-                AgmarlScheduler::new(net.deep_clone()?, config, seed).with_head_error(*head_error),
+                AgmarlScheduler::new(net.deep_clone()?, config, seed).with_measured_error(*head_error),
                 seed,
                 0.0,
             ),
             Model::Untrained { init_seed, head_error } => Explorer::with_scheduler(
-                AgmarlScheduler::untrained(*init_seed, config, seed)?.with_head_error(*head_error),
+                AgmarlScheduler::untrained(*init_seed, config, seed)?.with_measured_error(*head_error),
                 seed,
                 0.0,
             ),
             Model::Analytic { head_error } => Explorer::with_scheduler(
-                AgmarlScheduler::analytic(config, seed).with_head_error(*head_error),
+                AgmarlScheduler::analytic(config, seed).with_measured_error(*head_error),
                 seed,
                 0.0,
             ),
@@ -87,11 +87,11 @@ pub fn run(args: HeadsArgs) -> Result<()> {
     let mut beside = None;
     // an untrained twin stands beside the checkpoint trained from its
     // weights (training seed = init seed), and selects with its tolerance
-    let mut by_training_seed: Vec<(u64, Option<[f32; 3]>)> = Vec::new();
+    let mut by_training_seed = Vec::new();
     for path in &args.checkpoints {
         let (net, meta) = scheduler::agmarl::checkpoint::load(path)
             .map_err(|e| InputError(format!("--checkpoint {}: {e}", path.display())))?;
-        let head_error = meta.head_rmse();
+        let head_error = meta.measured_error();
         beside.get_or_insert(head_error);
         if let Some(seed) = meta.training.get("seed").and_then(|s| s.as_u64()) {
             by_training_seed.push((seed, head_error));
@@ -274,11 +274,7 @@ fn render(cells: &[Cell]) -> String {
 /// the checkpoint trained from its weights (training seed = init seed)
 /// where one is measured beside it, else `fallback` (the first
 /// checkpoint's, or the bundled `agmarl`'s).
-fn twin_head_error(
-    init_seed: u64,
-    by_training_seed: &[(u64, Option<[f32; 3]>)],
-    fallback: Option<[f32; 3]>,
-) -> Option<[f32; 3]> {
+fn twin_head_error<E: Copy>(init_seed: u64, by_training_seed: &[(u64, Option<E>)], fallback: Option<E>) -> Option<E> {
     by_training_seed
         .iter()
         .find(|(seed, _)| *seed == init_seed)

@@ -29,7 +29,7 @@ pub struct Runner<'a, B> {
     /// the network for the trained agmarl arms, when not the bundled one
     pub checkpoint: Option<&'a scheduler::agmarl::network::AgmarlNet>,
     /// that checkpoint's measured head error (its selection tolerance, which the controls share)
-    pub checkpoint_head_error: Option<[f32; 3]>,
+    pub checkpoint_head_error: Option<scheduler::agmarl::MeasuredError>,
     /// the seed of `agmarl-untrained`'s initial weights
     pub init_seed: u64,
     /// the controller settings of the agmarl arms, when not the defaults
@@ -236,7 +236,7 @@ impl<B: Backend> Runner<'_, B> {
             ),
             None => {
                 let (net, meta) = scheduler::bundled_checkpoint(&job.arm)?;
-                (net, meta.head_rmse())
+                (net, meta.measured_error())
             }
         };
         let config = self.agmarl_config.cloned().unwrap_or_default();

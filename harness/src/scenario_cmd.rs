@@ -211,7 +211,7 @@ fn play_scenario<B: Backend, C: Serialize>(
         scenario,
         folder: &folder,
         checkpoint: invocation.checkpoint.as_ref(),
-        checkpoint_head_error: invocation.checkpoint_meta.as_ref().and_then(|m| m.head_rmse()),
+        checkpoint_head_error: invocation.checkpoint_meta.as_ref().and_then(|m| m.measured_error()),
         init_seed: invocation.init_seed,
         agmarl_config: invocation.agmarl_config.as_ref(),
         progress: &progress,

@@ -165,7 +165,7 @@ pub fn run(args: TrainArgs) -> Result<()> {
         let stats: Vec<EpisodeStats> = played.iter().map(|ep| ep.stats).collect();
         for ep in played {
             transitions += ep.transitions.len();
-            trainer.add_episode(ep);
+            trainer.add_episode(ep).context("measuring the wait head")?;
         }
         trainer.set_progress(first, episodes);
         let lr = trainer.learning_rate();
@@ -213,6 +213,12 @@ pub fn run(args: TrainArgs) -> Result<()> {
         "transitions": transitions,
         "final_learning_rate": trainer.learning_rate(),
         "head_error": trainer.head_error(),
+        "wait": {
+            "rmse": trainer.wait_error(),
+            "samples": trainer.wait_samples(),
+            "window": scheduler::agmarl::train::WAIT_WINDOW,
+            "measured": "each decline's later fault tolerance against the wait head as it was before the learner trained on it",
+        },
         "config": trainer.config(),
         "schedlab_version": build.schedlab_version,
         "git_revision": build.git_revision,

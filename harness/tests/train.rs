@@ -160,6 +160,7 @@ fn trains_a_loadable_checkpoint_and_writes_the_curve() {
         queue: [0.25, 0.5],
         domains: vec![0, 1],
         domain_count: 2,
+        domain_features: vec![0.5; 2 * scheduler::agmarl::features::DOMAIN_FEATURES],
     };
     assert_ne!(
         net.scores(&obs, &[0, 1], true).unwrap(),

@@ -171,11 +171,25 @@ pub enum Selection {
     Weighted([f32; 3]),
 }
 
-/// What made strategic restraint decline a pod: its workload looked
-/// unstable and the node the selection chose scored far below the
-/// fault tolerance its workload's pods usually get.
+/// Which rule of strategic restraint declined a pod.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeclineBy {
+    /// the wait head predicted more than the chosen node's score plus the
+    /// heads' combined error (`wait` − `bar` is that margin)
+    Learned,
+    /// a random decline of training's exploration
+    Explored,
+    /// the workload looked unstable and the chosen node scored far below
+    /// the fault tolerance its pods usually get
+    Threshold,
+}
+
+/// What made strategic restraint decline a pod.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DeclineTrace {
+    pub by: DeclineBy,
+    /// the wait head's prediction (None for the threshold rule)
+    pub wait: Option<f32>,
     /// the workload's (restarts + failures) per pod created
     pub instability: f32,
     /// the chosen node's fault-tolerance score
@@ -186,6 +200,7 @@ pub struct DeclineTrace {
     pub workload_spread: f32,
     pub workload_binds: u32,
     /// the score the node needed: baseline − risk_margin × max(spread, 0.01)
+    /// for the threshold rule, wait − margin for the learned one
     pub bar: f32,
 }
 

@@ -3,7 +3,7 @@
 //! controls.
 
 use crate::agmarl::arms::{AGMARL_ARMS, CONTROL_ARMS, DEFAULT_INIT_SEED, VARIANT_ARMS, agmarl_arm_with, control_arm};
-use crate::agmarl::checkpoint::{CheckpointError, CheckpointMeta, bundled_for};
+use crate::agmarl::checkpoint::{CheckpointError, CheckpointMeta, MeasuredError, bundled_for};
 use crate::agmarl::network::AgmarlNet;
 use crate::agmarl::policy::{AgmarlConfig, Control, Variant};
 use crate::api::Scheduler;
@@ -90,7 +90,7 @@ pub fn arm(name: &str, seed: u64) -> crate::Result<Box<dyn Scheduler>> {
         );
     }
     let (net, meta) = bundled_checkpoint(name)?;
-    agmarl_arm_with(name, net, meta.head_rmse(), seed)
+    agmarl_arm_with(name, net, meta.measured_error(), seed)
 }
 
 /// Whether the policy of arm `name` answers a pod no node takes with
@@ -116,8 +116,8 @@ pub fn bundled_net(name: &str) -> crate::Result<AgmarlNet> {
 /// The selection tolerance the controls run with when no checkpoint is
 /// given: the measured head error of the bundled `agmarl` checkpoint they
 /// stand beside.
-pub fn control_head_error() -> crate::Result<Option<[f32; 3]>> {
-    Ok(bundled_checkpoint(Variant::Full.arm_name())?.1.head_rmse())
+pub fn control_head_error() -> crate::Result<Option<MeasuredError>> {
+    Ok(bundled_checkpoint(Variant::Full.arm_name())?.1.measured_error())
 }
 
 /// The bundled checkpoint of the trained AGMARL arm `name`: its network and

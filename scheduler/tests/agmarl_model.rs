@@ -36,6 +36,7 @@ fn random_obs(n: usize, seed: u64) -> Observation {
         queue: [0.25, 0.5],
         domains: (0..n).map(|i| (i % 3) as u32).collect(),
         domain_count: n.min(3),
+        domain_features: vec![0.25; n.min(3) * scheduler::agmarl::features::DOMAIN_FEATURES],
     }
 }
 
@@ -79,8 +80,14 @@ fn gnn_is_permutation_equivariant() {
     let want: Vec<Vec<f32>> = perm.iter().map(|&p| dom[p as usize].clone()).collect();
     assert_close(&dom_p, &want, 1e-5, "domain embeddings");
 
-    let scores = rows(&net.forward(&nodes, &obs.domains, &pod, true).unwrap());
-    let scores_p = rows(&net.forward(&permuted, &domains_p, &pod, true).unwrap());
+    let scores = rows(
+        &net.forward(&nodes, &obs.domains, &obs.domain_features, &pod, true)
+            .unwrap(),
+    );
+    let scores_p = rows(
+        &net.forward(&permuted, &domains_p, &obs.domain_features, &pod, true)
+            .unwrap(),
+    );
     let want: Vec<Vec<f32>> = perm.iter().map(|&p| scores[p as usize].clone()).collect();
     assert_close(&scores_p, &want, 1e-5, "scores");
     // and the embedding is not trivially constant: nodes differ

@@ -236,9 +236,30 @@ pub struct SelectionTolerance {
     pub floor: [f32; 3],
 }
 
+/// Which rule of strategic restraint declined a pod.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum DeclineRule {
+    /// the wait head's prediction beat the chosen node's score by more than
+    /// the heads' combined error
+    Learned,
+    /// a random decline of training's exploration
+    Explored,
+    /// the workload's usual fault tolerance against the chosen node's (the
+    /// only rule of files written before the learned one)
+    #[default]
+    Threshold,
+}
+
 /// Why strategic restraint declined the pod.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Decline {
+    #[serde(default)]
+    pub rule: DeclineRule,
+    /// the wait head's prediction: the fault tolerance the pod would realise
+    /// if declined (learned rule only)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait: Option<f32>,
     /// the workload's observed (restarts + failures) per pod created
     pub instability: f32,
     /// the fault-tolerance score of the node the selection chose
@@ -248,7 +269,8 @@ pub struct Decline {
     pub workload_baseline: f32,
     pub workload_spread: f32,
     pub workload_binds: u32,
-    /// the score the node needed for the pod to be placed
+    /// the score the node needed for the pod to be placed (learned rule:
+    /// the wait prediction minus the heads' combined error)
     pub bar: f32,
 }
 
@@ -326,6 +348,8 @@ pub(crate) mod tests {
                 kept: if bound { vec![3, 2, 1] } else { Vec::new() },
                 decline: (outcome == Outcome::Decline).then_some(Decline {
                     instability: 0.8,
+                    rule: DeclineRule::Threshold,
+                    wait: None,
                     predicted_fault_tolerance: 0.41,
                     workload_baseline: 0.9,
                     workload_spread: 0.05,

@@ -3,6 +3,7 @@
 //! ablations, each an [`AgmarlScheduler`] with the defaults of its
 //! [`Variant`].
 
+use crate::agmarl::checkpoint::MeasuredError;
 use crate::agmarl::network::AgmarlNet;
 use crate::agmarl::policy::{AgmarlConfig, AgmarlScheduler, Control, Variant};
 use crate::api::Scheduler;
@@ -36,7 +37,7 @@ pub const DEFAULT_INIT_SEED: u64 = 1000;
 pub fn agmarl_arm_with(
     name: &str,
     net: AgmarlNet,
-    head_error: Option<[f32; 3]>,
+    head_error: Option<MeasuredError>,
     seed: u64,
 ) -> crate::Result<Box<dyn Scheduler>> {
     agmarl_arm_configured(name, net, &AgmarlConfig::default(), head_error, seed)
@@ -50,7 +51,7 @@ pub fn agmarl_arm_configured(
     name: &str,
     net: AgmarlNet,
     config: &AgmarlConfig,
-    head_error: Option<[f32; 3]>,
+    head_error: Option<MeasuredError>,
     seed: u64,
 ) -> crate::Result<Box<dyn Scheduler>> {
     let variant = Variant::from_arm_name(name).ok_or_else(|| ArmError::NotAgmarl { name: name.to_string() })?;
@@ -59,7 +60,7 @@ pub fn agmarl_arm_configured(
         ..config.clone()
     };
     Ok(Box::new(
-        AgmarlScheduler::new(net, config, seed).with_head_error(head_error),
+        AgmarlScheduler::new(net, config, seed).with_measured_error(head_error),
     ))
 }
 
@@ -71,7 +72,7 @@ pub fn agmarl_arm_configured(
 pub fn control_arm(
     name: &str,
     config: &AgmarlConfig,
-    head_error: Option<[f32; 3]>,
+    head_error: Option<MeasuredError>,
     init_seed: u64,
     seed: u64,
 ) -> crate::Result<Box<dyn Scheduler>> {
@@ -81,7 +82,7 @@ pub fn control_arm(
             Control::Untrained => AgmarlScheduler::untrained(init_seed, config.clone(), seed)?,
             Control::Analytic => AgmarlScheduler::analytic(config.clone(), seed),
         }
-        .with_head_error(head_error),
+        .with_measured_error(head_error),
     ))
 }
 

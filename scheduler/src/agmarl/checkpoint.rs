@@ -87,6 +87,15 @@ pub struct CheckpointMeta {
     pub training: serde_json::Value,
 }
 
+/// What training measured of a checkpoint's errors ([`CheckpointMeta::measured_error`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MeasuredError {
+    /// the score heads' RMSE `[ft, util, cost]` on the validation split
+    pub heads: [f32; 3],
+    /// the wait head's RMSE on declines, when training measured one
+    pub wait: Option<f32>,
+}
+
 /// The SHA-256 of a weights file, lowercase hex.
 pub fn weights_digest(weights: &[u8]) -> String {
     schedlab_core::digest::sha256_hex(weights)
@@ -124,6 +133,23 @@ impl CheckpointMeta {
             *o = v.as_f64().filter(|x| x.is_finite() && *x >= 0.0)? as f32;
         }
         Some(out)
+    }
+
+    /// The wait head's RMSE (`training.wait.rmse`, written by `schedlab
+    /// train`): measured on each decline's target before the learner
+    /// trained on it. None when the sidecar does not record it.
+    pub fn wait_rmse(&self) -> Option<f32> {
+        let rmse = self.training.pointer("/wait/rmse")?.as_f64()?;
+        (rmse.is_finite() && rmse >= 0.0).then_some(rmse as f32)
+    }
+
+    /// The heads' measured errors: the selection's tolerance and
+    /// restraint's margin. None without the score heads' RMSE.
+    pub fn measured_error(&self) -> Option<MeasuredError> {
+        Some(MeasuredError {
+            heads: self.head_rmse()?,
+            wait: self.wait_rmse(),
+        })
     }
 
     /// What identifies the training run of these weights, for the run

@@ -23,13 +23,17 @@ use std::sync::LazyLock;
 /// node's pods without memory limits and their growth, its memory trend,
 /// how long it has been degraded, and recent failures in its failure
 /// domain; and gave every row its failure domain ([`Observation::domains`]).
-pub const FEATURE_SCHEMA_VERSION: u32 = 3;
+/// Version 4 moved the domain's recent failures out of the node rows into
+/// one row per domain ([`Observation::domain_features`]): in a node's row,
+/// a failure anywhere in its domain changed every row of the domain, and
+/// the scorer re-encoded thousands of nodes for it.
+pub const FEATURE_SCHEMA_VERSION: u32 = 4;
 
 /// Features per node agent.
-pub const NODE_FEATURES: usize = 23;
+pub const NODE_FEATURES: usize = 22;
 /// The leading node columns that describe the node alone, whatever pod is
 /// being placed: the input of the node encoder.
-pub const STATE_FEATURES: usize = 21;
+pub const STATE_FEATURES: usize = 20;
 /// The trailing node columns that depend on the pod being placed.
 pub const PLACEMENT_FEATURES: usize = NODE_FEATURES - STATE_FEATURES;
 /// Features of the pending pod (shared by every agent).
@@ -37,6 +41,8 @@ pub const POD_FEATURES: usize = 10;
 /// The scheduling queue's summary ([`Observation::queue`]): what the
 /// centralised critic sees beside the agents (the actor does not use it).
 pub const QUEUE_FEATURES: usize = 2;
+/// Features per failure domain ([`Observation::domain_features`]).
+pub const DOMAIN_FEATURES: usize = 1;
 
 /// Column indices of [`Observation::node_features`].
 pub mod node {
@@ -85,16 +91,19 @@ pub mod node {
     /// while Degraded: whole minutes since it became so, plus one, squashed
     /// with a ten-minute scale; 0 otherwise
     pub const DEGRADED_FOR: usize = 19;
-    /// recent pod failures per other node of the node's failure domain (its
-    /// pool and zone, [`super::Observation::domains`]), squashed with scale 1;
-    /// 0 alone in its domain
-    pub const DOMAIN_FAILURES: usize = 20;
     /// (requested + the pod's cpu request) ÷ allocatable (capped at 1): the
     /// node's cpu allocation right after placing the pod here, the quantity
     /// the utilisation objective is measured by
-    pub const CPU_AFTER: usize = 21;
+    pub const CPU_AFTER: usize = 20;
     /// the same for memory
-    pub const MEMORY_AFTER: usize = 22;
+    pub const MEMORY_AFTER: usize = 21;
+}
+
+/// Columns of [`Observation::domain_features`].
+pub mod domain {
+    /// recent pod failures per node of the failure domain (its pool and
+    /// zone, [`super::Observation::domains`]), squashed with scale 1
+    pub const FAILURES: usize = 0;
 }
 
 /// Indices of [`Observation::pod_features`].
@@ -144,10 +153,12 @@ pub const NODE_FEATURE_NAMES: [&str; NODE_FEATURES] = [
     "unlimited_growth",
     "memory_trend",
     "degraded_for",
-    "domain_failures",
     "cpu_after",
     "memory_after",
 ];
+
+/// Names of the domain features, in order.
+pub const DOMAIN_FEATURE_NAMES: [&str; DOMAIN_FEATURES] = ["domain_failures"];
 
 /// Names of the pod features, in order.
 pub const POD_FEATURE_NAMES: [&str; POD_FEATURES] = [
@@ -204,6 +215,9 @@ pub struct Observation {
     pub domains: Vec<u32>,
     /// the number of distinct domains
     pub domain_count: usize,
+    /// `domain_count × DOMAIN_FEATURES`, row-major: what each domain's
+    /// nodes have in common, entering the actor once per domain
+    pub domain_features: Vec<f32>,
     /// the pending queue: pending ÷ (pending + bound) pods, and pending pods
     /// per node squashed with scale 1 (0 with nothing pending)
     pub queue: [f32; QUEUE_FEATURES],
@@ -299,8 +313,8 @@ impl DomainIndex {
         (self.names.len() - 1) as u32
     }
 
-    /// Numbers the domains of `nodes` into `out.domains` and counts each
-    /// domain's nodes and recent failures.
+    /// Numbers the domains of `nodes` into `out.domains`, counts each
+    /// domain's nodes and recent failures, and writes `out.domain_features`.
     fn number(&mut self, nodes: &[NodeState], out: &mut Observation) {
         self.rows.truncate(nodes.len());
         out.domains.clear();
@@ -334,18 +348,12 @@ impl DomainIndex {
             out.domains.push(d);
         }
         out.domain_count = self.counts.len();
-    }
-
-    /// Recent failures per other node of row `i`'s domain, squashed.
-    fn failures_around(&self, domain: u32, own: u32) -> f32 {
-        let (nodes, failures) = self.counts[domain as usize];
-        if nodes <= 1 {
-            return 0.0;
-        }
-        squash(
-            failures.saturating_sub(own) as f32 / (nodes - 1) as f32,
-            DOMAIN_FAILURES_SCALE,
-        )
+        out.domain_features.clear();
+        out.domain_features.extend(
+            self.counts
+                .iter()
+                .map(|&(nodes, failures)| squash(failures as f32 / nodes.max(1) as f32, DOMAIN_FAILURES_SCALE)),
+        );
     }
 }
 
@@ -365,8 +373,7 @@ pub fn observe_into(pod: &PendingPod<'_>, view: &ClusterView<'_>, domains: &mut 
     out.node_features.clear();
     out.node_features.reserve(out.n * NODE_FEATURES);
     let request = pod.spec.requests;
-    for (i, n) in view.nodes.iter().enumerate() {
-        let domain = out.domains[i];
+    for n in view.nodes {
         let alloc = n.spec.allocatable;
         let (alloc_cpu, alloc_mem) = (alloc.cpu_milli as f64, alloc.memory_bytes as f64);
         let degraded = n.condition == NodeCondition::Degraded;
@@ -403,7 +410,6 @@ pub fn observe_into(pod: &PendingPod<'_>, view: &ClusterView<'_>, domains: &mut 
             fraction(n.unlimited.excess_bytes as f64, alloc_mem),
             (0.5 + 0.5 * trend) as f32,
             degraded_for,
-            domains.failures_around(domain, n.recent.failures),
             fraction(n.requested.cpu_milli as f64 + request.cpu_milli as f64, alloc_cpu),
             fraction(n.requested.memory_bytes as f64 + request.memory_bytes as f64, alloc_mem),
         ];
@@ -571,7 +577,13 @@ mod tests {
         };
         p.attempts = 1000;
         let obs = observe(&p, &view(&nodes));
-        for (i, x) in obs.node_features.iter().chain(&obs.pod_features).enumerate() {
+        for (i, x) in obs
+            .node_features
+            .iter()
+            .chain(&obs.pod_features)
+            .chain(&obs.domain_features)
+            .enumerate()
+        {
             assert!(x.is_finite() && (0.0..=1.0).contains(x), "feature {i} = {x}");
         }
         assert_eq!(obs.pod_features[pod::CPU_REQUEST], 1.0);
@@ -649,9 +661,10 @@ mod tests {
         assert_eq!((a[node::DEGRADED_FOR], c[node::DEGRADED_FOR]), (0.0, 0.0));
         // degraded at minute 1, now minute 5: four whole minutes, plus one
         assert!(approx(b[node::DEGRADED_FOR], 1.0 - (-0.5f32).exp()));
-        // a sees b's three failures; b does not count its own; c is alone
-        assert!(approx(a[node::DOMAIN_FAILURES], 1.0 - (-3.0f32).exp()));
-        assert_eq!((b[node::DOMAIN_FAILURES], c[node::DOMAIN_FAILURES]), (0.0, 0.0));
+        // a and b's domain: three failures over two nodes; c's none
+        assert_eq!(obs.domain_features.len(), 3 * DOMAIN_FEATURES);
+        assert!(approx(obs.domain_features[domain::FAILURES], 1.0 - (-1.5f32).exp()));
+        assert_eq!(obs.domain_features[DOMAIN_FEATURES + domain::FAILURES], 0.0);
         // a remembering index numbers the same, and follows a replaced node
         let mut index = DomainIndex::default();
         let mut again = Observation::default();

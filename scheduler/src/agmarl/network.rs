@@ -14,9 +14,21 @@
 //! z_i  = relu(W₂ relu(W₁ s_i + b₁) + b₂)                 node encoder
 //! m_i  = (1 / (N-1)) Σ_{j≠i} z_j  =  (S − z_i) / (N−1),   S = Σ_j z_j
 //! d_i  = (S_g − z_i) / (n_g − 1),  S_g = Σ_{j in i's domain g} z_j
-//! h_i  = relu(W_root z_i + W_rel m_i + W_dom d_i + b + W_pod p + W_place a_i)
+//! h_i  = relu(W_root z_i + W_rel m_i + W_dom d_i + W_din f_g + b + W_pod p + W_place a_i)
 //! y_i  = sigmoid(W_out h_i + b_out)   = [fault tolerance, utilisation, cost]
 //! ```
+//!
+//! One more output is the pod's, not a node's: the wait head
+//!
+//! ```text
+//! w = sigmoid(W_wait [S/N; p] + b_wait)                  (`actor.wait`)
+//! ```
+//!
+//! predicts the fault tolerance the pod would realise if declined now (where
+//! it is bound later, 0 if it never is), from the mean node encoding and the
+//! pod; strategic restraint compares it with the chosen node's fault
+//! tolerance ([`crate::agmarl::restraint`]). Without the GNN the mean is
+//! left out (`S/N = 0`): the wait head sees the pod only.
 //!
 //! `m_i` is the agent's global embedding: the mean of every other agent's
 //! encoding, one GraphConv layer (Morris et al., 2019) with mean aggregation
@@ -34,7 +46,11 @@
 //! two edge types, complete and same-domain, so a hot-spot, a failing zone
 //! or a reclaimed spot pool reaches exactly the agents it concerns. It is
 //! O(N·d) too (per-domain sums, minus self), and 0 for a node alone in its
-//! domain.
+//! domain. What a domain's nodes share (its recent failures per node,
+//! [`Observation::domain_features`]) enters beside it once per domain as
+//! `W_din f_g` (`gnn.lin_domain_input`), not in each node's state row: a
+//! failure then changes one vector of the domain, not every node's
+//! encoding in it.
 //!
 //! The layout is chosen for decision time: `z_i`, `W_root z_i` and
 //! `W_rel z_i` depend on the node's state alone, so a scheduler keeps them
@@ -71,7 +87,7 @@
 
 use crate::agmarl::error::AgmarlError;
 use crate::agmarl::features::{
-    NODE_FEATURES, Observation, PLACEMENT_FEATURES, POD_FEATURES, QUEUE_FEATURES, STATE_FEATURES,
+    DOMAIN_FEATURES, NODE_FEATURES, Observation, PLACEMENT_FEATURES, POD_FEATURES, QUEUE_FEATURES, STATE_FEATURES,
 };
 use crate::agmarl::scoring::{Scorer, Weights};
 use crate::agmarl::stress::StressLevel;
@@ -203,12 +219,16 @@ pub(crate) struct ActorLayers {
     pub(crate) rel: Linear,
     /// `W_dom` (`gnn.lin_domain.weight`, `actor_hidden × embed_dim`)
     pub(crate) domain: Tensor,
+    /// `W_din` (`gnn.lin_domain_input.weight`, `actor_hidden × DOMAIN_FEATURES`)
+    pub(crate) domain_input: Tensor,
     /// `W_pod` (`actor.pod.weight`, `actor_hidden × POD_FEATURES`)
     pub(crate) pod: Tensor,
     /// `W_place` (`actor.place.weight`, `actor_hidden × PLACEMENT_FEATURES`)
     pub(crate) place: Tensor,
     /// `actor.out`
     pub(crate) out: Linear,
+    /// `actor.wait` (`1 × (embed_dim + POD_FEATURES)`, with a bias)
+    pub(crate) wait: Linear,
 }
 
 impl ActorLayers {
@@ -220,21 +240,28 @@ impl ActorLayers {
         fc2.forward(&fc1.forward(&state)?.relu()?)?.relu()
     }
 
-    /// The scores of rows whose encodings are `z`, global and domain
-    /// embeddings `messages` (None without the GNN), node rows `nodes` (for
-    /// their placement columns) and pod rows `pods` (one per row, or one for
-    /// all).
+    /// The scores of rows whose encodings are `z`, the graph's share
+    /// `messages` (None without the GNN: global and domain embeddings, and
+    /// each row's domain features), node rows `nodes` (for their placement
+    /// columns) and pod rows `pods` (one per row, or one for all).
     pub(crate) fn head(
         &self,
         z: &Tensor,
-        messages: Option<(&Tensor, &Tensor)>,
+        messages: Option<Messages<'_>>,
         nodes: &Tensor,
         pods: &Tensor,
     ) -> candle_core::Result<Tensor> {
         let place = nodes.narrow(1, STATE_FEATURES, PLACEMENT_FEATURES)?;
         let mut pre = z.matmul(&self.root.t()?)?;
         pre = match messages {
-            Some((m, d)) => ((pre + self.rel.forward(m)?)? + d.matmul(&self.domain.t()?)?)?,
+            Some(Messages {
+                global,
+                domain,
+                domain_rows,
+            }) => {
+                (((pre + self.rel.forward(global)?)? + domain.matmul(&self.domain.t()?)?)?
+                    + domain_rows.matmul(&self.domain_input.t()?)?)?
+            }
             None => match &self.rel.bias {
                 Some(b) => pre.broadcast_add(b)?,
                 None => pre,
@@ -245,6 +272,23 @@ impl ActorLayers {
             .add(&place.matmul(&self.place.t()?)?)?;
         candle_nn::ops::sigmoid(&self.out.forward(&pre.relu()?)?)
     }
+
+    /// The wait head of graphs whose mean encodings are `means` (`B ×
+    /// embed_dim`, zeros without the GNN) and pods `pods` (`B ×
+    /// POD_FEATURES`): `B × 1` in [0, 1].
+    pub(crate) fn wait(&self, means: &Tensor, pods: &Tensor) -> candle_core::Result<Tensor> {
+        candle_nn::ops::sigmoid(&self.wait.forward(&Tensor::cat(&[means, pods], 1)?)?)
+    }
+}
+
+/// What the graph adds to every row's hidden layer: the global embedding
+/// `m_i`, the domain embedding `d_i` (both `n × embed_dim`) and the
+/// features `f_g` of each row's domain (`n × DOMAIN_FEATURES`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Messages<'a> {
+    pub(crate) global: &'a Tensor,
+    pub(crate) domain: &'a Tensor,
+    pub(crate) domain_rows: &'a Tensor,
 }
 
 fn init_rng(seed: u64, which: u64) -> SimRng {
@@ -334,17 +378,19 @@ impl AgmarlNet {
             b.linear("encoder.fc1", STATE_FEATURES, hyper.encoder_hidden, true)?,
             b.linear("encoder.fc2", hyper.encoder_hidden, e, true)?,
         ];
-        // the five blocks are one layer over [z, m, d, p, a]: one fan-in
-        let fan_in = 3 * e + POD_FEATURES + PLACEMENT_FEATURES;
+        // the six blocks are one layer over [z, m, d, f, p, a]: one fan-in
+        let fan_in = 3 * e + DOMAIN_FEATURES + POD_FEATURES + PLACEMENT_FEATURES;
         let root = b.param("gnn.lin_root.weight", &[h, e], fan_in)?;
         let rel = Linear {
             weight: b.param("gnn.lin_rel.weight", &[h, e], fan_in)?,
             bias: Some(b.param("gnn.lin_rel.bias", &[h], fan_in)?),
         };
         let domain = b.param("gnn.lin_domain.weight", &[h, e], fan_in)?;
+        let domain_input = b.param("gnn.lin_domain_input.weight", &[h, DOMAIN_FEATURES], fan_in)?;
         let pod = b.param("actor.pod.weight", &[h, POD_FEATURES], fan_in)?;
         let place = b.param("actor.place.weight", &[h, PLACEMENT_FEATURES], fan_in)?;
         let out = b.linear("actor.out", h, OBJECTIVES, true)?;
+        let wait = b.linear("actor.wait", e + POD_FEATURES, 1, true)?;
         Ok(AgmarlNet {
             hyper: hyper.clone(),
             varmap: b.varmap,
@@ -353,9 +399,11 @@ impl AgmarlNet {
                 root,
                 rel,
                 domain,
+                domain_input,
                 pod,
                 place,
                 out,
+                wait,
             },
         })
     }
@@ -398,9 +446,11 @@ impl AgmarlNet {
             values(&l.root)?,
             [values(&l.rel.weight)?, bias(&l.rel)?],
             values(&l.domain)?,
+            values(&l.domain_input)?,
             values(&l.pod)?,
             values(&l.place)?,
             [values(&l.out.weight)?, bias(&l.out)?],
+            [values(&l.wait.weight)?, bias(&l.wait)?],
         )
     }
 
@@ -414,21 +464,48 @@ impl AgmarlNet {
     }
 
     /// Differentiable forward pass: node features (`n × NODE_FEATURES`),
-    /// their domains ([`Observation::domains`]) and the pod (`1 ×
-    /// POD_FEATURES`) to scores (`n × 3`) in [0, 1]. `use_gnn = false` drops
-    /// both embeddings (`m_i = d_i = 0`), so each node's scores depend on
-    /// its own features and the pod only (`W_rel` and `W_dom` then get no
-    /// gradient).
-    pub fn forward(&self, nodes: &Tensor, domains: &[u32], pod: &Tensor, use_gnn: bool) -> Result<Tensor, AgmarlError> {
+    /// their domains ([`Observation::domains`]), the domains' features
+    /// ([`Observation::domain_features`]) and the pod (`1 × POD_FEATURES`)
+    /// to scores (`n × 3`) in [0, 1]. `use_gnn = false` drops the graph's
+    /// whole share (`m_i = d_i = 0`, no domain features), so each node's
+    /// scores depend on its own features and the pod only (`W_rel`, `W_dom`
+    /// and `W_din` then get no gradient).
+    pub fn forward(
+        &self,
+        nodes: &Tensor,
+        domains: &[u32],
+        domain_features: &[f32],
+        pod: &Tensor,
+        use_gnn: bool,
+    ) -> Result<Tensor, AgmarlError> {
         expect_shape("node features", nodes, &[usize::MAX, NODE_FEATURES])?;
         expect_shape("pod features", pod, &[1, POD_FEATURES])?;
         let z = self.layers.encode(nodes)?;
-        let m = if use_gnn {
-            Some((messages(&z)?, domain_messages(&z, domains)?))
-        } else {
-            None
+        if !use_gnn {
+            return Ok(self.layers.head(&z, None, nodes, pod)?);
+        }
+        let (global, domain) = (messages(&z)?, domain_messages(&z, domains)?);
+        let domain_rows = domain_rows(domains, domain_features, z.device())?;
+        let m = Messages {
+            global: &global,
+            domain: &domain,
+            domain_rows: &domain_rows,
         };
-        Ok(self.layers.head(&z, m.as_ref().map(|(m, d)| (m, d)), nodes, pod)?)
+        Ok(self.layers.head(&z, Some(m), nodes, pod)?)
+    }
+
+    /// Differentiable wait head ([module docs](self)) of all `n` nodes' rows
+    /// (`n × NODE_FEATURES`) and the pod (`1 × POD_FEATURES`): `1 × 1`.
+    pub fn wait(&self, nodes: &Tensor, pod: &Tensor, use_gnn: bool) -> Result<Tensor, AgmarlError> {
+        expect_shape("node features", nodes, &[usize::MAX, NODE_FEATURES])?;
+        expect_shape("pod features", pod, &[1, POD_FEATURES])?;
+        let z = self.layers.encode(nodes)?;
+        let mean = if use_gnn {
+            z.mean_keepdim(0)?
+        } else {
+            z.narrow(0, 0, 1)?.zeros_like()?
+        };
+        Ok(self.layers.wait(&mean, pod)?)
     }
 
     /// Inference on an observation: the scores of the nodes in `rows`, in
@@ -482,6 +559,30 @@ fn domain_messages(z: &Tensor, domains: &[u32]) -> Result<Tensor, AgmarlError> {
     let sums = Tensor::zeros((count, z.dim(1)?), z.dtype(), z.device())?.index_add(&of, z, 0)?;
     let inv = Tensor::from_vec(inv, (n, 1), z.device())?;
     Ok((sums.index_select(&of, 0)? - z)?.broadcast_mul(&inv)?)
+}
+
+/// Every row's domain features (`n × DOMAIN_FEATURES`), from the domains'
+/// (`domains × DOMAIN_FEATURES`, row-major).
+fn domain_rows(domains: &[u32], domain_features: &[f32], device: &Device) -> Result<Tensor, AgmarlError> {
+    let count = domain_features.len() / DOMAIN_FEATURES;
+    if domain_features.len() % DOMAIN_FEATURES != 0 || domains.iter().any(|&d| d as usize >= count) {
+        return Err(AgmarlError::Shape {
+            what: "domain features",
+            expected: vec![
+                domains.iter().map(|&d| d as usize + 1).max().unwrap_or(0),
+                DOMAIN_FEATURES,
+            ],
+            got: vec![domain_features.len()],
+        });
+    }
+    let rows: Vec<f32> = domains
+        .iter()
+        .flat_map(|&d| {
+            let at = d as usize * DOMAIN_FEATURES;
+            domain_features[at..at + DOMAIN_FEATURES].iter().copied()
+        })
+        .collect();
+    Ok(Tensor::from_vec(rows, (domains.len(), DOMAIN_FEATURES), device)?)
 }
 
 /// Width of [`critic_context`].
@@ -648,6 +749,7 @@ mod tests {
             queue: [0.25, 0.5],
             domains: (0..n).map(|i| (i % 3) as u32).collect(),
             domain_count: n.min(3),
+            domain_features: (0..n.min(3) * DOMAIN_FEATURES).map(|_| rng.random::<f32>()).collect(),
         }
     }
 
@@ -714,10 +816,17 @@ mod tests {
                 let root = relu_layer(&m2(&l.root), None, &z[i], false);
                 let rel = relu_layer(&m2(&l.rel.weight), Some(&v1(&l.rel.bias)), &m, false);
                 let dom = relu_layer(&m2(&l.domain), None, &d, false);
+                let g = obs.domains[i] as usize * DOMAIN_FEATURES;
+                let f = if use_gnn {
+                    obs.domain_features[g..g + DOMAIN_FEATURES].to_vec()
+                } else {
+                    vec![0.0; DOMAIN_FEATURES]
+                };
+                let din = relu_layer(&m2(&l.domain_input), None, &f, false);
                 let pod = relu_layer(&m2(&l.pod), None, &obs.pod_features, false);
                 let place = relu_layer(&m2(&l.place), None, &rows[i][STATE_FEATURES..], false);
                 let h: Vec<f32> = (0..root.len())
-                    .map(|j| (root[j] + rel[j] + dom[j] + pod[j] + place[j]).max(0.0))
+                    .map(|j| (root[j] + rel[j] + dom[j] + din[j] + pod[j] + place[j]).max(0.0))
                     .collect();
                 let y = relu_layer(&m2(&l.out.weight), Some(&v1(&l.out.bias)), &h, false);
                 [y[0], y[1], y[2]].map(|x| 1.0 / (1.0 + (-x).exp()))
@@ -735,7 +844,7 @@ mod tests {
             for use_gnn in [true, false] {
                 let naive = naive_scores(&net, &obs, use_gnn);
                 let forward = net
-                    .forward(&nodes, &obs.domains, &pod, use_gnn)
+                    .forward(&nodes, &obs.domains, &obs.domain_features, &pod, use_gnn)
                     .unwrap()
                     .to_vec2::<f32>()
                     .unwrap();
@@ -758,6 +867,38 @@ mod tests {
     }
 
     #[test]
+    fn the_wait_head_reads_the_mean_encoding_and_the_pod() {
+        let net = AgmarlNet::new(&Hyper::default(), 3).unwrap();
+        for n in [1, 4, 50] {
+            let obs = random_obs(n, 40 + n as u64);
+            let (nodes, pod) = tensors(&obs);
+            for use_gnn in [true, false] {
+                let tensor = net.wait(&nodes, &pod, use_gnn).unwrap().flatten_all().unwrap();
+                let tensor = tensor.to_vec1::<f32>().unwrap()[0];
+                let mut scorer = Scorer::new(net.weights().unwrap());
+                // with and without the sum of a scoring just made
+                let fresh = scorer.wait(&obs, use_gnn).unwrap();
+                scorer.scores_into(&obs, &[0], use_gnn, &mut Vec::new()).unwrap();
+                let after = scorer.wait(&obs, use_gnn).unwrap();
+                assert!((fresh - tensor).abs() < 1e-5 && (after - tensor).abs() < 1e-5, "n={n}");
+                assert!((0.0..=1.0).contains(&fresh));
+            }
+        }
+        // another pod, another answer; without the GNN the nodes do not matter
+        let obs = random_obs(6, 1);
+        let mut other_pod = obs.clone();
+        other_pod.pod_features[0] = 1.0 - other_pod.pod_features[0];
+        let mut other_nodes = obs.clone();
+        for x in &mut other_nodes.node_features[..STATE_FEATURES] {
+            *x = 1.0 - *x;
+        }
+        let wait = |o: &Observation, g: bool| Scorer::new(net.weights().unwrap()).wait(o, g).unwrap();
+        assert_ne!(wait(&obs, true), wait(&other_pod, true));
+        assert_ne!(wait(&obs, true), wait(&other_nodes, true));
+        assert_eq!(wait(&obs, false), wait(&other_nodes, false));
+    }
+
+    #[test]
     fn same_seed_same_weights_other_seed_other_weights() {
         let h = Hyper::default();
         let obs = random_obs(5, 1);
@@ -776,7 +917,7 @@ mod tests {
         let (nodes, pod) = tensors(&obs);
         for use_gnn in [true, false] {
             let full = net
-                .forward(&nodes, &obs.domains, &pod, use_gnn)
+                .forward(&nodes, &obs.domains, &obs.domain_features, &pod, use_gnn)
                 .unwrap()
                 .to_vec2::<f32>()
                 .unwrap();
@@ -811,6 +952,11 @@ mod tests {
         let with = |o: &Observation, g: bool| net.scores(o, &[0], g).unwrap()[0];
         assert_ne!(with(&obs, true), with(&other, true));
         assert_eq!(with(&obs, false), with(&other, false));
+        // so does a change of node 0's domain's features
+        let mut failing = obs.clone();
+        failing.domain_features[obs.domains[0] as usize * DOMAIN_FEATURES] += 0.5;
+        assert_ne!(with(&obs, true), with(&failing, true));
+        assert_eq!(with(&obs, false), with(&failing, false));
     }
 
     #[test]
@@ -820,13 +966,20 @@ mod tests {
         let nodes = Tensor::zeros((3, NODE_FEATURES + 1), DType::F32, &dev).unwrap();
         let pod = Tensor::zeros((1, POD_FEATURES), DType::F32, &dev).unwrap();
         assert!(matches!(
-            net.forward(&nodes, &[0, 0, 0], &pod, true),
+            net.forward(&nodes, &[0, 0, 0], &[0.0], &pod, true),
             Err(AgmarlError::Shape { .. })
         ));
         let right = Tensor::zeros((3, NODE_FEATURES), DType::F32, &dev).unwrap();
         assert!(matches!(
-            net.forward(&right, &[0, 0], &pod, true),
+            net.forward(&right, &[0, 0], &[0.0], &pod, true),
             Err(AgmarlError::Shape { what: "domains", .. })
+        ));
+        assert!(matches!(
+            net.forward(&right, &[0, 1, 0], &[0.0], &pod, true),
+            Err(AgmarlError::Shape {
+                what: "domain features",
+                ..
+            })
         ));
         let critic = Critic::new(&Hyper::default(), 1).unwrap();
         let nodes = Tensor::zeros((3, NODE_FEATURES), DType::F32, &dev).unwrap();
@@ -961,21 +1114,29 @@ mod tests {
         let net = AgmarlNet::new(&Hyper::default(), 1).unwrap();
         let obs = random_obs(4, 6);
         let (nodes, pod) = tensors(&obs);
-        let loss = net
-            .forward(&nodes, &obs.domains, &pod, true)
-            .unwrap()
-            .sum_all()
-            .unwrap();
+        let scores = net.forward(&nodes, &obs.domains, &obs.domain_features, &pod, true);
+        let wait = net.wait(&nodes, &pod, true).unwrap();
+        let loss = (scores.unwrap().sum_all().unwrap() + wait.sum_all().unwrap()).unwrap();
         let grads = loss.backward().unwrap();
         for var in net.varmap().all_vars() {
             assert!(grads.get(var.as_tensor()).is_some());
         }
         let critic = Critic::new(&Hyper::default(), 1).unwrap();
-        let actions = net.forward(&nodes, &obs.domains, &pod, true).unwrap();
+        let actions = net
+            .forward(&nodes, &obs.domains, &obs.domain_features, &pod, true)
+            .unwrap();
         let q = critic.q(&nodes, &pod, &ctx(), &actions, 2).unwrap().sum_all().unwrap();
         let grads = q.backward().unwrap();
-        for var in critic.varmap().all_vars().iter().chain(&net.varmap().all_vars()) {
+        for var in critic.varmap().all_vars() {
             assert!(grads.get(var.as_tensor()).is_some());
+        }
+        // through the scores Q reaches every actor parameter but the wait head's
+        for (name, var) in net.varmap().data().lock().unwrap().iter() {
+            assert_eq!(
+                grads.get(var.as_tensor()).is_some(),
+                !name.starts_with("actor.wait"),
+                "{name}"
+            );
         }
     }
 }

@@ -51,13 +51,17 @@
 //! second selection, and only while explaining.
 
 use crate::agmarl::analytic;
+use crate::agmarl::checkpoint::MeasuredError;
 use crate::agmarl::features::{DomainIndex, Observation, observe_into};
 use crate::agmarl::lexicographic::{
     Candidate, Survivors, Tolerance, lexicographic_select_traced, lexicographic_survivors, weighted_select,
     weighted_select_traced,
 };
 use crate::agmarl::network::{AgmarlNet, Hyper};
-use crate::agmarl::restraint::{Baselines, RESTRAINT_REASON, RestraintConfig, RestraintConfigError, should_decline};
+use crate::agmarl::restraint::{
+    Baseline, Baselines, RESTRAINT_REASON, RestraintConfig, RestraintConfigError, RestraintRule, eligible, instability,
+    learned_decline, should_decline,
+};
 use crate::agmarl::scoring::{Reuse, Scorer};
 use crate::agmarl::stress::{
     Objective, StressConfig, StressConfigError, StressLevel, StressMonitor, objective_order, signals,
@@ -65,7 +69,8 @@ use crate::agmarl::stress::{
 use crate::api::Scheduler;
 use crate::diagnosis::Diagnosis;
 use crate::explain::{
-    AgmarlTrace, DeclineTrace, Explanation, NodeChoice, NodeScore, Selection, Steps, StressBasis, StressReading,
+    AgmarlTrace, DeclineBy, DeclineTrace, Explanation, NodeChoice, NodeScore, Selection, Steps, StressBasis,
+    StressReading,
 };
 use crate::preemption::{Nominated, preempt};
 use crate::profile::filter_chain;
@@ -317,9 +322,15 @@ pub struct AgmarlScheduler {
     /// the score heads' measured RMSE, the selection's tolerance unless the
     /// config sets one
     head_error: Option<[f32; 3]>,
+    /// the wait head's measured RMSE, restraint's margin beside the fault
+    /// tolerance head's (None: the learned rule never declines)
+    wait_error: Option<f32>,
     /// Some while training: the choice among the selection's survivors is
-    /// drawn from it
+    /// drawn from it, and so are exploratory declines
     explore: Option<SimRng>,
+    /// while exploring, the probability of declining an eligible pod at
+    /// random (learned rule only)
+    explore_declines: f64,
     /// None while not explaining, else the last decision's
     explanation: Option<Option<Explanation>>,
 }
@@ -387,7 +398,9 @@ impl AgmarlScheduler {
             baselines: Baselines::default(),
             explanation: None,
             head_error: None,
+            wait_error: None,
             explore: None,
+            explore_declines: 0.0,
         }
     }
 
@@ -398,6 +411,24 @@ impl AgmarlScheduler {
     pub fn with_head_error(mut self, rmse: Option<[f32; 3]>) -> AgmarlScheduler {
         self.head_error = rmse.map(|r| r.map(|x| if x.is_finite() { x.clamp(0.0, 1.0) } else { 0.0 }));
         self
+    }
+
+    /// The heads' measured errors (from a checkpoint's sidecar,
+    /// [`crate::agmarl::CheckpointMeta::measured_error`]): the selection's
+    /// tolerance as [`Self::with_head_error`], and the wait head's error,
+    /// the learned restraint's margin beside the fault-tolerance head's.
+    pub fn with_measured_error(mut self, error: Option<MeasuredError>) -> AgmarlScheduler {
+        self = self.with_head_error(error.map(|e| e.heads));
+        self.wait_error = error
+            .and_then(|e| e.wait)
+            .filter(|x| x.is_finite())
+            .map(|x| x.clamp(0.0, 1.0));
+        self
+    }
+
+    /// The wait head's error in force (see [`Self::with_measured_error`]).
+    pub fn set_wait_error(&mut self, rmse: Option<f32>) {
+        self.wait_error = rmse.filter(|x| x.is_finite()).map(|x| x.clamp(0.0, 1.0));
     }
 
     /// The selection's tolerance: `delta_lex` of each objective's spread,
@@ -416,6 +447,23 @@ impl AgmarlScheduler {
     /// weighted choice.
     pub fn explore_survivors(&mut self, rng: Option<SimRng>) {
         self.explore = rng;
+    }
+
+    /// While exploring ([`Self::explore_survivors`]), decline each pod the
+    /// learned restraint may decline ([`eligible`]) with probability `p`
+    /// (clamped to [0, 1]), so the wait head learns from declines its own
+    /// rule would not make.
+    pub fn explore_declines(&mut self, p: f64) {
+        self.explore_declines = if p.is_finite() { p.clamp(0.0, 1.0) } else { 0.0 };
+    }
+
+    /// The restraint rule in force: the configured one, but always the
+    /// threshold for `agmarl-analytic`, which has no wait head.
+    pub fn restraint_rule(&self) -> RestraintRule {
+        match self.scores_from {
+            Scores::Analytic => RestraintRule::Threshold,
+            Scores::Network { .. } => self.config.restraint.rule,
+        }
     }
 
     /// The network the scores come from (None for `agmarl-analytic`).
@@ -611,22 +659,8 @@ impl AgmarlScheduler {
         let chosen = chosen.unwrap_or(0);
         let predicted = self.cands[chosen].score(Objective::FaultTolerance);
         let workload = pod.slot.workload;
-        if let Some(why) = should_decline(
-            level,
-            pod,
-            predicted,
-            self.baselines.get(workload),
-            &self.config.restraint,
-        ) {
+        if let Some(decline) = self.restrain(level, pod, predicted, use_gnn) {
             if self.explanation.is_some() {
-                let decline = DeclineTrace {
-                    instability: why.instability,
-                    predicted_fault_tolerance: why.predicted,
-                    workload_baseline: why.baseline.mean(),
-                    workload_spread: why.baseline.spread(),
-                    workload_binds: why.baseline.binds(),
-                    bar: why.bar,
-                };
                 self.explain_last(level, self.cands.len(), None, kept, Some(decline));
             }
             tracing::trace!(pod = pod.id.0, %level, "declined");
@@ -655,6 +689,62 @@ impl AgmarlScheduler {
 }
 
 impl AgmarlScheduler {
+    /// Strategic restraint on the pod whose chosen node scores `predicted`
+    /// on fault tolerance, with the scorer's last scoring of `self.obs`:
+    /// Some when the pod is declined, and why.
+    fn restrain(
+        &mut self,
+        level: StressLevel,
+        pod: &PendingPod<'_>,
+        predicted: f32,
+        use_gnn: bool,
+    ) -> Option<DeclineTrace> {
+        let cfg = &self.config.restraint;
+        let baseline = self.baselines.get(pod.slot.workload).copied();
+        let trace = |by, wait: Option<f32>, bar: f32, baseline: Baseline| DeclineTrace {
+            by,
+            wait,
+            instability: instability(&pod.history),
+            predicted_fault_tolerance: predicted,
+            workload_baseline: baseline.mean(),
+            workload_spread: baseline.spread(),
+            workload_binds: baseline.binds(),
+            bar,
+        };
+        match self.restraint_rule() {
+            RestraintRule::Threshold => should_decline(level, pod, predicted, baseline.as_ref(), cfg)
+                .map(|why| trace(DeclineBy::Threshold, None, why.bar, why.baseline)),
+            RestraintRule::Learned => {
+                if !eligible(level, pod, cfg) {
+                    return None;
+                }
+                let baseline = baseline.unwrap_or_default();
+                if self.explore_declines > 0.0
+                    && let Some(rng) = &mut self.explore
+                    && rng.random_bool(self.explore_declines)
+                {
+                    return Some(trace(DeclineBy::Explored, None, predicted, baseline));
+                }
+                let Scores::Network {
+                    scorer: Some(scorer), ..
+                } = &mut self.scores_from
+                else {
+                    return None;
+                };
+                let wait = match scorer.wait(&self.obs, use_gnn) {
+                    Ok(wait) => wait,
+                    Err(error) => {
+                        tracing::error!(%error, "agmarl wait head failed; not declining");
+                        return None;
+                    }
+                };
+                let ft_error = self.tolerance().floor[Objective::FaultTolerance as usize];
+                learned_decline(wait, predicted, self.wait_error, ft_error)
+                    .map(|w| trace(DeclineBy::Learned, Some(w.wait), w.wait - w.margin, baseline))
+            }
+        }
+    }
+
     /// Records the explanation of the decision just made from the
     /// controller's state: `candidates` feasible nodes, and when there are
     /// any, `self.cands` holds them scored and `chosen` indexes them.
@@ -748,8 +838,12 @@ impl Scheduler for AgmarlScheduler {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agmarl::features::observe;
     use crate::agmarl::network::Hyper;
+    use crate::agmarl::scoring::Scorer;
     use crate::testing::{cluster, node, pending, view};
+    use schedlab_core::rng::stream;
+    use schedlab_core::testing::PodSpecChanges as _;
     use schedlab_core::testing::pod;
 
     #[test]
@@ -920,6 +1014,71 @@ mod tests {
     }
 
     #[test]
+    fn the_learned_restraint_declines_when_waiting_beats_the_node_by_more_than_the_error() {
+        let nodes = cluster([node("a"), node("b")]);
+        let spec = pod(1000, 0);
+        let p = pending(&spec);
+        let mut config = AgmarlConfig::default();
+        config.stress.enter_elevated = 0.0;
+        config.stress.enter_stressed = 0.0;
+        config.stress.exit_elevated = 0.0;
+        config.stress.exit_stressed = 0.0;
+        let net = || AgmarlNet::new(&Hyper::default(), 0).unwrap();
+        // the untrained wait head predicts about 0.5 for this pod
+        let wait = {
+            let mut s = AgmarlScheduler::new(net(), config.clone(), 0);
+            s.decide(&p, &view(&nodes), None);
+            let obs = observe(&p, &view(&nodes));
+            Scorer::new(net().weights().unwrap()).wait(&obs, true).unwrap()
+        };
+        let measured = |wait: Option<f32>| {
+            Some(MeasuredError {
+                heads: [0.1, 0.1, 0.1],
+                wait,
+            })
+        };
+        let decide = |s: &mut AgmarlScheduler, ft: f32, p: &PendingPod<'_>| {
+            s.decide(p, &view(&nodes), Some(&mut fixed(vec![[ft, 0.5, 0.5], [ft, 0.5, 0.5]])))
+        };
+        let mut s = AgmarlScheduler::new(net(), config.clone(), 0).with_measured_error(measured(Some(0.1)));
+        s.set_explain(true);
+        // the node is worth far less than waiting: declined, the margin √(0.1² + 0.1²)
+        let d = decide(&mut s, 0.0, &p);
+        assert!(matches!(d.placement, Placement::Decline { .. }), "{:?}", d.placement);
+        let decline = s.explanation().unwrap().agmarl.unwrap().decline.unwrap();
+        assert_eq!(decline.by, DeclineBy::Learned);
+        assert!((decline.wait.unwrap() - wait).abs() < 1e-5);
+        assert!((decline.bar - (wait - 0.02f32.sqrt())).abs() < 1e-5, "{decline:?}");
+        // within the error of waiting: placed
+        assert!(matches!(decide(&mut s, wait - 0.1, &p).placement, Placement::Bind(_)));
+        // a critical pod, or no measured wait error: placed
+        let critical = pod(1000, 0).priority(config.restraint.critical_priority);
+        assert!(matches!(
+            decide(&mut s, 0.0, &pending(&critical)).placement,
+            Placement::Bind(_)
+        ));
+        let mut unmeasured = AgmarlScheduler::new(net(), config.clone(), 0).with_measured_error(measured(None));
+        assert!(matches!(decide(&mut unmeasured, 0.0, &p).placement, Placement::Bind(_)));
+        // exploring declines at random, even where the rule would not
+        let mut exploring = AgmarlScheduler::new(net(), config.clone(), 0);
+        exploring.explore_survivors(Some(stream(1, &[2])));
+        exploring.explore_declines(1.0);
+        exploring.set_explain(true);
+        assert!(matches!(
+            decide(&mut exploring, 1.0, &p).placement,
+            Placement::Decline { .. }
+        ));
+        let by = exploring.explanation().unwrap().agmarl.unwrap().decline.unwrap().by;
+        assert_eq!(by, DeclineBy::Explored);
+        // the analytic control runs the threshold rule whatever the config says
+        assert_eq!(
+            AgmarlScheduler::analytic(config.clone(), 0).restraint_rule(),
+            RestraintRule::Threshold
+        );
+        assert_eq!(s.restraint_rule(), RestraintRule::Learned);
+    }
+
+    #[test]
     fn explains_a_decline_and_an_unschedulable_pod() {
         let nodes = cluster([node("a"), node("b")]);
         let spec = pod(1000, 0);
@@ -936,6 +1095,7 @@ mod tests {
         config.stress.enter_stressed = 0.0;
         config.stress.exit_elevated = 0.0;
         config.stress.exit_stressed = 0.0;
+        config.restraint.rule = RestraintRule::Threshold;
         let net = AgmarlNet::new(&Hyper::default(), 0).unwrap();
         let mut s = AgmarlScheduler::new(net, config, 0);
         s.set_explain(true);
@@ -965,6 +1125,7 @@ mod tests {
         // the selection ran: fault tolerance first kept node b
         assert_eq!(trace.kept.as_slice(), &[1, 1, 1]);
         let decline = trace.decline.expect("a decline trace");
+        assert_eq!((decline.by, decline.wait), (DeclineBy::Threshold, None));
         assert_eq!(
             (
                 decline.instability,

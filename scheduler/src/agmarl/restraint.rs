@@ -1,6 +1,19 @@
-//! Strategic restraint: the controller declines an unstable pod under
-//! stress when the node it would get is much riskier than what its
-//! workload's pods usually get, so the pod waits for a safer moment.
+//! Strategic restraint: under stress the controller declines a pod when
+//! waiting is predicted to serve it better than the node it would get, so
+//! the pod waits for a safer moment.
+//!
+//! Two rules ([`RestraintRule`]). The default, [`RestraintRule::Learned`],
+//! is the network's: its wait head predicts the fault tolerance the pod
+//! would realise if declined now (where it is bound later, 0 if it never
+//! is), and the pod is declined when that exceeds the chosen node's
+//! fault-tolerance score by more than their combined measured error,
+//! `sqrt(rmse_wait² + rmse_ft²)` ([`learned_decline`]): a decline is made
+//! only where the heads tell the two apart. Without a measured wait error
+//! it never declines. Training explores declines at random among eligible
+//! pods, so the wait head learns from declines its own rule would not make.
+//!
+//! [`RestraintRule::Threshold`] is the hand-written rule the analytic
+//! control runs, described below.
 //!
 //! The paper declines unstable pods under heavy churn but gives no rule.
 //! A fixed fault-tolerance threshold (what this module held before) only
@@ -31,6 +44,18 @@ pub const RESTRAINT_REASON: &str = "strategic restraint: unstable pod under clus
 /// a risk the scores resolve.
 pub const MIN_SPREAD: f32 = 0.01;
 
+/// Which rule declines ([module docs](self)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum RestraintRule {
+    /// the wait head against the chosen node's fault tolerance (default)
+    #[default]
+    Learned,
+    /// the chosen node's fault tolerance against its workload's usual
+    /// (the analytic control's rule; needs an unstable workload)
+    Threshold,
+}
+
 /// When AGMARL-DKS declines a pod; the paper gives no numbers, the defaults
 /// are ours.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -38,6 +63,9 @@ pub const MIN_SPREAD: f32 = 0.01;
 pub struct RestraintConfig {
     /// false: never decline (default true)
     pub enabled: bool,
+    /// which rule declines (default `learned`; the analytic control, which
+    /// has no wait head, always runs `threshold`)
+    pub rule: RestraintRule,
     /// the lowest stress level at which restraint applies (default
     /// Stressed, the paper's "heavy churn")
     pub min_level: StressLevel,
@@ -71,6 +99,7 @@ impl Default for RestraintConfig {
     fn default() -> Self {
         RestraintConfig {
             enabled: true,
+            rule: RestraintRule::Learned,
             min_level: StressLevel::Stressed,
             risk_margin: 1.0,
             min_baseline_binds: 5,
@@ -191,6 +220,41 @@ pub struct Restrained {
     pub bar: f32,
 }
 
+/// Whether restraint may decline `pod` at all, whatever its rule: it is
+/// enabled, `level` ≥ `min_level`, the pod's priority is below
+/// `critical_priority` and it has had fewer than `max_attempts` attempts.
+pub fn eligible(level: StressLevel, pod: &PendingPod<'_>, cfg: &RestraintConfig) -> bool {
+    cfg.enabled
+        && level >= cfg.min_level
+        && pod.spec.priority < cfg.critical_priority
+        && pod.attempts < cfg.max_attempts
+}
+
+/// Why the learned rule declined a pod.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Waited {
+    /// the wait head's prediction
+    pub wait: f32,
+    /// the chosen node's fault-tolerance score
+    pub predicted: f32,
+    /// how far `wait` had to exceed `predicted`
+    pub margin: f32,
+}
+
+/// The learned rule on an [`eligible`] pod: Some when `wait` exceeds the
+/// chosen node's fault-tolerance score `predicted` by more than
+/// `sqrt(wait_error² + ft_error²)`. Never without a measured `wait_error`,
+/// and never on a NaN: a broken network must not keep pods pending.
+pub fn learned_decline(wait: f32, predicted: f32, wait_error: Option<f32>, ft_error: f32) -> Option<Waited> {
+    let wait_error = wait_error?;
+    let margin = (wait_error * wait_error + ft_error * ft_error).sqrt();
+    (wait - predicted > margin).then_some(Waited {
+        wait,
+        predicted,
+        margin,
+    })
+}
+
 /// Strategic restraint: Some when the pod should stay pending although it
 /// has a chosen node, whose fault-tolerance score is `predicted`. Some only
 /// when all of: restraint is enabled; `level` ≥ `min_level`; the pod's
@@ -208,10 +272,7 @@ pub fn should_decline(
 ) -> Option<Restrained> {
     let baseline = *baseline?;
     let bar = baseline.bar(cfg.risk_margin);
-    let declines = cfg.enabled
-        && level >= cfg.min_level
-        && pod.spec.priority < cfg.critical_priority
-        && pod.attempts < cfg.max_attempts
+    let declines = eligible(level, pod, cfg)
         && is_unstable(&pod.history, cfg)
         && baseline.binds >= cfg.min_baseline_binds
         && predicted < bar;
@@ -246,6 +307,34 @@ mod tests {
             b.push(s);
         }
         b
+    }
+
+    #[test]
+    fn the_learned_rule_declines_only_beyond_the_heads_error() {
+        // margin sqrt(0.3² + 0.4²) = 0.5
+        assert_eq!(learned_decline(0.9, 0.3, Some(0.3), 0.4).map(|w| w.margin), Some(0.5));
+        assert_eq!(learned_decline(0.8, 0.3, Some(0.3), 0.4), None);
+        // no measured wait error, a NaN: never
+        assert_eq!(learned_decline(1.0, 0.0, None, 0.0), None);
+        assert_eq!(learned_decline(f32::NAN, 0.0, Some(0.0), 0.0), None);
+        assert_eq!(learned_decline(1.0, f32::NAN, Some(0.0), 0.0), None);
+        assert!(learned_decline(0.2, 0.1, Some(0.0), 0.0).is_some());
+    }
+
+    #[test]
+    fn eligibility_is_stress_priority_and_attempts() {
+        let cfg = RestraintConfig::default();
+        let spec = pod(100, 0);
+        let p = pending(&spec);
+        assert!(eligible(Stressed, &p, &cfg));
+        assert!(!eligible(Elevated, &p, &cfg));
+        let critical = pod(100, 0).priority(cfg.critical_priority);
+        assert!(!eligible(Stressed, &pending(&critical), &cfg));
+        let mut tried = pending(&spec);
+        tried.attempts = cfg.max_attempts;
+        assert!(!eligible(Stressed, &tried, &cfg));
+        let off = RestraintConfig { enabled: false, ..cfg };
+        assert!(!eligible(Stressed, &p, &off));
     }
 
     #[test]

@@ -3,13 +3,15 @@
 //!
 //! The actor ([`crate::agmarl::network`]) is `h_i = relu(W_root z_i +
 //! W_rel (S − z_i)/(N−1) + W_dom (S_g − z_i)/(n_g−1) + b + W_pod p +
-//! W_place a_i)` over node encodings `z_i` that depend on the node's state
-//! row alone, `S_g` the sum over the node's failure domain. A
+//! W_din f_g + W_place a_i)` over node encodings `z_i` that depend on the
+//! node's state row alone, `S_g` the sum over the node's failure domain and
+//! `f_g` its features. A
 //! [`Scorer`] remembers, per row of the observation, the state it last saw
 //! and `z_i`, `W_root z_i`, `W_rel z_i`, `W_dom z_i`; a decision recomputes
 //! those only for rows whose state changed (compared bit for bit), sums the
 //! encodings overall and per domain in one pass (O(N·d) additions), applies
-//! `W_dom` to the sums of the domains its candidates are in (O(d²) each),
+//! `W_dom` and `W_din` to the sums and features of the domains its
+//! candidates are in (O(d²) each),
 //! and evaluates the pod-dependent rest for the candidates only (O(d)
 //! each). A remembered row is used only when its state
 //! is bit-identical, and every quantity is computed by the same arithmetic
@@ -22,7 +24,9 @@
 //! compiler can map onto vector registers.
 
 use crate::agmarl::error::AgmarlError;
-use crate::agmarl::features::{NODE_FEATURES, Observation, PLACEMENT_FEATURES, POD_FEATURES, STATE_FEATURES};
+use crate::agmarl::features::{
+    DOMAIN_FEATURES, NODE_FEATURES, Observation, PLACEMENT_FEATURES, POD_FEATURES, STATE_FEATURES,
+};
 use crate::agmarl::network::{Hyper, OBJECTIVES};
 
 /// A dense layer `y = W x + b` (`W` is `out × in`, row-major).
@@ -107,6 +111,8 @@ pub struct Weights {
     rel: Dense,
     /// `W_dom`, no bias
     domain: Dense,
+    /// `W_din`, no bias
+    domain_input: Dense,
     /// `b`, the graph layer's bias
     shift_bias: Vec<f32>,
     /// `W_pod`, no bias
@@ -114,6 +120,8 @@ pub struct Weights {
     /// `W_place` by column: `place[c * hidden + j]` weighs placement column `c`
     place: Vec<f32>,
     out: Dense,
+    /// the wait head, over `[S/N; p]`
+    wait: Dense,
 }
 
 impl Weights {
@@ -126,9 +134,11 @@ impl Weights {
         root: Vec<f32>,
         [rel_w, rel_b]: [Vec<f32>; 2],
         domain: Vec<f32>,
+        domain_input: Vec<f32>,
         pod: Vec<f32>,
         place: Vec<f32>,
         [out_w, out_b]: [Vec<f32>; 2],
+        [wait_w, wait_b]: [Vec<f32>; 2],
     ) -> Result<Weights, AgmarlError> {
         let (e, h) = (hyper.embed_dim, hyper.actor_hidden);
         if rel_b.len() != h || place.len() != h * PLACEMENT_FEATURES {
@@ -155,10 +165,12 @@ impl Weights {
             root: Dense::new("gnn.lin_root", e, h, root, Vec::new())?,
             rel: Dense::new("gnn.lin_rel", e, h, rel_w, Vec::new())?,
             domain: Dense::new("gnn.lin_domain", e, h, domain, Vec::new())?,
+            domain_input: Dense::new("gnn.lin_domain_input", DOMAIN_FEATURES, h, domain_input, Vec::new())?,
             shift_bias: rel_b,
             pod: Dense::new("actor.pod", POD_FEATURES, h, pod, Vec::new())?,
             place: by_column,
             out: Dense::new("actor.out", h, OBJECTIVES, out_w, out_b)?,
+            wait: Dense::new("actor.wait", e + POD_FEATURES, 1, wait_w, wait_b)?,
         })
     }
 }
@@ -188,6 +200,8 @@ struct Row<'a> {
     dom: &'a [f32],
     /// `W_dom S_g` of its domain
     dom_sum: &'a [f32],
+    /// `W_din f_g` of its domain
+    dom_in: &'a [f32],
     /// `1/(n_g−1)`, 0 alone in its domain
     dom_k: f32,
 }
@@ -208,14 +222,14 @@ impl Head<'_> {
         let h = self.shift.len();
         let w = &self.out.weight;
         let (root, rel, shift, rel_sum) = (&row.root[..h], &row.rel[..h], self.shift, &self.rel_sum[..h]);
-        let (dom, dom_sum, kd) = (&row.dom[..h], &row.dom_sum[..h], row.dom_k);
+        let (dom, dom_sum, dom_in, kd) = (&row.dom[..h], &row.dom_sum[..h], &row.dom_in[..h], row.dom_k);
         let (p0, p1) = (&self.place[0][..h], &self.place[1][..h]);
         let (w0, w1, w2) = (&w[..h], &w[h..2 * h], &w[2 * h..3 * h]);
         let hidden = |j: usize| {
             let mut v = root[j] + shift[j] + p0[j] * a0 + p1[j] * a1;
             if GNN {
                 v += (rel_sum[j] - rel[j]) * k;
-                v += (dom_sum[j] - dom[j]) * kd;
+                v += (dom_sum[j] - dom[j]) * kd + dom_in[j];
             }
             if v > 0.0 { v } else { 0.0 }
         };
@@ -229,13 +243,13 @@ impl Head<'_> {
         for at in (0..full).step_by(LANES) {
             let (r, sh, q0, q1) = (block(root, at), block(shift, at), block(p0, at), block(p1, at));
             let (rs, rl) = (block(rel_sum, at), block(rel, at));
-            let (ds, dl) = (block(dom_sum, at), block(dom, at));
+            let (ds, dl, di) = (block(dom_sum, at), block(dom, at), block(dom_in, at));
             let (x0, x1, x2) = (block(w0, at), block(w1, at), block(w2, at));
             for l in 0..LANES {
                 let mut v = r[l] + sh[l] + q0[l] * a0 + q1[l] * a1;
                 if GNN {
                     v += (rs[l] - rl[l]) * k;
-                    v += (ds[l] - dl[l]) * kd;
+                    v += (ds[l] - dl[l]) * kd + di[l];
                 }
                 let v = if v > 0.0 { v } else { 0.0 };
                 acc[0][l] += x0[l] * v;
@@ -293,8 +307,14 @@ pub struct Scorer {
     dom_nodes: Vec<u32>,
     /// per domain: `W_dom S_g` once a candidate needed it (`domains × hidden`)
     dom_rel: Vec<f32>,
+    /// per domain: `W_din f_g` once a candidate needed it (`domains × hidden`)
+    dom_in: Vec<f32>,
     dom_ready: Vec<bool>,
     shift: Vec<f32>,
+    /// `[S/N; p]` of the wait head
+    wait_input: Vec<f32>,
+    /// `sum` holds `S` of the observation last scored with the GNN
+    summed: bool,
     reuse: Reuse,
 }
 
@@ -306,6 +326,8 @@ impl Scorer {
             sum: vec![0.0; e],
             rel_sum: vec![0.0; h],
             shift: vec![0.0; h],
+            wait_input: vec![0.0; e + POD_FEATURES],
+            summed: false,
             w,
             states: Vec::new(),
             z: Vec::new(),
@@ -315,6 +337,7 @@ impl Scorer {
             dom_sum: Vec::new(),
             dom_nodes: Vec::new(),
             dom_rel: Vec::new(),
+            dom_in: Vec::new(),
             dom_ready: Vec::new(),
             rows: 0,
             reuse: Reuse::default(),
@@ -344,11 +367,17 @@ impl Scorer {
         if obs.node_features.len() != n * NODE_FEATURES
             || obs.pod_features.len() != POD_FEATURES
             || obs.domains.len() != n
+            || obs.domain_features.len() != obs.domain_count * DOMAIN_FEATURES
         {
             return Err(AgmarlError::Shape {
                 what: "observation",
-                expected: vec![n * NODE_FEATURES, POD_FEATURES, n],
-                got: vec![obs.node_features.len(), obs.pod_features.len(), obs.domains.len()],
+                expected: vec![n * NODE_FEATURES, POD_FEATURES, n, obs.domain_count * DOMAIN_FEATURES],
+                got: vec![
+                    obs.node_features.len(),
+                    obs.pod_features.len(),
+                    obs.domains.len(),
+                    obs.domain_features.len(),
+                ],
             });
         }
         if let Some(&bad) = obs.domains.iter().find(|&&d| d as usize >= obs.domain_count) {
@@ -366,6 +395,7 @@ impl Scorer {
             });
         }
         out.clear();
+        self.summed = false;
         if rows.is_empty() {
             return Ok(());
         }
@@ -377,8 +407,9 @@ impl Scorer {
         for (s, b) in self.shift.iter_mut().zip(&self.w.shift_bias) {
             *s += b;
         }
-        let gnn = use_gnn && n > 1;
-        let k = if gnn { 1.0 / (n - 1) as f32 } else { 0.0 };
+        // a single node has no other node (m = d = 0, k = 0) but its domain's features
+        let gnn = use_gnn;
+        let k = if gnn && n > 1 { 1.0 / (n - 1) as f32 } else { 0.0 };
         if gnn {
             let domains = obs.domain_count;
             self.sum.fill(0.0);
@@ -390,6 +421,7 @@ impl Scorer {
             self.dom_ready.resize(domains, false);
             if self.dom_rel.len() < domains * h {
                 self.dom_rel.resize(domains * h, 0.0);
+                self.dom_in.resize(domains * h, 0.0);
             }
             for (z, &g) in self.z[..n * e].chunks_exact(e).zip(&obs.domains) {
                 let g = g as usize;
@@ -400,12 +432,22 @@ impl Scorer {
                     *d += x;
                 }
             }
+            self.summed = true;
             self.w.rel.apply(&self.sum, &mut self.rel_sum, false);
-            // W_dom S_g only for the domains of candidates that have company
+            // W_dom S_g and W_din f_g only for the domains of candidates
+            // (W_dom S_g only where the candidate has company)
             for &r in rows {
                 let g = obs.domains[r] as usize;
-                if self.dom_nodes[g] > 1 && !self.dom_ready[g] {
-                    self.dom_ready[g] = true;
+                if self.dom_ready[g] {
+                    continue;
+                }
+                self.dom_ready[g] = true;
+                self.w.domain_input.apply(
+                    &obs.domain_features[g * DOMAIN_FEATURES..(g + 1) * DOMAIN_FEATURES],
+                    &mut self.dom_in[g * h..(g + 1) * h],
+                    false,
+                );
+                if self.dom_nodes[g] > 1 {
                     self.w.domain.apply(
                         &self.dom_sum[g * e..(g + 1) * e],
                         &mut self.dom_rel[g * h..(g + 1) * h],
@@ -441,10 +483,50 @@ impl Scorer {
                 } else {
                     1.0 / (self.dom_nodes[g] - 1) as f32
                 },
+                // read only with the GNN, where every candidate's domain has it
+                dom_in: if gnn { &self.dom_in[g * h..(g + 1) * h] } else { own },
             };
             out.push(head.score(&remembered, placement));
         }
         Ok(())
+    }
+
+    /// The wait head ([`crate::agmarl::network`]) for `obs`'s pod: the
+    /// fault tolerance it is predicted to realise if declined now. Reuses
+    /// the encodings' sum of the [`Scorer::scores_into`] call just made on
+    /// `obs` (an O(d²) product); without one, sums them first.
+    pub fn wait(&mut self, obs: &Observation, use_gnn: bool) -> Result<f32, AgmarlError> {
+        if obs.pod_features.len() != POD_FEATURES || obs.node_features.len() != obs.n * NODE_FEATURES {
+            return Err(AgmarlError::Shape {
+                what: "observation",
+                expected: vec![obs.n * NODE_FEATURES, POD_FEATURES],
+                got: vec![obs.node_features.len(), obs.pod_features.len()],
+            });
+        }
+        let e = self.w.embed_dim;
+        if use_gnn && obs.n > 0 && !(self.summed && self.rows == obs.n) {
+            self.refresh(obs);
+            self.sum.fill(0.0);
+            for z in self.z[..obs.n * e].chunks_exact(e) {
+                for (s, x) in self.sum.iter_mut().zip(z) {
+                    *s += x;
+                }
+            }
+            self.summed = true;
+        }
+        let (mean, pod) = self.wait_input.split_at_mut(e);
+        pod.copy_from_slice(&obs.pod_features);
+        if use_gnn && obs.n > 0 {
+            let inv = 1.0 / obs.n as f32;
+            for (m, s) in mean.iter_mut().zip(&self.sum) {
+                *m = s * inv;
+            }
+        } else {
+            mean.fill(0.0);
+        }
+        let mut y = [0.0f32];
+        self.w.wait.apply(&self.wait_input, &mut y, false);
+        Ok(sigmoid(y[0]))
     }
 
     /// Brings the remembered rows in line with `obs`'s states.
@@ -496,6 +578,7 @@ mod tests {
             queue: [0.25, 0.5],
             domains: (0..n).map(|i| (i % 3) as u32).collect(),
             domain_count: n.min(3),
+            domain_features: (0..n.min(3) * DOMAIN_FEATURES).map(|_| rng.random::<f32>()).collect(),
         }
     }
 
@@ -516,7 +599,7 @@ mod tests {
             // how many rows may need a new encoding after this step's change
             // (None: a removal shifts every later row)
             let mut may_change = Some(0);
-            match rng.random_range(0..7) {
+            match rng.random_range(0..8) {
                 0 => {
                     may_change = Some(1);
                     let i = rng.random_range(0..obs.n);
@@ -529,7 +612,11 @@ mod tests {
                     obs.node_features
                         .extend((0..NODE_FEATURES).map(|_| rng.random::<f32>()));
                     let d = rng.random_range(0..=obs.domain_count);
-                    obs.domain_count = obs.domain_count.max(d + 1);
+                    if d == obs.domain_count {
+                        obs.domain_count += 1;
+                        obs.domain_features
+                            .extend((0..DOMAIN_FEATURES).map(|_| rng.random::<f32>()));
+                    }
                     obs.domains.push(d as u32);
                 }
                 2 if obs.n > 1 => {
@@ -559,6 +646,11 @@ mod tests {
                     // a node moves to another domain: no encoding changes
                     let i = rng.random_range(0..obs.n);
                     obs.domains[i] = rng.random_range(0..obs.domain_count) as u32;
+                }
+                6 => {
+                    // a failure in a domain: no encoding changes either
+                    let g = rng.random_range(0..obs.domain_features.len());
+                    obs.domain_features[g] = rng.random();
                 }
                 _ => {}
             }

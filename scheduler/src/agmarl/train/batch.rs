@@ -16,7 +16,8 @@
 //! - the mean over the other nodes of the same failure domain of the same
 //!   graph, `d_i = (S_D(i) − z_i) / (n_D(i) − 1)` (0 alone), each graph's
 //!   domains numbered after the previous graph's so one `index_add` serves;
-//! - the actor's head on `[z_i, m_i, d_i, pod of its graph, placement columns]`,
+//! - the actor's head on `[z_i, m_i, d_i, f of its domain, pod of its graph,
+//!   placement columns]`,
 //!   on every row or on chosen rows only (the actor's update needs just the
 //!   chosen agents' scores, while the embedding still needs every node);
 //! - the critic's pooled input `[mean, max, chosen agent's embedding, pod]`:
@@ -30,8 +31,8 @@
 //! [`AgmarlNet::forward`]: crate::agmarl::network::AgmarlNet::forward
 //! [`Critic::q`]: crate::agmarl::network::Critic::q
 
-use crate::agmarl::features::{NODE_FEATURES, POD_FEATURES};
-use crate::agmarl::network::{ActorLayers, CRITIC_CONTEXT, Linear, critic_context};
+use crate::agmarl::features::{DOMAIN_FEATURES, NODE_FEATURES, POD_FEATURES};
+use crate::agmarl::network::{ActorLayers, CRITIC_CONTEXT, Linear, Messages, critic_context};
 use crate::agmarl::train::error::TrainError;
 use crate::agmarl::train::transition::State;
 use candle_core::{DType, Device, Tensor};
@@ -68,11 +69,19 @@ pub(crate) struct ActorParams {
 }
 
 /// Every row's node encoding and, with the GNN, its global and domain
-/// embeddings.
+/// embeddings and its domain's features.
 #[derive(Debug, Clone)]
 pub(crate) struct Encoded {
     z: Tensor,
-    messages: Option<(Tensor, Tensor)>,
+    messages: Option<[Tensor; 3]>,
+}
+
+fn as_messages(m: &[Tensor; 3]) -> Messages<'_> {
+    Messages {
+        global: &m[0],
+        domain: &m[1],
+        domain_rows: &m[2],
+    }
 }
 
 impl ActorParams {
@@ -86,9 +95,11 @@ impl ActorParams {
                 root: param(varmap, "gnn.lin_root.weight")?,
                 rel: linear(varmap, "gnn.lin_rel", true)?,
                 domain: param(varmap, "gnn.lin_domain.weight")?,
+                domain_input: param(varmap, "gnn.lin_domain_input.weight")?,
                 pod: param(varmap, "actor.pod.weight")?,
                 place: param(varmap, "actor.place.weight")?,
                 out: linear(varmap, "actor.out", true)?,
+                wait: linear(varmap, "actor.wait", true)?,
             },
         })
     }
@@ -102,7 +113,8 @@ impl ActorParams {
             let zeros = Tensor::zeros((b.domains, z.dim(1)?), DType::F32, &Device::Cpu)?;
             let domain_sums = zeros.index_add(&b.domain_of, &z, 0)?.index_select(&b.domain_of, 0)?;
             let domain = (domain_sums - &z)?.broadcast_mul(&b.inv_domain_others)?;
-            Some((global, domain))
+            let domain_rows = b.domain_features.index_select(&b.domain_of, 0)?;
+            Some([global, domain, domain_rows])
         } else {
             None
         };
@@ -113,15 +125,30 @@ impl ActorParams {
     pub(crate) fn act(&self, b: &Batch, encoded: &Encoded, rows: &Tensor) -> Result<Tensor, TrainError> {
         let graphs = b.graph_of.index_select(rows, 0)?;
         let messages = match &encoded.messages {
-            Some((m, d)) => Some((m.index_select(rows, 0)?, d.index_select(rows, 0)?)),
+            Some([m, d, f]) => Some([
+                m.index_select(rows, 0)?,
+                d.index_select(rows, 0)?,
+                f.index_select(rows, 0)?,
+            ]),
             None => None,
         };
         Ok(self.layers.head(
             &encoded.z.index_select(rows, 0)?,
-            messages.as_ref().map(|(m, d)| (m, d)),
+            messages.as_ref().map(as_messages),
             &b.nodes.index_select(rows, 0)?,
             &b.pods.index_select(&graphs, 0)?,
         )?)
+    }
+
+    /// The wait head of every graph (`B × 1`): over its mean encoding
+    /// (zeros without the GNN) and its pod.
+    pub(crate) fn wait(&self, b: &Batch, encoded: &Encoded, use_gnn: bool) -> Result<Tensor, TrainError> {
+        let means = if use_gnn {
+            b.graph_sums(&encoded.z)?.broadcast_mul(&b.inv_n)?
+        } else {
+            Tensor::zeros((b.graphs(), encoded.z.dim(1)?), DType::F32, &Device::Cpu)?
+        };
+        Ok(self.layers.wait(&means, &b.pods)?)
     }
 
     /// Scores of every node of every graph of the batch (`N × 3`).
@@ -129,7 +156,7 @@ impl ActorParams {
         let encoded = self.embed(b, use_gnn)?;
         Ok(self.layers.head(
             &encoded.z,
-            encoded.messages.as_ref().map(|(m, d)| (m, d)),
+            encoded.messages.as_ref().map(as_messages),
             &b.nodes,
             &b.pods.index_select(&b.graph_of, 0)?,
         )?)
@@ -197,6 +224,8 @@ pub(crate) struct Batch {
     inv_domain_others: Tensor,
     /// domains in the batch
     domains: usize,
+    /// every domain's features, in the numbering of `domain_of` (`domains × DOMAIN_FEATURES`)
+    domain_features: Tensor,
     /// per graph, `1 / n_b` (`B × 1`)
     inv_n: Tensor,
     /// rows of each graph padded to `n_max`; padding points at row `N` (`B·n_max`)
@@ -227,6 +256,7 @@ impl Batch {
         let mut domain_of = Vec::with_capacity(rows);
         let mut inv_domain_others = Vec::with_capacity(rows);
         let mut domains = 0usize;
+        let mut domain_features = Vec::new();
         let mut inv_n = Vec::with_capacity(b);
         let mut pad_index = Vec::with_capacity(b * n_max);
         let mut offsets = Vec::with_capacity(b);
@@ -236,13 +266,18 @@ impl Batch {
             if n == 0 {
                 return Err(TrainError::Transition("a state without nodes".into()));
             }
-            if s.obs.domains.len() != n || s.obs.domains.iter().any(|&d| d as usize >= s.obs.domain_count) {
+            if s.obs.domains.len() != n
+                || s.obs.domains.iter().any(|&d| d as usize >= s.obs.domain_count)
+                || s.obs.domain_features.len() != s.obs.domain_count * DOMAIN_FEATURES
+            {
                 return Err(TrainError::Transition(format!(
-                    "a state's domains ({} for {n} nodes, {} distinct) do not fit its nodes",
+                    "a state's domains ({} for {n} nodes, {} distinct, {} features) do not fit its nodes",
                     s.obs.domains.len(),
-                    s.obs.domain_count
+                    s.obs.domain_count,
+                    s.obs.domain_features.len()
                 )));
             }
+            domain_features.extend_from_slice(&s.obs.domain_features);
             let mut members = vec![0u32; s.obs.domain_count];
             for &d in &s.obs.domains {
                 members[d as usize] += 1;
@@ -274,6 +309,7 @@ impl Batch {
             domain_of: Tensor::from_vec(domain_of, rows, &dev)?,
             inv_domain_others: Tensor::from_vec(inv_domain_others, (rows, 1), &dev)?,
             domains,
+            domain_features: Tensor::from_vec(domain_features, (domains, DOMAIN_FEATURES), &dev)?,
             inv_n: Tensor::from_vec(inv_n, (b, 1), &dev)?,
             pad_index: Tensor::from_vec(pad_index, b * n_max, &dev)?,
             n_max,
@@ -331,6 +367,7 @@ mod tests {
                     queue: [0.25, 0.5],
                     domains: (0..n).map(|i| (i % 3) as u32).collect(),
                     domain_count: n.min(3),
+                    domain_features: (0..n.min(3) * DOMAIN_FEATURES).map(|d| d as f32 / 4.0).collect(),
                 };
                 let level = [StressLevel::Calm, StressLevel::Elevated, StressLevel::Stressed][n % 3];
                 State::new(obs, (0..n).collect(), level).unwrap()
@@ -365,7 +402,7 @@ mod tests {
             for (g, s) in all.iter().enumerate() {
                 let (nodes, pod) = tensors(s);
                 let one = net
-                    .forward(&nodes, &s.obs.domains, &pod, use_gnn)
+                    .forward(&nodes, &s.obs.domains, &s.obs.domain_features, &pod, use_gnn)
                     .unwrap()
                     .to_vec2::<f32>()
                     .unwrap();
@@ -382,6 +419,19 @@ mod tests {
                 .unwrap();
             for (got, &r) in some.iter().zip(&rows) {
                 close(got, &batched[r]);
+            }
+            // the wait head, per graph
+            let waits = params
+                .wait(&batch, &embedding, use_gnn)
+                .unwrap()
+                .flatten_all()
+                .unwrap()
+                .to_vec1::<f32>()
+                .unwrap();
+            for (g, s) in all.iter().enumerate() {
+                let (nodes, pod) = tensors(s);
+                let one = net.wait(&nodes, &pod, use_gnn).unwrap().flatten_all().unwrap();
+                close(&waits[g..g + 1], &one.to_vec1::<f32>().unwrap());
             }
         }
     }

@@ -38,6 +38,10 @@ pub struct TrainConfig {
     /// what training explores (the `agmarl-linear` variant keeps its
     /// weighted choice)
     pub explore_survivors: bool,
+    /// while exploring survivors, the probability of declining a pod the
+    /// learned restraint may decline, at random (default 0.05): the wait
+    /// head learns from declines its own rule would not make
+    pub explore_declines: f64,
     /// every this many episodes (and before the first and after the last)
     /// the actor plays noiseless probe episodes it does not learn from, for
     /// the validation and held-out curves; 0: never
@@ -57,6 +61,7 @@ impl Default for TrainConfig {
             warmup: 1_000,
             updates_per_episode: 40,
             explore_survivors: true,
+            explore_declines: 0.05,
             validate_every: 25,
         }
     }
@@ -111,6 +116,7 @@ impl TrainConfig {
             MAX_UPDATES_PER_EPISODE,
         )?;
         within("validate_every", self.validate_every, 0, MAX_VALIDATE_EVERY)?;
+        within_f("explore_declines", self.explore_declines, 0.0, 1.0)?;
         let n = &self.noise;
         within_f("noise.start", f64::from(n.start), 0.0, 1.0)?;
         within_f("noise.end", f64::from(n.end), 0.0, 1.0)?;

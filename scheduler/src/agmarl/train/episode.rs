@@ -240,14 +240,10 @@ fn assemble(log: Vec<Logged>, realised: &[Realised], cfg: &RewardConfig) -> Resu
                 stats.declines += 1;
                 reward_sum += f64::from(r);
                 gain_sum += f64::from(later_ft.unwrap_or(0.0) - acted[0]);
-                transitions.push(Transition::new(
-                    state.clone(),
-                    l.acted,
-                    chosen,
-                    ([0.0; 3], [false; 3]),
-                    r,
-                    next,
-                )?);
+                transitions.push(
+                    Transition::new(state.clone(), l.acted, chosen, ([0.0; 3], [false; 3]), r, next)?
+                        .with_wait_target(later_ft.unwrap_or(0.0))?,
+                );
             }
             Kind::Bind => {
                 let Some(realised) = later else {
@@ -332,6 +328,7 @@ mod tests {
             queue: [0.25, 0.5],
             domains: (0..n).map(|i| (i % 3) as u32).collect(),
             domain_count: n.min(3),
+            domain_features: vec![0.25; n.min(3) * crate::agmarl::features::DOMAIN_FEATURES],
         };
         Arc::new(State::new(obs, (0..n).collect(), StressLevel::Stressed).unwrap())
     }
@@ -422,6 +419,12 @@ mod tests {
         assert!((ep.transitions[0].reward() - 0.5).abs() < 1e-6);
         assert!(ep.transitions[0].declined() && !ep.transitions[1].declined());
         assert_eq!(ep.stats.decline_gain, 0.0);
+        // the wait head learns the later fault tolerance; a bind has no wait target
+        assert_eq!(ep.transitions[0].wait_target(), Some(1.0));
+        assert_eq!(ep.transitions[1].wait_target(), None);
+        // a pod never bound later waited for nothing
+        let never = assemble(vec![logged(3, Kind::Decline, true)], &[], &cfg).unwrap();
+        assert_eq!(never.transitions[0].wait_target(), Some(0.0));
     }
 
     #[test]

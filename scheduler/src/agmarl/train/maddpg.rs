@@ -20,8 +20,11 @@
 //!    agent keeps its buffered action (MADDPG's per-agent policy gradient;
 //!    the agents share one actor, so this is the gradient for all of them).
 //!    Loss: `−mean_binds Q(s, a with μ(s)_c, chosen) + β · mean over the
-//!    measured metrics of (μ(s)_c − realised)²` (declines have no acting
-//!    agent and no measured metric, so they teach the critic only).
+//!    measured metrics of (μ(s)_c − realised)² + β_wait · mean_declines
+//!    (w(s) − later)²`: declines have no acting agent and no measured
+//!    metric of the refused node, but they teach the wait head `w` the
+//!    fault tolerance the pod realised where it was bound later (0 if it
+//!    never was).
 //!    The β term is the reward's own measure: the reward pays for scores
 //!    that equal the realised metrics, and the critic can only learn that
 //!    through bootstrapped, noisy values; giving the actor the measured
@@ -74,6 +77,8 @@ pub struct MaddpgConfig {
     pub critic_lr: f64,
     /// weight β of the direct score-prediction loss in the actor's loss
     pub beta: f64,
+    /// weight of the wait head's squared error on declines in the actor's loss
+    pub wait_beta: f64,
     /// the lexicographic tolerance the controller selects with (for `c'`);
     /// not serialised: a training run takes it from its policy settings
     #[serde(skip)]
@@ -105,6 +110,7 @@ impl Default for MaddpgConfig {
             actor_lr: 1e-3,
             critic_lr: 1e-3,
             beta: 5.0,
+            wait_beta: 5.0,
             delta_lex: 0.05,
             use_gnn: true,
             linear_weights: None,
@@ -132,6 +138,7 @@ impl MaddpgConfig {
             }
         }
         within_f("beta", self.beta, 0.0, MAX_BETA)?;
+        within_f("wait_beta", self.wait_beta, 0.0, MAX_BETA)?;
         if !self.lr_schedule.is_valid() {
             return Err(out_of_range(
                 "lr_schedule.min_scale",
@@ -348,7 +355,10 @@ impl Learner {
         let mut binds = Vec::with_capacity(batch.len());
         let mut mask = vec![0f32; b.rows()];
         let mut chosen = Vec::with_capacity(batch.len());
+        let (mut waited, mut wait_targets) = (Vec::with_capacity(batch.len()), Vec::with_capacity(batch.len()));
         for (g, t) in batch.iter().enumerate() {
+            waited.push(f32::from(u8::from(t.wait_target().is_some())));
+            wait_targets.push(t.wait_target().unwrap_or(0.0));
             joint.extend(t.state().joint_action(t.actions()));
             realised.extend_from_slice(&t.realised());
             known.extend(t.known().map(|k| f32::from(u8::from(k))));
@@ -358,6 +368,9 @@ impl Learner {
             chosen.push(row);
         }
         let known_count: f32 = known.iter().sum();
+        let wait_count: f32 = waited.iter().sum();
+        let waited = Tensor::from_vec(waited, (batch.len(), 1), &dev)?;
+        let wait_targets = Tensor::from_vec(wait_targets, (batch.len(), 1), &dev)?;
         let bind_count: f32 = binds.iter().sum();
         let joint = Tensor::from_vec(joint, (b.rows(), 3), &dev)?;
         let realised = Tensor::from_vec(realised, (batch.len(), 3), &dev)?;
@@ -387,7 +400,10 @@ impl Learner {
         // the score error over the measured metrics only
         let score_mse = ((&own - &realised)?.sqr()? * &known)?.sum_all()? / f64::from(known_count.max(1.0));
         let score_mse = score_mse?;
-        let actor_loss = ((&score_mse * self.cfg.beta)? - &q_actor)?;
+        // the wait head's error over the declines with a target
+        let waits = self.actor_params.wait(&b, &embedding, self.cfg.use_gnn)?;
+        let wait_mse = ((&waits - &wait_targets)?.sqr()? * &waited)?.sum_all()? / f64::from(wait_count.max(1.0));
+        let actor_loss = (((&score_mse * self.cfg.beta)? + (wait_mse? * self.cfg.wait_beta)?)? - &q_actor)?;
         let stats = UpdateStats {
             critic_loss: critic_value,
             actor_loss: actor_loss.to_scalar::<f32>()?,
@@ -396,8 +412,8 @@ impl Learner {
         };
         // the loss's gradient reaches the critic's weights too; only the
         // actor's optimiser steps, so they stay as the critic step left them;
-        // a minibatch of declines only teaches the actor nothing
-        if bind_count > 0.0 {
+        // a minibatch without binds teaches the actor only through the wait head
+        if bind_count > 0.0 || wait_count > 0.0 {
             self.actor_opt.backward_step(&actor_loss)?;
         }
 
@@ -449,6 +465,7 @@ mod tests {
             queue: [0.25, 0.5],
             domains: (0..n).map(|i| (i % 3) as u32).collect(),
             domain_count: n.min(3),
+            domain_features: vec![0.25; n.min(3) * crate::agmarl::features::DOMAIN_FEATURES],
         };
         Arc::new(State::new(obs, (0..n).collect(), StressLevel::Calm).unwrap())
     }

@@ -51,5 +51,5 @@ pub use realised::{DEFAULT_HORIZON, Realised, RealisedTracker, Settled};
 pub use replay::ReplayBuffer;
 pub use reward::{Outcome, RewardConfig, reward, score_error, score_error_known};
 pub use schedule::{CosineSchedule, LrScheduleConfig};
-pub use trainer::{LearnStats, Trainer};
+pub use trainer::{LearnStats, Trainer, WAIT_MIN_SAMPLES, WAIT_WINDOW};
 pub use transition::{State, Transition};

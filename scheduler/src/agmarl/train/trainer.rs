@@ -30,6 +30,11 @@ use schedlab_core::rng::{SimRng, purpose, stream};
 /// Stream key of the replay sampling (under `purpose::TRAINING`).
 const REPLAY_STREAM: u64 = 0x7265_706c_6179; // "replay"
 
+/// Declines whose wait-head error [`Trainer::wait_error`] averages over.
+pub const WAIT_WINDOW: usize = 1000;
+/// ... and how many it needs before it says anything.
+pub const WAIT_MIN_SAMPLES: usize = 50;
+
 /// Stream key of the exploring choice among the selection's survivors
 /// (under `purpose::TRAINING`, per episode seed).
 const CHOICE_STREAM: u64 = 0x6368_6f69_6365; // "choice"
@@ -66,6 +71,11 @@ pub struct Trainer {
     rng: SimRng,
     /// the heads' latest measured RMSE: the selection's tolerance
     head_error: Option<[f32; 3]>,
+    /// the wait head's squared errors on the latest declines (at most
+    /// [`WAIT_WINDOW`]), each measured before the learner saw it
+    wait_errors: std::collections::VecDeque<f32>,
+    /// declines measured in all
+    wait_samples: usize,
 }
 
 impl Trainer {
@@ -79,6 +89,8 @@ impl Trainer {
             buffer: ReplayBuffer::new(cfg.replay_capacity),
             rng: stream(seed, &[purpose::TRAINING, REPLAY_STREAM]),
             head_error: None,
+            wait_errors: std::collections::VecDeque::new(),
+            wait_samples: 0,
             learner,
             cfg,
         })
@@ -119,6 +131,7 @@ impl Trainer {
         let mut scheduler = self.policy(seed)?;
         if self.cfg.explore_survivors {
             scheduler.explore_survivors(Some(stream(seed, &[purpose::TRAINING, CHOICE_STREAM])));
+            scheduler.explore_declines(self.cfg.explore_declines);
         }
         Ok(Explorer::with_scheduler(scheduler, seed, sigma))
     }
@@ -131,10 +144,50 @@ impl Trainer {
     }
 
     fn policy(&self, seed: u64) -> crate::Result<AgmarlScheduler> {
-        Ok(
-            AgmarlScheduler::new(self.actor().deep_clone()?, self.cfg.policy.clone(), seed)
-                .with_head_error(self.head_error),
-        )
+        let mut policy = AgmarlScheduler::new(self.actor().deep_clone()?, self.cfg.policy.clone(), seed)
+            .with_head_error(self.head_error);
+        policy.set_wait_error(self.wait_error());
+        Ok(policy)
+    }
+
+    /// The wait head's RMSE over the latest [`WAIT_WINDOW`] declines, each
+    /// measured against the actor as it was before the learner trained on
+    /// that decline (prequential: never on data it has fit); None below
+    /// [`WAIT_MIN_SAMPLES`]. The learned restraint's margin.
+    pub fn wait_error(&self) -> Option<f32> {
+        if self.wait_errors.len() < WAIT_MIN_SAMPLES {
+            return None;
+        }
+        let mean = self.wait_errors.iter().map(|&e| f64::from(e)).sum::<f64>() / self.wait_errors.len() as f64;
+        Some(mean.sqrt() as f32)
+    }
+
+    /// Declines whose wait-head error was measured, in all.
+    pub fn wait_samples(&self) -> usize {
+        self.wait_samples
+    }
+
+    /// Measures the current actor's wait head on `episode`'s declines.
+    fn measure_wait(&mut self, episode: &Episode) -> crate::Result<()> {
+        let mut declines = episode
+            .transitions
+            .iter()
+            .filter_map(|t| Some((t, t.wait_target()?)))
+            .peekable();
+        if declines.peek().is_none() {
+            return Ok(());
+        }
+        let use_gnn = self.cfg.policy.variant.uses_gnn();
+        let mut scorer = crate::agmarl::scoring::Scorer::new(self.actor().weights()?);
+        for (t, target) in declines {
+            let wait = scorer.wait(&t.state().obs, use_gnn)?;
+            if self.wait_errors.len() == WAIT_WINDOW {
+                self.wait_errors.pop_front();
+            }
+            self.wait_errors.push_back((wait - target) * (wait - target));
+            self.wait_samples += 1;
+        }
+        Ok(())
     }
 
     /// The heads' measured RMSE `[ft, util, cost]` (a validation point's):
@@ -164,11 +217,14 @@ impl Trainer {
         RealisedTracker::new(self.cfg.horizon())
     }
 
-    /// Stores an episode's transitions.
-    pub fn add_episode(&mut self, episode: Episode) {
+    /// Measures the wait head on an episode's declines, then stores its
+    /// transitions.
+    pub fn add_episode(&mut self, episode: Episode) -> crate::Result<()> {
+        self.measure_wait(&episode)?;
         for t in episode.transitions {
             self.buffer.push(t);
         }
+        Ok(())
     }
 
     /// Adds `transitions` directly (for training on data not from episodes).
@@ -231,6 +287,7 @@ mod tests {
                 queue: [0.25, 0.5],
                 domains: (0..n).map(|i| (i % 3) as u32).collect(),
                 domain_count: n.min(3),
+                domain_features: vec![0.25; n.min(3) * crate::agmarl::features::DOMAIN_FEATURES],
             };
             let chosen = rng.random_range(0..n);
             let f = |k: usize| obs.node_features[chosen * NODE_FEATURES + k];

@@ -82,6 +82,9 @@ pub struct Transition {
     known: [bool; 3],
     reward: f32,
     next: Option<Arc<State>>,
+    /// for a decline: the wait head's target, the fault tolerance the pod
+    /// realised where it was bound later (0 if it never was)
+    wait_target: Option<f32>,
 }
 
 impl Transition {
@@ -128,7 +131,27 @@ impl Transition {
             known,
             reward,
             next,
+            wait_target: None,
         })
+    }
+
+    /// A decline's wait-head target (ignored on a bind; a value outside
+    /// [0, 1] or not finite is an error).
+    pub fn with_wait_target(mut self, target: f32) -> Result<Transition, TrainError> {
+        if !(0.0..=1.0).contains(&target) {
+            return Err(TrainError::Transition(format!(
+                "a wait target of {target}, not in [0, 1]"
+            )));
+        }
+        if self.declined() {
+            self.wait_target = Some(target);
+        }
+        Ok(self)
+    }
+
+    /// The wait head's target: Some for a decline that has one.
+    pub fn wait_target(&self) -> Option<f32> {
+        self.wait_target
     }
 
     pub fn state(&self) -> &Arc<State> {
@@ -176,6 +199,7 @@ mod tests {
             queue: [0.25, 0.5],
             domains: (0..n).map(|i| (i % 3) as u32).collect(),
             domain_count: n.min(3),
+            domain_features: vec![0.25; n.min(3) * crate::agmarl::features::DOMAIN_FEATURES],
         }
     }
 
