@@ -95,7 +95,13 @@ async fn replicas(admin: &kube_backend::ApiClient) -> Vec<PodReplica> {
 }
 
 /// Waits until the Deployment has `count` ready replicas; returns them.
-async fn wait_ready_replicas(admin: &kube_backend::ApiClient, count: i32, within: Duration) -> Vec<PodReplica> {
+/// `state_dir`: the real nodes' state folder, where their pod logs are.
+async fn wait_ready_replicas(
+    admin: &kube_backend::ApiClient,
+    state_dir: &Path,
+    count: i32,
+    within: Duration,
+) -> Vec<PodReplica> {
     let deployments: Api<Deployment> = Api::namespaced(admin.client(), SYSTEM_NS);
     let started = Instant::now();
     loop {
@@ -111,16 +117,18 @@ async fn wait_ready_replicas(admin: &kube_backend::ApiClient, count: i32, within
         if started.elapsed() >= within {
             panic!(
                 "{count} ready scheduler replicas not there after {within:?}: {status:?}\n{}",
-                scheduler_pods_story(admin).await
+                scheduler_pods_story(admin, state_dir).await
             );
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
 }
 
-/// What a failed wait needs to be read: every scheduler pod's phase,
-/// container states and the tail of its log.
-async fn scheduler_pods_story(admin: &kube_backend::ApiClient) -> String {
+/// What a failed wait needs to be read: every scheduler pod's phase and
+/// container states, and the tail of every scheduler container log the
+/// nodes wrote (the API server cannot fetch them: it holds no kubelet
+/// client certificate).
+async fn scheduler_pods_story(admin: &kube_backend::ApiClient, state_dir: &Path) -> String {
     let pods: Api<core::Pod> = Api::namespaced(admin.client(), SYSTEM_NS);
     let Ok(list) = pods
         .list(&ListParams::default().labels("app.kubernetes.io/name=agmarl-scheduler"))
@@ -138,16 +146,35 @@ async fn scheduler_pods_story(admin: &kube_backend::ApiClient) -> String {
             status.and_then(|s| s.phase.clone()),
             status.and_then(|s| s.container_statuses.clone()),
         ));
-        let params = kube::api::LogParams {
-            tail_lines: Some(20),
-            ..Default::default()
-        };
-        match pods.logs(&name, &params).await {
-            Ok(log) => story.push_str(&log),
-            Err(e) => story.push_str(&format!("(no log: {e})\n")),
+    }
+    let mut logs = Vec::new();
+    find_files(state_dir, &mut logs);
+    for log in logs.iter().filter(|p| {
+        let text = p.to_string_lossy();
+        text.contains("pod-logs") && text.contains("agmarl-scheduler") && text.ends_with(".log")
+    }) {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        story.push_str(&format!("--- {}\n", log.display()));
+        for line in &lines[lines.len().saturating_sub(20)..] {
+            story.push_str(line);
+            story.push('\n');
         }
     }
     story
+}
+
+/// Every file under `dir`, depth first (what cannot be read is skipped).
+fn find_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let Ok(kind) = entry.file_type() else { continue };
+        if kind.is_dir() {
+            find_files(&entry.path(), out);
+        } else if kind.is_file() {
+            out.push(entry.path());
+        }
+    }
 }
 
 /// Pods `ids` for the in-cluster scheduler, running the pause image the nodes hold.
@@ -228,8 +255,8 @@ async fn the_scheduler_deployment_fails_over_and_outlives_an_apiserver_restart()
     let (seen, watch_task) = watch_bindings(&admin, RUN);
 
     // --- Two replicas, one per real node (each on its node's address); only the leader binds.
-    // the first start imports both images on both nodes
-    let started = wait_ready_replicas(&admin, 2, Duration::from_secs(180)).await;
+    let state_dir = opts.state_dir.clone();
+    let started = wait_ready_replicas(&admin, &state_dir, 2, Duration::from_secs(120)).await;
     assert_ne!(started[0].addr, started[1].addr, "{started:?}");
     let (leader, others) = leader_among(&admin, Duration::from_secs(30)).await;
     assert_eq!(others.len(), 1, "{others:?}");
@@ -252,7 +279,7 @@ async fn the_scheduler_deployment_fails_over_and_outlives_an_apiserver_restart()
     wait_bound(&admin, RUN, &second, BIND_WITHIN).await;
 
     // --- SIGKILL the leader's process: its kubelet restarts the container, and a replica leads within the lease.
-    wait_ready_replicas(&admin, 2, Duration::from_secs(90)).await;
+    wait_ready_replicas(&admin, &state_dir, 2, Duration::from_secs(90)).await;
     let killed = Instant::now();
     let pid = scheduler_pid(&second_leader.name);
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL).unwrap();
@@ -278,7 +305,7 @@ async fn the_scheduler_deployment_fails_over_and_outlives_an_apiserver_restart()
     }
 
     // --- An API server outage longer than the lease: no container restarts, new pods are bound after it.
-    let before = wait_ready_replicas(&admin, 2, Duration::from_secs(90)).await;
+    let before = wait_ready_replicas(&admin, &state_dir, 2, Duration::from_secs(90)).await;
     kill_apiserver(&plane);
     let cache_dir = opts.cache_dir.clone();
     let (plane, restarted) = tokio::task::spawn_blocking(move || {

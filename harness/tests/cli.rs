@@ -775,7 +775,7 @@ fn agmarl_config_steers_the_agmarl_arms_and_is_recorded() {
         (out, out_dir)
     };
     // restraint at every level and below any baseline's mean: it must decline
-    let eager = r#"{"restraint": {"min_level": "calm", "risk_margin": 0, "min_baseline_binds": 1,
+    let eager = r#"{"restraint": {"rule": "threshold", "min_level": "calm", "risk_margin": 0, "min_baseline_binds": 1,
                     "unstable_ratio": 0, "min_pods_observed": 0}}"#;
     let (out, dir) = run("eager", eager);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

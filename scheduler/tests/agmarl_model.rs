@@ -642,7 +642,10 @@ fn restraint_declines_unstable_pods_under_stress_only() {
         failures: 10,
     };
     let risky = vec![[0.1, 0.5, 0.5]; 4];
-    let mut s = AgmarlScheduler::new(net(0), AgmarlConfig::default(), 0);
+    // the threshold rule (the analytic control's; the learned one is in policy.rs's tests)
+    let mut threshold = AgmarlConfig::default();
+    threshold.restraint.rule = scheduler::agmarl::restraint::RestraintRule::Threshold;
+    let mut s = AgmarlScheduler::new(net(0), threshold.clone(), 0);
     // without a baseline for the workload nothing is declined
     let d = s.decide(&unstable, &view(&nodes), Some(&mut fixed(risky.clone())));
     assert!(matches!(d.placement, Placement::Bind(_)));
@@ -671,7 +674,14 @@ fn restraint_declines_unstable_pods_under_stress_only() {
     let d = s.decide(&unstable, &view(&nodes), Some(&mut fixed(safe)));
     assert_eq!(d.placement, Placement::Bind(NodeId(6)));
     // without stress awareness there is no restraint
-    let mut calm = AgmarlScheduler::new(net(0), AgmarlConfig::for_variant(Variant::NoStress), 0);
+    let mut calm = AgmarlScheduler::new(
+        net(0),
+        AgmarlConfig {
+            variant: Variant::NoStress,
+            ..threshold
+        },
+        0,
+    );
     let d = calm.decide(&unstable, &view(&nodes), Some(&mut fixed(risky)));
     assert!(matches!(d.placement, Placement::Bind(_)));
 }

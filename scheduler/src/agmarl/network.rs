@@ -565,7 +565,7 @@ fn domain_messages(z: &Tensor, domains: &[u32]) -> Result<Tensor, AgmarlError> {
 /// (`domains × DOMAIN_FEATURES`, row-major).
 fn domain_rows(domains: &[u32], domain_features: &[f32], device: &Device) -> Result<Tensor, AgmarlError> {
     let count = domain_features.len() / DOMAIN_FEATURES;
-    if domain_features.len() % DOMAIN_FEATURES != 0 || domains.iter().any(|&d| d as usize >= count) {
+    if count * DOMAIN_FEATURES != domain_features.len() || domains.iter().any(|&d| d as usize >= count) {
         return Err(AgmarlError::Shape {
             what: "domain features",
             expected: vec![

@@ -59,8 +59,8 @@ use crate::agmarl::lexicographic::{
 };
 use crate::agmarl::network::{AgmarlNet, Hyper};
 use crate::agmarl::restraint::{
-    Baseline, Baselines, RESTRAINT_REASON, RestraintConfig, RestraintConfigError, RestraintRule, eligible, instability,
-    learned_decline, should_decline,
+    Baseline, Baselines, EXPLORED_REASON, LEARNED_REASON, RESTRAINT_REASON, RestraintConfig, RestraintConfigError,
+    RestraintRule, eligible, instability, learned_decline, should_decline,
 };
 use crate::agmarl::scoring::{Reuse, Scorer};
 use crate::agmarl::stress::{
@@ -666,7 +666,11 @@ impl AgmarlScheduler {
             tracing::trace!(pod = pod.id.0, %level, "declined");
             return Outcome {
                 placement: Placement::Decline {
-                    reason: Cow::Borrowed(RESTRAINT_REASON),
+                    reason: Cow::Borrowed(match decline.by {
+                        DeclineBy::Learned => LEARNED_REASON,
+                        DeclineBy::Explored => EXPLORED_REASON,
+                        DeclineBy::Threshold => RESTRAINT_REASON,
+                    }),
                 },
                 chosen: None,
                 refused: Some(chosen),

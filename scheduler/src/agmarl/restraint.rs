@@ -35,7 +35,14 @@ use schedlab_core::view::{PendingPod, WorkloadHistory};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
-/// The reason given with a [`schedlab_core::Placement::Decline`] by restraint.
+/// The reason given with a [`schedlab_core::Placement::Decline`] by the learned rule.
+pub const LEARNED_REASON: &str = "strategic restraint: under cluster stress, waiting is predicted to serve the pod \
+     better than the node it would get";
+
+/// The reason given with a random decline of training's exploration.
+pub const EXPLORED_REASON: &str = "strategic restraint: a random decline of training's exploration";
+
+/// The reason given with a [`schedlab_core::Placement::Decline`] by the threshold rule.
 pub const RESTRAINT_REASON: &str = "strategic restraint: unstable pod under cluster stress, and the node it would get \
      is predicted far less fault tolerant than its workload's usual";
 
