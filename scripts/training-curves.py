@@ -6,11 +6,14 @@ Reads DIR/<variant>-<training seed>/training_curve.csv (and time.txt, the
 table: per run the means over blocks of 50 episodes of the critic's loss,
 the actor's loss and the scores' squared error, the learning rate at the
 end, the wall time and the peak memory. Then per run the last validation
-point's heads (validation split, each scenario): AUC, RMSE.
+point's heads (validation split, each scenario): AUC, RMSE. Where a run
+folder holds its checkpoint's sidecar (sidecar.json), the wait head's
+error as training measured it and the declines per block of episodes.
 
     scripts/training-curves.py evaluations/training-v3
 """
 import csv
+import json
 import statistics
 import sys
 from pathlib import Path
@@ -71,6 +74,19 @@ def main():
             auc = f"{float(r['auc_ft']):.3f}" if r["auc_ft"] else "n/a"
             rmse = " / ".join(f"{float(r[k]):.3f}" for k in ("rmse_ft", "rmse_util", "rmse_cost"))
             print(f"| {run.name} | {r['scenario']} | {auc} | {rmse} |")
+    with_sidecar = [run for run in runs if (run / "sidecar.json").exists()]
+    if with_sidecar:
+        print("\nThe wait head (sidecar `training.wait`: RMSE over the last declines, each measured before")
+        print("the learner trained on it; declines in all) and the declines per episode, means over blocks:\n")
+        print("| run | wait RMSE | declines measured | " + " | ".join(head) + " |")
+        print("| --- | ---: | ---: | " + " | ".join("---:" for _ in head) + " |")
+        for run in with_sidecar:
+            wait = json.load(open(run / "sidecar.json")).get("training", {}).get("wait", {})
+            rmse = wait.get("rmse")
+            rows = list(csv.DictReader(open(run / "training_curve.csv")))
+            cells = [f"{x:.1f}" for x in blocks(rows, "declines")]
+            shown = f"{rmse:.3f}" if rmse is not None else "none"
+            print(f"| {run.name} | {shown} | {wait.get('samples', 0)} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

@@ -30,12 +30,19 @@
 //!    training ([`AgmarlScheduler::explore_survivors`]) the choice among the
 //!    filter's survivors is uniform at random instead of the tie-break, so
 //!    the heads see placements the tie-break would never make.
-//! 5. Restraint: under stress, an unstable pod whose chosen node scores far
-//!    below its workload's usual fault tolerance is declined
-//!    ([`should_decline`]) and stays pending; every bind adds the chosen
-//!    node's fault-tolerance score to its workload's baseline.
+//! 5. Restraint: under stress, an eligible pod is declined and stays
+//!    pending when the wait head predicts more fault tolerance from
+//!    waiting than the chosen node's score by more than the heads'
+//!    combined error ([`learned_decline`], the default rule), or, under the
+//!    threshold rule (`agmarl-analytic`'s), when the pod is unstable and its
+//!    chosen node scores far below its workload's usual fault tolerance
+//!    ([`should_decline`]); every bind adds the chosen node's
+//!    fault-tolerance score to its workload's baseline. While training,
+//!    eligible pods are also declined at random
+//!    ([`AgmarlScheduler::explore_declines`]), drawn from the exploration
+//!    stream.
 //!
-//! The policy draws random numbers only for preemption: DefaultPreemption's
+//! Outside training the policy draws random numbers only for preemption: DefaultPreemption's
 //! scan offset (over 100 potential nodes) and its last tie-break come from
 //! the run's scheduler stream (`stream(seed, [purpose::SCHEDULER])`, the
 //! stream the profiles draw theirs from). Selection and its tie-breaks are

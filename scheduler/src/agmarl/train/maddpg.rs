@@ -521,6 +521,42 @@ mod tests {
     }
 
     #[test]
+    fn declines_teach_the_wait_head_their_later_fault_tolerance() {
+        let h = Hyper::default();
+        let mut learner = Learner::new(
+            AgmarlNet::new(&h, 3).unwrap(),
+            Critic::new(&h, 3).unwrap(),
+            MaddpgConfig::default(),
+        )
+        .unwrap();
+        let declined = |value: f32, later: f32| {
+            let mut s = (*state(3, value)).clone();
+            s.declined = true;
+            Transition::new(Arc::new(s), vec![[0.5; 3]; 3], 0, ([0.0; 3], [false; 3]), 0.5, None)
+                .unwrap()
+                .with_wait_target(later)
+                .unwrap()
+        };
+        // pods like the first always failed later, pods like the second survived
+        let (bad, good) = (declined(0.2, 0.0), declined(0.9, 1.0));
+        let wait = |l: &Learner, t: &Transition| {
+            let mut scorer = crate::agmarl::scoring::Scorer::new(l.actor().weights().unwrap());
+            scorer.wait(&t.state().obs, true).unwrap()
+        };
+        let before = (wait(&learner, &bad), wait(&learner, &good));
+        for _ in 0..200 {
+            learner.update(&[&bad, &good]).unwrap();
+        }
+        let after = (wait(&learner, &bad), wait(&learner, &good));
+        assert!(after.0 < before.0 && after.1 > before.1, "{before:?} -> {after:?}");
+        assert!(after.1 - after.0 > 0.5, "{after:?}");
+        // a bind carries no wait target, whatever it is given
+        let bind = Transition::new(state(3, 0.5), vec![[0.5; 3]; 3], 0, ([1.0; 3], [true; 3]), 0.7, None).unwrap();
+        assert_eq!(bind.with_wait_target(1.0).unwrap().wait_target(), None);
+        assert!(declined(0.5, 0.0).with_wait_target(1.5).is_err());
+    }
+
+    #[test]
     fn bad_settings_are_rejected() {
         for cfg in [
             MaddpgConfig {
