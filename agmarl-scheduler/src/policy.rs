@@ -35,9 +35,10 @@ pub fn load(path: Option<&Path>, config: AgmarlConfig, seed: u64) -> scheduler::
         preemption = config.preemption,
         "policy loaded"
     );
-    let head_error = meta.head_rmse();
+    // the heads' measured errors: the selection's tolerance and the learned restraint's margin
+    let measured = meta.measured_error();
     Ok(Arc::new(Mutex::new(
-        AgmarlScheduler::new(net, config, seed).with_head_error(head_error),
+        AgmarlScheduler::new(net, config, seed).with_measured_error(measured),
     )))
 }
 
