@@ -3,7 +3,8 @@
 //! controls.
 
 use crate::agmarl::arms::{AGMARL_ARMS, CONTROL_ARMS, DEFAULT_INIT_SEED, VARIANT_ARMS, agmarl_arm_with, control_arm};
-use crate::agmarl::checkpoint::{CheckpointError, CheckpointMeta, MeasuredError, bundled_for};
+use crate::agmarl::checkpoint::{CheckpointError, CheckpointMeta, bundled_for};
+use crate::agmarl::measured::MeasuredError;
 use crate::agmarl::network::AgmarlNet;
 use crate::agmarl::policy::{AgmarlConfig, Control, Variant};
 use crate::api::Scheduler;

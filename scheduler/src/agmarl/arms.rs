@@ -3,7 +3,7 @@
 //! ablations, each an [`AgmarlScheduler`] with the defaults of its
 //! [`Variant`].
 
-use crate::agmarl::checkpoint::MeasuredError;
+use crate::agmarl::measured::MeasuredError;
 use crate::agmarl::network::AgmarlNet;
 use crate::agmarl::policy::{AgmarlConfig, AgmarlScheduler, Control, Variant};
 use crate::api::Scheduler;

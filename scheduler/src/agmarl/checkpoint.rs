@@ -16,6 +16,7 @@
 
 use crate::agmarl::error::AgmarlError;
 use crate::agmarl::features::FEATURE_SCHEMA_VERSION;
+use crate::agmarl::measured::MeasuredError;
 use crate::agmarl::network::{AgmarlNet, Hyper};
 use crate::agmarl::policy::Variant;
 use safetensors::{Dtype, SafeTensors};
@@ -85,15 +86,6 @@ pub struct CheckpointMeta {
     /// revision, wall time; free-form
     #[serde(default)]
     pub training: serde_json::Value,
-}
-
-/// What training measured of a checkpoint's errors ([`CheckpointMeta::measured_error`]).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct MeasuredError {
-    /// the score heads' RMSE `[ft, util, cost]` on the validation split
-    pub heads: [f32; 3],
-    /// the wait head's RMSE on declines, when training measured one
-    pub wait: Option<f32>,
 }
 
 /// The SHA-256 of a weights file, lowercase hex.

@@ -22,6 +22,7 @@ pub mod checkpoint;
 pub mod error;
 pub mod features;
 pub mod lexicographic;
+pub mod measured;
 pub mod network;
 pub mod policy;
 pub mod restraint;
@@ -32,9 +33,10 @@ pub mod train;
 pub use arms::{
     AGMARL_ARMS, CONTROL_ARMS, DEFAULT_INIT_SEED, VARIANT_ARMS, agmarl_arm_configured, agmarl_arm_with, control_arm,
 };
-pub use checkpoint::{CheckpointError, CheckpointMeta, MeasuredError, bundled, load, load_bytes, save};
+pub use checkpoint::{CheckpointError, CheckpointMeta, bundled, load, load_bytes, save};
 pub use error::AgmarlError;
 pub use features::{FEATURE_SCHEMA_VERSION, NODE_FEATURES, Observation, POD_FEATURES, STATE_FEATURES, observe};
+pub use measured::MeasuredError;
 pub use network::{AgmarlNet, Critic, Hyper, soft_update};
 pub use policy::{AgmarlConfig, AgmarlConfigError, AgmarlScheduler, Control, Decision, Variant};
 pub use scoring::{Reuse, Scorer, Weights};

@@ -58,12 +58,12 @@
 //! second selection, and only while explaining.
 
 use crate::agmarl::analytic;
-use crate::agmarl::checkpoint::MeasuredError;
 use crate::agmarl::features::{DomainIndex, Observation, observe_into};
 use crate::agmarl::lexicographic::{
     Candidate, Survivors, Tolerance, lexicographic_select_traced, lexicographic_survivors, weighted_select,
     weighted_select_traced,
 };
+use crate::agmarl::measured::MeasuredError;
 use crate::agmarl::network::{AgmarlNet, Hyper};
 use crate::agmarl::restraint::{
     Baseline, Baselines, EXPLORED_REASON, LEARNED_REASON, RESTRAINT_REASON, RestraintConfig, RestraintConfigError,
