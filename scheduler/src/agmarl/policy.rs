@@ -67,7 +67,7 @@ use crate::agmarl::measured::MeasuredError;
 use crate::agmarl::network::{AgmarlNet, Hyper};
 use crate::agmarl::restraint::{
     Baseline, Baselines, EXPLORED_REASON, LEARNED_REASON, RESTRAINT_REASON, RestraintConfig, RestraintConfigError,
-    RestraintRule, eligible, instability, learned_decline, should_decline,
+    RestraintRule, decline_margin, eligible, instability, learned_decline, should_decline, wait_could_win,
 };
 use crate::agmarl::scoring::{Reuse, Scorer};
 use crate::agmarl::stress::{
@@ -426,10 +426,7 @@ impl AgmarlScheduler {
     /// the learned restraint's margin beside the fault-tolerance head's.
     pub fn with_measured_error(mut self, error: Option<MeasuredError>) -> AgmarlScheduler {
         self = self.with_head_error(error.map(|e| e.heads));
-        self.wait_error = error
-            .and_then(|e| e.wait)
-            .filter(|x| x.is_finite())
-            .map(|x| x.clamp(0.0, 1.0));
+        self.set_wait_error(error.and_then(|e| e.wait));
         self
     }
 
@@ -736,6 +733,12 @@ impl AgmarlScheduler {
                 {
                     return Some(trace(DeclineBy::Explored, None, predicted, baseline));
                 }
+                // the wait head is asked only where its answer could decline
+                let ft_error = self.tolerance().floor[Objective::FaultTolerance as usize];
+                let margin = decline_margin(self.wait_error, ft_error)?;
+                if !wait_could_win(predicted, margin) {
+                    return None;
+                }
                 let Scores::Network {
                     scorer: Some(scorer), ..
                 } = &mut self.scores_from
@@ -749,7 +752,6 @@ impl AgmarlScheduler {
                         return None;
                     }
                 };
-                let ft_error = self.tolerance().floor[Objective::FaultTolerance as usize];
                 learned_decline(wait, predicted, self.wait_error, ft_error)
                     .map(|w| trace(DeclineBy::Learned, Some(w.wait), w.wait - w.margin, baseline))
             }

@@ -237,6 +237,20 @@ pub fn eligible(level: StressLevel, pod: &PendingPod<'_>, cfg: &RestraintConfig)
         && pod.attempts < cfg.max_attempts
 }
 
+/// How far the wait head must beat the chosen node's score for the learned
+/// rule to decline: `sqrt(wait_error² + ft_error²)`; None without a
+/// measured `wait_error`.
+pub fn decline_margin(wait_error: Option<f32>, ft_error: f32) -> Option<f32> {
+    let wait_error = wait_error?;
+    Some((wait_error * wait_error + ft_error * ft_error).sqrt())
+}
+
+/// Whether any wait in [0, 1] could beat a node scoring `predicted` by more
+/// than `margin`: when not, the wait head need not be asked.
+pub fn wait_could_win(predicted: f32, margin: f32) -> bool {
+    1.0 - predicted > margin
+}
+
 /// Why the learned rule declined a pod.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Waited {
@@ -253,8 +267,7 @@ pub struct Waited {
 /// `sqrt(wait_error² + ft_error²)`. Never without a measured `wait_error`,
 /// and never on a NaN: a broken network must not keep pods pending.
 pub fn learned_decline(wait: f32, predicted: f32, wait_error: Option<f32>, ft_error: f32) -> Option<Waited> {
-    let wait_error = wait_error?;
-    let margin = (wait_error * wait_error + ft_error * ft_error).sqrt();
+    let margin = decline_margin(wait_error, ft_error)?;
     (wait - predicted > margin).then_some(Waited {
         wait,
         predicted,
@@ -326,6 +339,16 @@ mod tests {
         assert_eq!(learned_decline(f32::NAN, 0.0, Some(0.0), 0.0), None);
         assert_eq!(learned_decline(1.0, f32::NAN, Some(0.0), 0.0), None);
         assert!(learned_decline(0.2, 0.1, Some(0.0), 0.0).is_some());
+    }
+
+    #[test]
+    fn the_wait_head_is_asked_only_where_it_could_win() {
+        assert_eq!(decline_margin(None, 0.4), None);
+        let margin = decline_margin(Some(0.3), 0.4).unwrap();
+        assert!((margin - 0.5).abs() < 1e-6);
+        assert!(wait_could_win(0.4, margin) && !wait_could_win(0.5, margin) && !wait_could_win(f32::NAN, margin));
+        // where it could not, no wait in [0, 1] declines
+        assert_eq!(learned_decline(1.0, 0.5, Some(0.3), 0.4), None);
     }
 
     #[test]
