@@ -14,14 +14,16 @@
 #
 # Per scenario: one folder with the baselines and agmarl-analytic, and per
 # training run S of each variant one folder with that variant's checkpoint
-# of training seed S (and, for agmarl, agmarl-untrained with init seed S, its
-# untrained twin). `schedlab report` merges them, the training runs being
+# of training seed S and its untrained twin with init seed S (agmarl-untrained
+# for agmarl, VARIANT-untrained for an ablation: amendment 8). `schedlab report` merges them, the training runs being
 # the unit of replication. Evaluation seeds 1-10. OUT keeps each table's
 # report.md, report.tex, claims.json, the terminal output (claims.txt) and
 # each folder's summary.json; the raw records stay in a temporary folder.
 # SCHEDLAB overrides the binary, TRAINING_SEEDS the training runs (default
 # the five registered: 1000 2000 3000 4000 5000), VARIANTS the learned variants
-# (default all four; amendment 2 lets agmarl's tables go first),
+# (default all four; amendment 2 lets agmarl's tables go first), CLAIMS_ARM
+# the arm the reports judge (default the first of VARIANTS: an ablation is
+# judged against the baselines and its own twin),
 # CHECKPOINT_DIR a folder holding every checkpoint as VARIANT-SEED.safetensors
 # (default: the bundled one for seed 1000, evaluations/training-seeds/ else;
 # the v2 checkpoints are in evaluations/claims-v2/checkpoints/).
@@ -33,6 +35,8 @@ part=${2:-all}
 seeds=${TRAINING_SEEDS:-1000 2000 3000 4000 5000}
 baselines=default,binpack,cost-binpack,target-load,load-aware,random,agmarl-analytic
 variants=${VARIANTS:-agmarl agmarl-nognn agmarl-linear agmarl-nostress}
+read -r -a listed <<< "$variants"
+claims_arm=${CLAIMS_ARM:-${listed[0]}}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -57,10 +61,8 @@ scenario() {
   "$bin" scenario "$scenario" --arms "$baselines" --seeds 10 --out "$work/$name/baselines" "$@" > /dev/null
   for v in $variants; do
     for s in $seeds; do
-      local arms=$v extra=()
-      if [ "$v" = agmarl ]; then arms=agmarl,agmarl-untrained; extra=(--init-seed "$s"); fi
-      "$bin" scenario "$scenario" --arms "$arms" --seeds 10 --checkpoint "$(checkpoint "$v" "$s")" \
-        "${extra[@]}" --out "$work/$name/$v-$s" "$@" > /dev/null
+      "$bin" scenario "$scenario" --arms "$v,$v-untrained" --init-seed "$s" --seeds 10 \
+        --checkpoint "$(checkpoint "$v" "$s")" --out "$work/$name/$v-$s" "$@" > /dev/null
     done
   done
 }
@@ -72,7 +74,7 @@ table() { # TABLE NAME...
   local dirs=()
   for name in "$@"; do dirs+=("$work/$name"/*); done
   rm -rf "${out:?}/$t"
-  "$bin" report "${dirs[@]}" --all-metrics --out "$work/report-$t" > "$work/claims-$t.txt"
+  "$bin" report "${dirs[@]}" --all-metrics --claims-arm "$claims_arm" --out "$work/report-$t" > "$work/claims-$t.txt"
   mkdir -p "$out/$t"
   cp "$work/claims-$t.txt" "$out/$t/claims.txt"
   cp "$work/report-$t"/report.md "$work/report-$t"/report.tex "$work/report-$t"/claims.json "$out/$t/"

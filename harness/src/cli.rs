@@ -126,7 +126,9 @@ pub struct ScenarioArgs {
     /// agmarl, agmarl-nognn, agmarl-linear,
     /// agmarl-nostress (AGMARL-DKS and its ablations, with the bundled checkpoint unless --checkpoint);
     /// agmarl-untrained, agmarl-analytic (controls: agmarl's controller with the network's initial weights
-    /// of --init-seed, or with hand-written score formulas; no checkpoint);
+    /// of --init-seed, or with hand-written score formulas; no checkpoint); agmarl-nognn-untrained,
+    /// agmarl-linear-untrained, agmarl-nostress-untrained (each ablation's untrained twin: its controller
+    /// with the initial weights of --init-seed);
     /// profile:FILE or profile:NAME=FILE (a kube-scheduler configuration file, KubeSchedulerConfiguration
     /// kubescheduler.config.k8s.io/v1, as a profile arm named NAME or the file's stem; --cluster sim only).
     #[arg(
@@ -145,13 +147,14 @@ pub struct ScenarioArgs {
     pub agmarl_config: Option<PathBuf>,
 
     /// An AGMARL checkpoint (`.safetensors` with its `.json` sidecar) for the trained agmarl arms,
-    /// instead of the bundled one. Not for agmarl-untrained and agmarl-analytic, which have no checkpoint:
-    /// they run as they would without it.
+    /// instead of the bundled one. The controls (agmarl-analytic, the untrained twins) have no checkpoint:
+    /// they take only its measured errors (selection tolerance, decline margin), as they stand beside it.
     #[arg(long, value_name = "FILE")]
     pub checkpoint: Option<PathBuf>,
 
-    /// agmarl-untrained: the seed of its network's initial weights, exactly those `schedlab train --seed S`
-    /// starts from (default 1000, the bundled checkpoints' training seed). Only with that arm.
+    /// The untrained twins (agmarl-untrained, agmarl-nognn-untrained, ...): the seed of their network's initial
+    /// weights, exactly those `schedlab train --seed S` starts from (default 1000, the bundled checkpoints'
+    /// training seed). Only with such an arm.
     #[arg(long, value_name = "S")]
     pub init_seed: Option<u64>,
 

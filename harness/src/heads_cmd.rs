@@ -105,7 +105,7 @@ pub fn run(args: HeadsArgs) -> Result<()> {
     if !args.init_seeds.is_empty() || args.analytic {
         let head_error = match beside {
             Some(e) => e,
-            None => scheduler::control_head_error()?,
+            None => scheduler::control_head_error(scheduler::agmarl::Variant::Full)?,
         };
         for &init_seed in &args.init_seeds {
             let head_error = twin_head_error(init_seed, &by_training_seed, head_error);

@@ -211,11 +211,11 @@ impl<B: Backend> Runner<'_, B> {
         if let Some(file) = self.profile_files.get(&job.arm) {
             return Ok(Box::new(scheduler::profile::Cycle::new(file.profile, job.seed)));
         }
-        if scheduler::agmarl::Control::from_arm_name(&job.arm).is_some() {
+        if let Some(control) = scheduler::agmarl::Control::from_arm_name(&job.arm) {
             let config = self.agmarl_config.cloned().unwrap_or_default();
             let head_error = match self.checkpoint {
                 Some(_) => self.checkpoint_head_error,
-                None => scheduler::control_head_error()?,
+                None => scheduler::control_head_error(control.variant())?,
             };
             return Ok(scheduler::agmarl::control_arm(
                 &job.arm,

@@ -274,12 +274,19 @@ fn check_arms(arms: &[String]) -> Result<(Vec<String>, BTreeMap<String, ProfileF
     Ok((seen, files))
 }
 
-/// `agmarl-untrained`'s init seed: `--init-seed`, which only that arm takes, or the default.
+/// The untrained twins' init seed: `--init-seed`, which only those arms take, or the default.
 fn check_init_seed(given: Option<u64>, arms: &[String]) -> Result<u64> {
-    let untrained = scheduler::agmarl::Control::Untrained.arm_name();
+    use scheduler::agmarl::Control;
+    let twin = |a: &String| Control::from_arm_name(a).is_some_and(Control::is_untrained);
     match given {
-        Some(seed) if !arms.iter().any(|a| a == untrained) => bail!(InputError(format!(
-            "--init-seed {seed} is for the {untrained} arm, which --arms does not list: it would change nothing here"
+        Some(seed) if !arms.iter().any(twin) => bail!(InputError(format!(
+            "--init-seed {seed} is for the untrained twins ({}), and --arms lists none: it would change nothing here",
+            Control::ALL
+                .iter()
+                .filter(|c| c.is_untrained())
+                .map(|c| c.arm_name())
+                .collect::<Vec<_>>()
+                .join(", ")
         ))),
         Some(seed) => Ok(seed),
         None => Ok(scheduler::agmarl::DEFAULT_INIT_SEED),
@@ -360,11 +367,11 @@ fn arm_facts<B: Backend>(invocation: &Invocation, backend: &B) -> Result<BTreeMa
         };
         let control = Control::from_arm_name(arm);
         let variant = match control {
-            Some(_) => Some(Variant::Full),
+            Some(c) => Some(c.variant()),
             None => Variant::from_arm_name(arm),
         };
         let training_run = match (control, variant) {
-            (Some(Control::Untrained), _) => Some(format!("init:{}", invocation.init_seed)),
+            (Some(Control::Untrained(_)), _) => Some(format!("init:{}", invocation.init_seed)),
             (Some(Control::Analytic), _) | (None, None) => None,
             (None, Some(variant)) => Some(match &invocation.checkpoint_meta {
                 // the in-cluster scheduler runs its image's bundled checkpoint whatever is given
@@ -380,7 +387,7 @@ fn arm_facts<B: Backend>(invocation: &Invocation, backend: &B) -> Result<BTreeMa
             ArmFacts {
                 preempts,
                 control: control.map(|c| match c {
-                    Control::Untrained => ArmControl::Untrained,
+                    Control::Untrained(_) => ArmControl::Untrained,
                     Control::Analytic => ArmControl::Analytic,
                 }),
                 variant: variant.map(|v| v.arm_name().to_string()),

@@ -80,12 +80,13 @@ pub fn run(args: TrainArgs) -> Result<()> {
     if let Some(arm) = &args.variant {
         if let Some(control) = scheduler::agmarl::Control::from_arm_name(arm) {
             let with = match control {
-                scheduler::agmarl::Control::Untrained => "the network's initial weights",
+                scheduler::agmarl::Control::Untrained(_) => "the network's initial weights",
                 scheduler::agmarl::Control::Analytic => "hand-written score formulas",
             };
             bail!(InputError(format!(
-                "--variant {arm}: a control arm, which is never trained (it runs agmarl's controller with {with}); \
+                "--variant {arm}: a control arm, which is never trained (it runs {}'s controller with {with}); \
                  the variants to train are {}",
+                control.variant().arm_name(),
                 scheduler::agmarl::VARIANT_ARMS.join(", ")
             )));
         }

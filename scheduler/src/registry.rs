@@ -50,8 +50,11 @@ pub const ARM_NAMES: &[&str] = &[
     "agmarl-untrained",
     "agmarl-analytic",
     "agmarl-nognn",
+    "agmarl-nognn-untrained",
     "agmarl-linear",
+    "agmarl-linear-untrained",
     "agmarl-nostress",
+    "agmarl-nostress-untrained",
 ];
 
 /// An arm that cannot be built.
@@ -74,18 +77,19 @@ pub enum ArmError {
 }
 
 /// The arm called `name`: a baseline, an AGMARL arm with the bundled
-/// checkpoint trained as its variant, or an AGMARL control (`agmarl-untrained`
-/// from [`DEFAULT_INIT_SEED`]'s initial weights). Random choices (tie-breaks,
+/// checkpoint trained as its variant, or an AGMARL control (an untrained twin
+/// from [`DEFAULT_INIT_SEED`]'s initial weights), with the measured errors
+/// of the bundled checkpoint it stands beside. Random choices (tie-breaks,
 /// preemption's) come from `seed`.
 pub fn arm(name: &str, seed: u64) -> crate::Result<Box<dyn Scheduler>> {
     if let Ok(s) = baseline(name, seed) {
         return Ok(s);
     }
-    if Control::from_arm_name(name).is_some() {
+    if let Some(control) = Control::from_arm_name(name) {
         return control_arm(
             name,
             &AgmarlConfig::default(),
-            control_head_error()?,
+            control_head_error(control.variant())?,
             DEFAULT_INIT_SEED,
             seed,
         );
@@ -114,11 +118,11 @@ pub fn bundled_net(name: &str) -> crate::Result<AgmarlNet> {
     Ok(bundled_checkpoint(name)?.0)
 }
 
-/// The selection tolerance the controls run with when no checkpoint is
-/// given: the measured head error of the bundled `agmarl` checkpoint they
-/// stand beside.
-pub fn control_head_error() -> crate::Result<Option<MeasuredError>> {
-    Ok(bundled_checkpoint(Variant::Full.arm_name())?.1.measured_error())
+/// The measured errors (selection tolerance, decline margin) a control of
+/// `variant` runs with when no checkpoint is given: those of the bundled
+/// checkpoint of that variant, which it stands beside.
+pub fn control_head_error(variant: Variant) -> crate::Result<Option<MeasuredError>> {
+    Ok(bundled_checkpoint(variant.arm_name())?.1.measured_error())
 }
 
 /// The bundled checkpoint of the trained AGMARL arm `name`: its network and
@@ -191,7 +195,8 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "unknown arm \"agmarl-typo\": the arms are default, binpack, random, cost-binpack, target-load, \
-             load-aware, agmarl, agmarl-untrained, agmarl-analytic, agmarl-nognn, agmarl-linear, agmarl-nostress"
+             load-aware, agmarl, agmarl-untrained, agmarl-analytic, agmarl-nognn, agmarl-nognn-untrained, \
+             agmarl-linear, agmarl-linear-untrained, agmarl-nostress, agmarl-nostress-untrained"
         );
     }
 

@@ -14,7 +14,7 @@
 
 use super::effect::{Effect, Sample, Side, effect};
 use super::input::{ArmValues, ScenarioValues};
-use super::mapping::{CONTROLS, HEADLINE_BASELINE};
+use super::mapping::{HEADLINE_BASELINE, controls_of};
 use super::table::{outcome, streams};
 use super::verdict::Outcome;
 use crate::definitions::{Better, METRICS as DEFINITIONS};
@@ -241,16 +241,17 @@ fn pooled(inputs: &[&ScenarioValues], arm: &str, control: &str) -> LearningFamil
     family
 }
 
-/// Both families against every control of [`CONTROLS`] that some input
-/// holds beside `arm`, controls in that order; `inputs` sorted by scenario.
+/// Both families against every control of `arm` ([`controls_of`]) that
+/// some input holds beside it, controls in that order; `inputs` sorted by
+/// scenario.
 pub fn compare(inputs: &[&ScenarioValues], arm: &str) -> Vec<LearningFamily> {
     let mut out = Vec::new();
-    for control in CONTROLS.iter().filter(|c| **c != arm) {
-        if !inputs.iter().any(|s| s.arm(arm).is_some() && s.arm(control).is_some()) {
+    for control in controls_of(arm) {
+        if !inputs.iter().any(|s| s.arm(arm).is_some() && s.arm(&control).is_some()) {
             continue;
         }
-        out.push(registered(inputs, arm, control));
-        out.push(pooled(inputs, arm, control));
+        out.push(registered(inputs, arm, &control));
+        out.push(pooled(inputs, arm, &control));
     }
     out
 }
@@ -409,6 +410,33 @@ mod tests {
             vec![arm("default", &seeds(2.0)), arm("agmarl", &runs("seed", 1.0))],
         )];
         let sorted: Vec<&ScenarioValues> = inputs.iter().collect();
+        assert!(compare(&sorted, "agmarl").is_empty());
+    }
+
+    #[test]
+    fn an_ablation_is_compared_with_its_own_twin_only() {
+        let inputs = [scenario(
+            "a",
+            vec![
+                arm("default", &seeds(2.0)),
+                arm("agmarl-nognn", &runs("seed", 1.0)),
+                arm("agmarl-nognn-untrained", &runs("init", 5.0)),
+                // the full method's controls stand beside agmarl, not beside its ablations
+                arm("agmarl-untrained", &runs("init", 0.0)),
+                arm("agmarl-analytic", &seeds(0.0)),
+            ],
+        )];
+        let sorted: Vec<&ScenarioValues> = inputs.iter().collect();
+        let families = compare(&sorted, "agmarl-nognn");
+        assert_eq!(families.len(), 2);
+        assert!(families.iter().all(|f| f.control == "agmarl-nognn-untrained"));
+        assert_eq!(
+            families[1].title(),
+            "against `agmarl-nognn-untrained`, pooled over scenarios (amendment 2)"
+        );
+        // trained below its twin on every run: the pooled family rejects (3 × 2/252 < 0.05)
+        assert!(families[1].tests.iter().all(|t| t.outcome == Outcome::Better));
+        // and agmarl, absent here, has no family
         assert!(compare(&sorted, "agmarl").is_empty());
     }
 }

@@ -337,6 +337,20 @@ pub const DEFAULT_ARM: &str = "agmarl";
 /// shown beside the judged arm where the folders hold them.
 pub const CONTROLS: &[&str] = &["agmarl-untrained", "agmarl-analytic"];
 
+/// The learned ablations, each judged (`--claims-arm`) beside its own
+/// untrained twin `<ablation>-untrained`: its controller with the initial
+/// weights its training starts from (amendment 8).
+pub const ABLATIONS: &[&str] = &["agmarl-nognn", "agmarl-linear", "agmarl-nostress"];
+
+/// The controls shown beside `arm` when it is judged, in this order: an
+/// ablation's untrained twin, else [`CONTROLS`] (less `arm` itself).
+pub fn controls_of(arm: &str) -> Vec<String> {
+    if ABLATIONS.contains(&arm) {
+        return vec![format!("{arm}-untrained")];
+    }
+    CONTROLS.iter().filter(|c| **c != arm).map(|c| c.to_string()).collect()
+}
+
 /// The baselines the judged arm is tested against, in this order, where a
 /// scenario has them.
 pub const BASELINES: &[&str] = &["default", "binpack", "cost-binpack", "target-load", "load-aware"];
@@ -425,6 +439,17 @@ pub fn claim_metrics() -> Vec<&'static str> {
 mod tests {
     use super::*;
     use crate::claims::catalogue::roles;
+
+    #[test]
+    fn the_judged_arm_has_both_controls_and_each_ablation_its_twin() {
+        assert_eq!(controls_of("agmarl"), CONTROLS);
+        for a in ABLATIONS {
+            assert_eq!(controls_of(a), [format!("{a}-untrained")]);
+        }
+        // a control judged itself keeps the other control
+        assert_eq!(controls_of("agmarl-untrained"), ["agmarl-analytic"]);
+        assert_eq!(controls_of("binpack"), CONTROLS);
+    }
 
     /// Fails loudly when a metric's definition (its key or its better
     /// direction) no longer agrees with the claim mapping above.

@@ -23,8 +23,8 @@ pub use catalogue::{ClaimName, ClaimRole, ClaimUse};
 pub use input::{ArmValues, ScenarioValues, SeedValues};
 pub use learning::{LearningFamily, LearningTest, Scope};
 pub use mapping::{
-    Applies, BASELINES, CLAIMS, CONTROLS, ClaimSpec, DEFAULT_ARM, Direction, HEADLINE_BASELINE, RegimeSpec, Role,
-    RowSpec,
+    ABLATIONS, Applies, BASELINES, CLAIMS, CONTROLS, ClaimSpec, DEFAULT_ARM, Direction, HEADLINE_BASELINE, RegimeSpec,
+    Role, RowSpec, controls_of,
 };
 pub use prereg::Registration;
 pub use table::{BaselineVerdict, Cell, ClaimResult, ClaimsTable, Family, Judgement, RegimeCheck, Row, ScenarioFacts};

@@ -8,7 +8,9 @@ use super::catalogue::ClaimRole;
 use super::effect::{Effect, Side, effect, mean_interval};
 use super::input::{ArmValues, ScenarioValues};
 use super::learning::{LearningFamily, compare};
-use super::mapping::{Applies, BASELINES, CLAIMS, CONTROLS, ClaimSpec, HEADLINE_BASELINE, RegimeSpec, Role, RowSpec};
+use super::mapping::{
+    Applies, BASELINES, CLAIMS, ClaimSpec, HEADLINE_BASELINE, RegimeSpec, Role, RowSpec, controls_of,
+};
 use super::prereg::{Registration, registration};
 use super::verdict::{Outcome, Regime, Verdict, verdict};
 use crate::definitions::Better;
@@ -156,7 +158,8 @@ pub struct ClaimsTable {
     pub claims: Vec<ClaimResult>,
     /// the judged arm's Holm families, in [`BASELINES`] order
     pub families: Vec<Family>,
-    /// the controls the folders hold (not the judged arm), in [`CONTROLS`] order
+    /// the controls the folders hold (not the judged arm), in
+    /// [`controls_of`]'s order
     pub controls: Vec<Judgement>,
     /// the judged arm against each control on the training objective's
     /// metrics ([`super::learning`]): per control its registered family,
@@ -576,8 +579,8 @@ fn judge(inputs: &[&ScenarioValues], arm: &str) -> Result<Judgement, ClaimsError
 
 impl ClaimsTable {
     /// Tests `arm` against each baseline on every row of every claim that an
-    /// input declares, and each control of [`CONTROLS`] that an input holds
-    /// the same way. Fails when the built-in pre-registration disagrees with
+    /// input declares, and each of its controls ([`controls_of`]) that an
+    /// input holds the same way. Fails when the built-in pre-registration disagrees with
     /// the code's mapping.
     pub fn evaluate(inputs: &[ScenarioValues], arm: &str) -> Result<ClaimsTable, ClaimsError> {
         if arm.trim().is_empty() {
@@ -596,9 +599,9 @@ impl ClaimsTable {
         let judged = judge(&sorted, arm)?;
         let mut controls = Vec::new();
         if !judged.claims.is_empty() {
-            for c in CONTROLS.iter().filter(|c| **c != arm) {
-                if sorted.iter().any(|s| !s.uses.is_empty() && s.arm(c).is_some()) {
-                    controls.push(judge(&sorted, c)?);
+            for c in controls_of(arm) {
+                if sorted.iter().any(|s| !s.uses.is_empty() && s.arm(&c).is_some()) {
+                    controls.push(judge(&sorted, &c)?);
                 }
             }
         }

@@ -25,8 +25,9 @@ pub const VERDICT_RULE: &str = "As pre-registered (evaluations/PREREGISTRATION.m
                                 row that applies only between two arms that both preempt is \"not applicable\" to \
                                 any other pair, and is not part of its verdict or its Holm family. The claim's \
                                 verdict is the one against `default`; the other baselines' verdicts are shown \
-                                beside it, and the controls `agmarl-untrained` and `agmarl-analytic`, where the \
-                                folders hold them, are judged by the same rule, each in its own families.";
+                                beside it, and the controls `agmarl-untrained` and `agmarl-analytic` (for a judged \
+                                ablation, its untrained twin), where the folders hold them, are judged by the same \
+                                rule, each in its own families.";
 
 /// What one row says against one baseline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

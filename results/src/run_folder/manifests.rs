@@ -74,12 +74,12 @@ pub struct ArmFacts {
     /// for a control arm, what stands in for training
     pub control: Option<ArmControl>,
     /// the AGMARL variant whose controller and learned part the arm runs
-    /// (`agmarl`, `agmarl-nognn`, …; the controls run `agmarl`'s); None for
-    /// the baselines
+    /// (`agmarl`, `agmarl-nognn`, …; an untrained twin runs its variant's,
+    /// `agmarl-analytic` runs `agmarl`'s); None for the baselines
     pub variant: Option<String>,
     /// one training run of a learned arm: `seed:<training seed>` as the
     /// checkpoint's sidecar records it (else `sha256:<first 12 hex digits of
-    /// the weights' digest>`), `init:<init seed>` for `agmarl-untrained`;
+    /// the weights' digest>`), `init:<init seed>` for an untrained twin;
     /// None for the baselines and `agmarl-analytic`
     pub training_run: Option<String>,
 }
@@ -88,7 +88,8 @@ pub struct ArmFacts {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ArmControl {
-    /// the network's initial weights, never updated (`agmarl-untrained`)
+    /// the network's initial weights, never updated (`agmarl-untrained` and
+    /// the ablations' twins, `agmarl-nognn-untrained`, …)
     Untrained,
     /// hand-written score formulas (`agmarl-analytic`)
     Analytic,

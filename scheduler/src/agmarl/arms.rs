@@ -1,7 +1,7 @@
 //! The `agmarl*` arms: the full method, its two controls (the same
 //! controller with untrained or hand-written scores, [`Control`]) and its
-//! ablations, each an [`AgmarlScheduler`] with the defaults of its
-//! [`Variant`].
+//! ablations, each beside its untrained twin; each an [`AgmarlScheduler`]
+//! with the defaults of its [`Variant`].
 
 use crate::agmarl::measured::MeasuredError;
 use crate::agmarl::network::AgmarlNet;
@@ -9,23 +9,33 @@ use crate::agmarl::policy::{AgmarlConfig, AgmarlScheduler, Control, Variant};
 use crate::api::Scheduler;
 use crate::registry::ArmError;
 
-/// The AGMARL arm names: the full method, its controls, then its ablations.
+/// The AGMARL arm names: the full method and its controls, then each
+/// ablation and its untrained twin.
 pub const AGMARL_ARMS: &[&str] = &[
     "agmarl",
     "agmarl-untrained",
     "agmarl-analytic",
     "agmarl-nognn",
+    "agmarl-nognn-untrained",
     "agmarl-linear",
+    "agmarl-linear-untrained",
     "agmarl-nostress",
+    "agmarl-nostress-untrained",
 ];
 
 /// The trained AGMARL arms (one per [`Variant`], each with a checkpoint).
 pub const VARIANT_ARMS: &[&str] = &["agmarl", "agmarl-nognn", "agmarl-linear", "agmarl-nostress"];
 
 /// The control arms (one per [`Control`]): no checkpoint, never trained.
-pub const CONTROL_ARMS: &[&str] = &["agmarl-untrained", "agmarl-analytic"];
+pub const CONTROL_ARMS: &[&str] = &[
+    "agmarl-untrained",
+    "agmarl-analytic",
+    "agmarl-nognn-untrained",
+    "agmarl-linear-untrained",
+    "agmarl-nostress-untrained",
+];
 
-/// `agmarl-untrained`'s init seed unless told otherwise: the training seed
+/// The untrained twins' init seed unless told otherwise: the training seed
 /// of the bundled checkpoints, so by default the control starts where they
 /// started.
 pub const DEFAULT_INIT_SEED: u64 = 1000;
@@ -65,10 +75,11 @@ pub fn agmarl_arm_configured(
 }
 
 /// The control arm `name` with the controller settings `config` (run as the
-/// full method's) and the selection tolerance of the trained checkpoint it
-/// stands beside (`head_error`, that checkpoint's measured head RMSE), so
-/// that only the scores differ between the two; `agmarl-untrained` starts
-/// from the initial weights of `init_seed`, which `agmarl-analytic` ignores.
+/// variant's the control stands beside: [`Control::variant`]) and the
+/// selection tolerance of the trained checkpoint it stands beside
+/// (`head_error`, that checkpoint's measured errors), so that only the
+/// scores differ between the two; an untrained twin starts from the initial
+/// weights of `init_seed`, which `agmarl-analytic` ignores.
 pub fn control_arm(
     name: &str,
     config: &AgmarlConfig,
@@ -77,10 +88,14 @@ pub fn control_arm(
     seed: u64,
 ) -> crate::Result<Box<dyn Scheduler>> {
     let control = Control::from_arm_name(name).ok_or_else(|| ArmError::NotControl { name: name.to_string() })?;
+    let config = AgmarlConfig {
+        variant: control.variant(),
+        ..config.clone()
+    };
     Ok(Box::new(
         match control {
-            Control::Untrained => AgmarlScheduler::untrained(init_seed, config.clone(), seed)?,
-            Control::Analytic => AgmarlScheduler::analytic(config.clone(), seed),
+            Control::Untrained(_) => AgmarlScheduler::untrained(init_seed, config, seed)?,
+            Control::Analytic => AgmarlScheduler::analytic(config, seed),
         }
         .with_measured_error(head_error),
     ))
@@ -99,13 +114,19 @@ mod tests {
         assert_eq!(names, VARIANT_ARMS);
         let controls: Vec<&str> = Control::ALL.iter().map(|c| c.arm_name()).collect();
         assert_eq!(controls, CONTROL_ARMS);
-        // the full method, its controls beside it, then the ablations
-        let all: Vec<&str> = [VARIANT_ARMS[0]]
-            .into_iter()
-            .chain(CONTROL_ARMS.iter().copied())
-            .chain(VARIANT_ARMS[1..].iter().copied())
-            .collect();
+        // the full method with its controls, then each ablation beside its twin
+        let mut all = vec!["agmarl", "agmarl-untrained", "agmarl-analytic"];
+        for v in &Variant::ALL[1..] {
+            all.push(v.arm_name());
+            all.push(Control::Untrained(*v).arm_name());
+        }
         assert_eq!(all, AGMARL_ARMS);
+        // every twin is named after its variant, and every control arm is one of the controls
+        for v in Variant::ALL {
+            assert_eq!(Control::Untrained(v).arm_name(), format!("{}-untrained", v.arm_name()));
+            assert_eq!(Control::Untrained(v).variant(), v);
+        }
+        assert_eq!(Control::Analytic.variant(), Variant::Full);
     }
 
     #[test]
@@ -131,25 +152,38 @@ mod tests {
     }
 
     #[test]
-    fn controls_run_the_full_controller() {
+    fn each_control_runs_the_controller_it_stands_beside() {
+        // whatever variant the settings name, the arm's own variant wins
         let config = AgmarlConfig::for_variant(Variant::NoStress);
-        let untrained = AgmarlScheduler::untrained(3, config.clone(), 1).unwrap();
-        let analytic = AgmarlScheduler::analytic(config, 1);
-        for s in [&untrained, &analytic] {
-            assert_eq!(s.config().variant, Variant::Full);
+        for control in Control::ALL {
+            let arm = control_arm(control.arm_name(), &config, None, 3, 1).unwrap();
+            assert_eq!(arm.name(), control.arm_name());
         }
-        assert_eq!(untrained.control(), Some(Control::Untrained));
+        let analytic = AgmarlScheduler::analytic(config.clone(), 1);
+        assert_eq!(analytic.config().variant, Variant::Full);
         assert_eq!(analytic.control(), Some(Control::Analytic));
         assert!(analytic.net().is_none());
+        for variant in Variant::ALL {
+            let twin = AgmarlScheduler::untrained(3, AgmarlConfig::for_variant(variant), 1).unwrap();
+            assert_eq!(twin.config().variant, variant);
+            assert_eq!(twin.control(), Some(Control::Untrained(variant)));
+            assert_eq!(twin.name(), format!("{}-untrained", variant.arm_name()));
+        }
     }
 
     #[test]
     fn untrained_weights_are_where_training_starts_bit_for_bit() {
-        for init_seed in [1000, 5000] {
-            let s = AgmarlScheduler::untrained(init_seed, AgmarlConfig::default(), 1).unwrap();
-            let trainer = Trainer::new(TrainConfig::default(), init_seed).unwrap();
+        for (init_seed, variant) in [1000, 5000].into_iter().flat_map(|s| Variant::ALL.map(|v| (s, v))) {
+            let s = AgmarlScheduler::untrained(init_seed, AgmarlConfig::for_variant(variant), 1).unwrap();
+            let mut cfg = TrainConfig::default();
+            cfg.policy.variant = variant;
+            let trainer = Trainer::new(cfg, init_seed).unwrap();
             let ours = to_bytes(s.net().expect("a network")).unwrap();
-            assert_eq!(ours, to_bytes(trainer.actor()).unwrap(), "init seed {init_seed}");
+            assert_eq!(
+                ours,
+                to_bytes(trainer.actor()).unwrap(),
+                "init seed {init_seed}, {variant:?}"
+            );
         }
         // and another seed starts elsewhere
         let a = AgmarlScheduler::untrained(1000, AgmarlConfig::default(), 1).unwrap();

@@ -133,29 +133,41 @@ impl Variant {
     }
 }
 
-/// The controls: the full method's controller ([`Variant::Full`]: its stress
-/// order, selection and restraint) with scores nobody trained, so that what
-/// a trained arm does beyond them is what learning adds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// The controls: a controller with scores nobody trained, so that what a
+/// trained arm does beyond them is what learning adds. Each trained variant
+/// has an untrained twin (its own controller: stress order, selection and
+/// restraint as the variant runs them, with the initial weights its training
+/// starts from); the analytic control runs the full method's controller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Control {
-    /// `agmarl-untrained`: the actor network with its initial weights
+    /// `<variant>-untrained` (`agmarl-untrained` for the full method): the
+    /// variant's controller with the actor network's initial weights
     /// (`AgmarlNet::new(&Hyper::default(), init_seed)`, exactly where
-    /// `schedlab train --seed init_seed` starts from) and no update.
-    #[serde(rename = "agmarl-untrained")]
-    Untrained,
-    /// `agmarl-analytic`: hand-written score formulas over the same
-    /// observation ([`crate::agmarl::analytic`]).
-    #[serde(rename = "agmarl-analytic")]
+    /// `schedlab train --variant <variant> --seed init_seed` starts from)
+    /// and no update.
+    Untrained(Variant),
+    /// `agmarl-analytic`: the full method's controller fed by hand-written
+    /// score formulas over the same observation ([`crate::agmarl::analytic`]).
     Analytic,
 }
 
 impl Control {
-    pub const ALL: [Control; 2] = [Control::Untrained, Control::Analytic];
+    /// The full method's two controls, then the ablations' untrained twins.
+    pub const ALL: [Control; 5] = [
+        Control::Untrained(Variant::Full),
+        Control::Analytic,
+        Control::Untrained(Variant::NoGnn),
+        Control::Untrained(Variant::Linear),
+        Control::Untrained(Variant::NoStress),
+    ];
 
     /// The harness arm name.
     pub fn arm_name(self) -> &'static str {
         match self {
-            Control::Untrained => "agmarl-untrained",
+            Control::Untrained(Variant::Full) => "agmarl-untrained",
+            Control::Untrained(Variant::NoGnn) => "agmarl-nognn-untrained",
+            Control::Untrained(Variant::Linear) => "agmarl-linear-untrained",
+            Control::Untrained(Variant::NoStress) => "agmarl-nostress-untrained",
             Control::Analytic => "agmarl-analytic",
         }
     }
@@ -163,6 +175,19 @@ impl Control {
     /// The control of an arm name, if it is one.
     pub fn from_arm_name(name: &str) -> Option<Control> {
         Control::ALL.into_iter().find(|c| c.arm_name() == name)
+    }
+
+    /// The variant whose controller it runs.
+    pub fn variant(self) -> Variant {
+        match self {
+            Control::Untrained(variant) => variant,
+            Control::Analytic => Variant::Full,
+        }
+    }
+
+    /// Whether it is an untrained twin (it has an init seed).
+    pub fn is_untrained(self) -> bool {
+        matches!(self, Control::Untrained(_))
     }
 }
 
@@ -358,22 +383,16 @@ impl AgmarlScheduler {
         AgmarlScheduler::with_scores(Scores::Network { net, scorer }, None, config, seed)
     }
 
-    /// The `agmarl-untrained` control: the full method's controller with the
-    /// actor's initial weights for `init_seed` at the default sizes, exactly
-    /// the network `schedlab train --seed init_seed` starts from
-    /// ([`crate::agmarl::train::Trainer::new`]). `config.variant` is replaced
-    /// by [`Variant::Full`].
+    /// The untrained twin of `config.variant` (`agmarl-untrained` for the
+    /// full method): that variant's controller with the actor's initial
+    /// weights for `init_seed` at the default sizes, exactly the network
+    /// `schedlab train --variant <variant> --seed init_seed` starts from
+    /// ([`crate::agmarl::train::Trainer::new`]).
     pub fn untrained(init_seed: u64, config: AgmarlConfig, seed: u64) -> crate::Result<AgmarlScheduler> {
         let net = AgmarlNet::new(&Hyper::default(), init_seed)?;
-        let mut s = AgmarlScheduler::new(
-            net,
-            AgmarlConfig {
-                variant: Variant::Full,
-                ..config
-            },
-            seed,
-        );
-        s.control = Some(Control::Untrained);
+        let variant = config.variant;
+        let mut s = AgmarlScheduler::new(net, config, seed);
+        s.control = Some(Control::Untrained(variant));
         Ok(s)
     }
 
