@@ -29,6 +29,8 @@ pub enum Error {
     Train(#[from] TrainError),
     #[error(transparent)]
     ProfileFile(#[from] ProfileFileError),
+    #[error(transparent)]
+    Drs(#[from] crate::drs::DrsError),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -52,7 +54,26 @@ impl Error {
                 TrainError::Config(_) => true,
                 TrainError::Candle(_) | TrainError::Transition(_) => false,
             },
+            Error::Drs(e) => drs_is_input(e),
         }
+    }
+}
+
+/// A DRS checkpoint, its size and its training settings are the user's;
+/// a tensor operation or the disk failing is not (as for AGMARL checkpoints).
+fn drs_is_input(e: &crate::drs::DrsError) -> bool {
+    use crate::drs::DrsError as E;
+    match e {
+        E::Candle(_) => false,
+        E::Io { .. } => false,
+        E::Size(_)
+        | E::Config { .. }
+        | E::ClusterSize { .. }
+        | E::Missing { .. }
+        | E::Damaged { .. }
+        | E::Sidecar { .. }
+        | E::Version { .. }
+        | E::Tensor { .. } => true,
     }
 }
 

@@ -31,6 +31,8 @@
 //!   (Koordinator's LoadAwareScheduling).
 //! - [`agmarl`]: AGMARL-DKS, the multi-agent learned scheduler (arms
 //!   `agmarl`, `agmarl-nognn`, `agmarl-linear`, `agmarl-nostress`).
+//! - [`drs`]: the monolithic foil, a centralised DQN after DRS (arms `drs`,
+//!   `drs-agmarl-reward`), one network per cluster size.
 
 pub mod agmarl;
 pub mod api;
@@ -38,6 +40,7 @@ pub mod binpack;
 pub mod cost_binpack;
 pub mod default;
 pub mod diagnosis;
+pub mod drs;
 mod error;
 pub mod explain;
 pub mod feasible;
