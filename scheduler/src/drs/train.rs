@@ -128,14 +128,21 @@ impl DqnConfig {
     }
 }
 
+/// The decision after a transition's: its state and feasible slots.
+#[derive(Debug, Clone)]
+pub struct Next {
+    pub state: Arc<[f32]>,
+    pub feasible: Arc<[usize]>,
+}
+
 /// One step of experience.
 #[derive(Debug, Clone)]
 pub struct Transition {
     pub state: Arc<[f32]>,
     pub action: usize,
     pub reward: f32,
-    /// the next decision's state and feasible slots; None when terminal
-    pub next: Option<(Arc<[f32]>, Arc<[usize]>)>,
+    /// None when terminal
+    pub next: Option<Next>,
 }
 
 /// What an episode's decisions became.
@@ -157,8 +164,13 @@ pub type RealisedByPod = HashMap<PodId, ([f32; 3], [bool; 3])>;
 pub fn assemble(log: Vec<Logged>, reward: DrsReward, realised: &RealisedByPod) -> Assembled {
     let mut out = Assembled::default();
     let mut sum = 0.0f64;
-    let nexts: Vec<Option<(Arc<[f32]>, Arc<[usize]>)>> = (0..log.len())
-        .map(|i| log.get(i + 1).map(|n| (n.state.clone(), n.feasible.clone())))
+    let nexts: Vec<Option<Next>> = (0..log.len())
+        .map(|i| {
+            log.get(i + 1).map(|n| Next {
+                state: n.state.clone(),
+                feasible: n.feasible.clone(),
+            })
+        })
         .collect();
     for (l, next) in log.into_iter().zip(nexts) {
         let r = match reward {
@@ -293,17 +305,16 @@ impl Dqn {
     /// The TD targets `r + γ max_{a' feasible} Q_target(s', a')` of `batch`.
     fn targets(&self, batch: &[usize]) -> Result<Vec<f32>, DrsError> {
         let input = crate::drs::network::input_dim(self.online.nodes());
-        let nexts: Vec<&(Arc<[f32]>, Arc<[usize]>)> =
-            batch.iter().filter_map(|&i| self.replay[i].next.as_ref()).collect();
+        let nexts: Vec<&Next> = batch.iter().filter_map(|&i| self.replay[i].next.as_ref()).collect();
         let mut next_best = Vec::with_capacity(nexts.len());
         if !nexts.is_empty() {
-            let flat: Vec<f32> = nexts.iter().flat_map(|(s, _)| s.iter().copied()).collect();
+            let flat: Vec<f32> = nexts.iter().flat_map(|n| n.state.iter().copied()).collect();
             let q = self
                 .target
                 .forward(&Tensor::from_vec(flat, (nexts.len(), input), &Device::Cpu)?)?
                 .to_vec2::<f32>()?;
-            for ((_, feasible), row) in nexts.iter().zip(q) {
-                next_best.push(feasible.iter().map(|&a| row[a]).fold(f32::NEG_INFINITY, f32::max));
+            for (n, row) in nexts.iter().zip(q) {
+                next_best.push(n.feasible.iter().map(|&a| row[a]).fold(f32::NEG_INFINITY, f32::max));
             }
         }
         let gamma = self.cfg.gamma as f32;
@@ -371,9 +382,9 @@ mod tests {
         assert_eq!(a.transitions.len(), 3);
         let t = &a.transitions[0];
         assert_eq!((t.action, t.reward), (0, -0.5));
-        let (next, feasible) = t.next.as_ref().unwrap();
-        assert_eq!(next[0], 2.0);
-        assert_eq!(&**feasible, &[1]);
+        let next = t.next.as_ref().unwrap();
+        assert_eq!(next.state[0], 2.0);
+        assert_eq!(&*next.feasible, &[1]);
         assert!(a.transitions[2].next.is_none(), "the last is terminal");
         assert!((a.reward_mean + 0.8 / 3.0).abs() < 1e-6);
 
@@ -410,13 +421,19 @@ mod tests {
                 state: s.clone(),
                 action: 0,
                 reward: 1.0,
-                next: Some((s.clone(), vec![0].into())),
+                next: Some(Next {
+                    state: s.clone(),
+                    feasible: vec![0].into(),
+                }),
             },
             Transition {
                 state: s.clone(),
                 action: 1,
                 reward: 1.0,
-                next: Some((s.clone(), vec![0, 1].into())),
+                next: Some(Next {
+                    state: s.clone(),
+                    feasible: vec![0, 1].into(),
+                }),
             },
             Transition {
                 state: s.clone(),
