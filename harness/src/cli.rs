@@ -128,7 +128,8 @@ pub struct ScenarioArgs {
     /// agmarl-untrained, agmarl-analytic (controls: agmarl's controller with the network's initial weights
     /// of --init-seed, or with hand-written score formulas; no checkpoint); agmarl-nognn-untrained,
     /// agmarl-linear-untrained, agmarl-nostress-untrained (each ablation's untrained twin: its controller
-    /// with the initial weights of --init-seed);
+    /// with the initial weights of --init-seed); drs, drs-agmarl-reward (the monolithic foil, with
+    /// --drs-checkpoint);
     /// profile:FILE or profile:NAME=FILE (a kube-scheduler configuration file, KubeSchedulerConfiguration
     /// kubescheduler.config.k8s.io/v1, as a profile arm named NAME or the file's stem; --cluster sim only).
     #[arg(
@@ -151,6 +152,12 @@ pub struct ScenarioArgs {
     /// they take only its measured errors (selection tolerance, decline margin), as they stand beside it.
     #[arg(long, value_name = "FILE")]
     pub checkpoint: Option<PathBuf>,
+
+    /// The network of the DRS arm (drs or drs-agmarl-reward: the monolithic foil, a centralised DQN), trained
+    /// by `schedlab train --variant drs --set nodes=N` for this scenario's node count N; a network runs at
+    /// the size it was trained for only.
+    #[arg(long, value_name = "FILE")]
+    pub drs_checkpoint: Option<PathBuf>,
 
     /// The untrained twins (agmarl-untrained, agmarl-nognn-untrained, ...): the seed of their network's initial
     /// weights, exactly those `schedlab train --seed S` starts from (default 1000, the bundled checkpoints'

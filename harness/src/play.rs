@@ -39,6 +39,8 @@ pub struct Runner<'a, B> {
     pub explain: bool,
     /// the arms read from kube-scheduler configuration files, by arm name
     pub profile_files: &'a BTreeMap<String, scheduler::profile::file::ProfileFile>,
+    /// the DRS arms' network (`--drs-checkpoint`)
+    pub drs: Option<&'a crate::drs_input::DrsCheckpoint>,
 }
 
 impl<B: Backend> Runner<'_, B> {
@@ -210,6 +212,13 @@ impl<B: Backend> Runner<'_, B> {
     fn policy(&self, job: &Job) -> Result<Box<dyn scheduler::Scheduler>> {
         if let Some(file) = self.profile_files.get(&job.arm) {
             return Ok(Box::new(scheduler::profile::Cycle::new(file.profile, job.seed)));
+        }
+        if let (Some(reward), Some(drs)) = (scheduler::drs::DrsReward::from_arm_name(&job.arm), self.drs) {
+            return Ok(Box::new(scheduler::drs::DrsScheduler::new(
+                reward,
+                drs.weights.clone(),
+                job.seed,
+            )));
         }
         if let Some(control) = scheduler::agmarl::Control::from_arm_name(&job.arm) {
             let config = self.agmarl_config.cloned().unwrap_or_default();

@@ -30,6 +30,8 @@ struct Invocation {
     init_seed: u64,
     /// the arms read from kube-scheduler configuration files, by arm name
     profile_files: BTreeMap<String, ProfileFile>,
+    /// `--drs-checkpoint`, checked against the arms and the cluster size
+    drs: Option<crate::drs_input::DrsCheckpoint>,
 }
 
 pub fn run(args: ScenarioArgs) -> Result<()> {
@@ -53,6 +55,11 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         )));
     }
     let init_seed = check_init_seed(args.init_seed, &arms)?;
+    let drs = crate::drs_input::check(
+        args.drs_checkpoint.as_deref(),
+        &arms,
+        scenario.expand(args.first_seed).nodes.len(),
+    )?;
     check_agmarl_inputs(
         args.checkpoint
             .as_deref()
@@ -120,6 +127,7 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         init_seed,
         scenario,
         profile_files,
+        drs,
     };
     // One run path whatever the backend: connect (or provision) it, then play every run through it.
     match args.cluster {
@@ -178,6 +186,14 @@ fn play_scenario<B: Backend, C: Serialize>(
         backend: backend.name(),
         cluster,
         checkpoint: checkpoint_origin(args.checkpoint.as_deref(), arms),
+        drs_checkpoint: invocation.drs.as_ref().map(|d| {
+            serde_json::json!({
+                "file": d.file.display().to_string(),
+                "nodes": d.meta.nodes,
+                "reward": d.meta.reward.arm_name(),
+                "weights_sha256": d.meta.weights_sha256,
+            })
+        }),
         agmarl_config: invocation
             .agmarl_config
             .as_ref()
@@ -217,6 +233,7 @@ fn play_scenario<B: Backend, C: Serialize>(
         progress: &progress,
         explain: args.explain,
         profile_files: &invocation.profile_files,
+        drs: invocation.drs.as_ref(),
     };
     runner.play_all(&jobs, invocation.jobs_in_parallel)?;
     progress.finish_and_clear();
@@ -259,6 +276,9 @@ fn check_arms(arms: &[String]) -> Result<(Vec<String>, BTreeMap<String, ProfileF
                 )));
             }
             name
+        } else if crate::drs_input::is_drs_arm(arm) {
+            // its network comes from --drs-checkpoint, checked with the cluster size
+            arm.to_string()
         } else {
             scheduler::arm(arm, 0)?;
             arm.to_string()
@@ -365,6 +385,19 @@ fn arm_facts<B: Backend>(invocation: &Invocation, backend: &B) -> Result<BTreeMa
             // the simulator and schedlab's bind loop carry out what the policy answers
             scheduler::preempts(arm, &config).unwrap_or(false)
         };
+        if let Some(drs) = invocation.drs.as_ref().filter(|_| crate::drs_input::is_drs_arm(arm)) {
+            facts.insert(
+                arm.clone(),
+                ArmFacts {
+                    // the simulator and schedlab's bind loop carry out its DefaultPreemption
+                    preempts: true,
+                    control: None,
+                    variant: Some(arm.clone()),
+                    training_run: Some(drs.meta.training_run()),
+                },
+            );
+            continue;
+        }
         let control = Control::from_arm_name(arm);
         let variant = match control {
             Some(c) => Some(c.variant()),

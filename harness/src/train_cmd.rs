@@ -73,6 +73,13 @@ pub fn run(args: TrainArgs) -> Result<()> {
                 .with_context(|| format!("training scenario {name}"))?,
         );
     }
+    if let Some(reward) = args
+        .variant
+        .as_deref()
+        .and_then(scheduler::drs::DrsReward::from_arm_name)
+    {
+        return crate::drs_train_cmd::run(&args, reward, scenarios);
+    }
     let mut config = match &args.config {
         Some(path) => read_config(path)?,
         None => TrainConfig::default(),
@@ -92,8 +99,9 @@ pub fn run(args: TrainArgs) -> Result<()> {
         }
         let variant = scheduler::agmarl::Variant::from_arm_name(arm).ok_or_else(|| {
             InputError(format!(
-                "--variant {arm:?}: the AGMARL variants are {}",
-                scheduler::agmarl::VARIANT_ARMS.join(", ")
+                "--variant {arm:?}: the variants to train are {} and the DRS foil's {}",
+                scheduler::agmarl::VARIANT_ARMS.join(", "),
+                scheduler::drs::DRS_ARMS.join(", ")
             ))
         })?;
         if args.config.is_some() && config.policy.variant != variant && config.policy.variant != Default::default() {
@@ -319,12 +327,12 @@ fn read_config(path: &Path) -> Result<TrainConfig> {
         .map_err(|e| InputError(format!("--config {}: {e}", path.display())).into())
 }
 
-fn default_out() -> PathBuf {
+pub(crate) fn default_out() -> PathBuf {
     let now = jiff::Zoned::now();
     PathBuf::from("runs").join(format!("train-{}", now.strftime("%Y%m%d-%H%M%S")))
 }
 
-fn progress_bar(len: u64) -> ProgressBar {
+pub(crate) fn progress_bar(len: u64) -> ProgressBar {
     let bar = ProgressBar::new(len);
     bar.set_style(
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} episodes (eta {eta}) {msg}")

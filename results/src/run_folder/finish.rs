@@ -151,6 +151,7 @@ mod tests {
             backend: "sim",
             cluster: None,
             checkpoint: None,
+            drs_checkpoint: None,
             agmarl_config: None,
             arm_facts: Default::default(),
             profile_files: Default::default(),

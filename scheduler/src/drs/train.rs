@@ -18,6 +18,8 @@
 //! - A transition's next state is the episode's next decision with a
 //!   candidate; the last is terminal.
 
+use crate::agmarl::train::censoring::estimate_censored;
+use crate::agmarl::train::realised::Realised;
 use crate::drs::error::DrsError;
 use crate::drs::network::{DEFAULT_HIDDEN, QNet, QWeights};
 use crate::drs::policy::{DrsReward, Logged};
@@ -26,6 +28,7 @@ use candle_nn::{AdamW, Optimizer, ParamsAdamW};
 use rand::Rng;
 use schedlab_core::pod::PodId;
 use schedlab_core::rng::{SimRng, purpose, stream};
+use schedlab_core::time::Span;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -158,6 +161,14 @@ pub struct Assembled {
 /// The realised `[fault tolerance, utilisation, cost]` of each bound pod and
 /// which of them were measured.
 pub type RealisedByPod = HashMap<PodId, ([f32; 3], [bool; 3])>;
+
+/// The realised metrics of an episode's placements by pod, censored fault
+/// tolerances replaced by their survival estimate as AGMARL's training does
+/// ([`crate::agmarl::train::censoring`]).
+pub fn realised_by_pod(mut realised: Vec<Realised>, horizon: Span) -> RealisedByPod {
+    estimate_censored(&mut realised, horizon);
+    realised.into_iter().map(|r| (r.pod, (r.metrics, r.known))).collect()
+}
 
 /// The transitions of one episode's decision log, rewarded as `reward`
 /// says (`realised` is read for [`DrsReward::Objectives`] only).

@@ -1,0 +1,167 @@
+//! End-to-end runs of the DRS foil: training for one cluster size, running
+//! the trained network beside the baselines, and the refusals of a network
+//! at another size or of the other reward.
+#![allow(clippy::unwrap_used)]
+
+use assert_cmd::Command;
+use std::fs;
+use std::path::Path;
+
+fn schedlab() -> Command {
+    let mut cmd = Command::cargo_bin("schedlab").unwrap();
+    cmd.env("RUST_LOG", "warn");
+    cmd
+}
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Trains `variant` for `nodes` nodes in a few episodes into `out`.
+fn train(out: &Path, variant: &str, nodes: usize) -> std::process::Output {
+    schedlab()
+        .args(["train", "--variant", variant, "--episodes", "3", "--seed", "1000"])
+        .args(["--set", &format!("nodes={nodes}"), "--out"])
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn trains_for_one_size_and_runs_there_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trained = tmp.path().join("drs");
+    let out = train(&trained, "drs", 6);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let meta = json(&trained.join("checkpoint.json"));
+    assert_eq!(meta["kind"], "drs");
+    assert_eq!(meta["nodes"], 6);
+    assert_eq!(meta["reward"], "drs");
+    // 6 × 22 node features and 10 of the pod, 50 hidden units, 6 outputs
+    assert_eq!(meta["parameters"], (6 * 22 + 10) * 50 + 50 + 50 * 6 + 6);
+    assert!(meta["training"]["updates"].as_u64().unwrap() > 0);
+    assert!(meta["training"]["wall_seconds"].as_f64().unwrap() > 0.0);
+    let curve = fs::read_to_string(trained.join("training_curve.csv")).unwrap();
+    assert_eq!(curve.lines().count(), 1 + 3, "a header and a row per episode");
+    let validation = fs::read_to_string(trained.join("validation_curve.csv")).unwrap();
+    assert!(validation.lines().skip(1).all(|l| l.contains(",90000")), "{validation}");
+    let checkpoint = trained.join("checkpoint.safetensors");
+
+    // beside default at the size it was trained for
+    let run = tmp.path().join("run");
+    let out = schedlab()
+        .args([
+            "scenario",
+            "churn",
+            "--arms",
+            "default,drs",
+            "--set",
+            "nodes=6",
+            "--seeds",
+            "2",
+        ])
+        .arg("--drs-checkpoint")
+        .arg(&checkpoint)
+        .arg("--out")
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let manifest = json(&run.join("manifest.json"));
+    assert_eq!(manifest["arm_facts"]["drs"]["training_run"], "seed:1000");
+    assert_eq!(manifest["drs_checkpoint"]["nodes"], 6);
+    let records = fs::read_to_string(run.join("runs/drs/seed-1/records.jsonl")).unwrap();
+    assert!(records.contains("\"pod_bound\""), "the network binds pods");
+
+    // at another size: refused, naming the file and both sizes
+    let out = schedlab()
+        .args(["scenario", "churn", "--arms", "drs", "--set", "nodes=8", "--seeds", "1"])
+        .arg("--drs-checkpoint")
+        .arg(&checkpoint)
+        .arg("--out")
+        .arg(tmp.path().join("refused"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains(&checkpoint.display().to_string()) && err.contains("trained for 6 nodes") && err.contains("has 8"),
+        "{err}"
+    );
+    assert!(!tmp.path().join("refused").exists(), "nothing written");
+
+    // as the other reward's arm: refused
+    let out = schedlab()
+        .args([
+            "scenario",
+            "churn",
+            "--arms",
+            "drs-agmarl-reward",
+            "--set",
+            "nodes=6",
+            "--seeds",
+            "1",
+        ])
+        .arg("--drs-checkpoint")
+        .arg(&checkpoint)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("trained as drs"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_drs_arm_without_its_network_and_training_at_mixed_sizes_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = schedlab()
+        .args(["scenario", "churn", "--arms", "default,drs", "--seeds", "1", "--out"])
+        .arg(tmp.path().join("run"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--drs-checkpoint"), "{}", stderr(&out));
+
+    // pressure starts with 48 nodes and churn with 40
+    let out = schedlab()
+        .args(["train", "--variant", "drs", "--episodes", "1", "--out"])
+        .arg(tmp.path().join("train"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("pressure has 48") && err.contains("--set nodes=N"),
+        "{err}"
+    );
+
+    // a damaged checkpoint names its file
+    let bad = tmp.path().join("bad.safetensors");
+    fs::write(&bad, b"not safetensors").unwrap();
+    fs::write(tmp.path().join("bad.json"), b"{}").unwrap();
+    let out = schedlab()
+        .args(["scenario", "churn", "--arms", "drs", "--seeds", "1", "--drs-checkpoint"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("bad"), "{}", stderr(&out));
+}
+
+#[test]
+fn the_objectives_reward_trains_from_realised_metrics() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trained = tmp.path().join("objectives");
+    let out = train(&trained, "drs-agmarl-reward", 6);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(json(&trained.join("checkpoint.json"))["reward"], "drs-agmarl-reward");
+    let curve = fs::read_to_string(trained.join("training_curve.csv")).unwrap();
+    for row in curve.lines().skip(1) {
+        let reward: f64 = row.split(',').nth(7).unwrap().parse().unwrap();
+        // the mean of realised metrics in [0, 1]
+        assert!((0.0..=1.0).contains(&reward), "{row}");
+    }
+}
