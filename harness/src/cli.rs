@@ -30,6 +30,9 @@ pub enum Command {
     Report(crate::report_cmd::ReportArgs),
     /// The regression gate: exit 1 when NEW is significantly worse than BASE on a gated metric.
     Compare(crate::compare_cmd::CompareArgs),
+    /// Table D (claim 5): decision-time growth, quality and training cost against the monolithic foil, over
+    /// run folders of the same scenarios at several cluster sizes.
+    Scaling(crate::scaling_cmd::ScalingArgs),
 }
 
 /// Where the cluster comes from.

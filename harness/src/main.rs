@@ -22,6 +22,7 @@ mod peak_memory;
 mod play;
 mod real_cluster;
 mod report_cmd;
+mod scaling_cmd;
 mod scenario_cmd;
 mod train_cmd;
 mod train_validation;
@@ -55,6 +56,7 @@ fn main() -> ExitCode {
         cli::Command::Cluster(args) => cluster_cmd::run(args),
         cli::Command::Report(args) => report_cmd::run(args),
         cli::Command::Compare(args) => compare_cmd::run(args),
+        cli::Command::Scaling(args) => scaling_cmd::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -165,3 +165,64 @@ fn the_objectives_reward_trains_from_realised_metrics() {
         assert!((0.0..=1.0).contains(&reward), "{row}");
     }
 }
+
+#[test]
+fn table_d_over_three_sizes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut folders = Vec::new();
+    let mut trainings = Vec::new();
+    for nodes in [4, 6, 8] {
+        let trained = tmp.path().join(format!("train-{nodes}"));
+        let out = train(&trained, "drs", nodes);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let run = tmp.path().join(format!("churn-{nodes}"));
+        let out = schedlab()
+            .args(["scenario", "churn", "--arms", "agmarl,drs", "--seeds", "2"])
+            .args(["--set", &format!("nodes={nodes}")])
+            .arg("--drs-checkpoint")
+            .arg(trained.join("checkpoint.safetensors"))
+            .arg("--out")
+            .arg(&run)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        folders.push(run);
+        trainings.push(trained);
+    }
+    let out_dir = tmp.path().join("table-d");
+    let mut cmd = schedlab();
+    cmd.arg("scaling").args(&folders);
+    for t in &trainings {
+        cmd.arg("--training").arg(t);
+    }
+    let out = cmd.arg("--out").arg(&out_dir).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let md = fs::read_to_string(out_dir.join("scaling.md")).unwrap();
+    assert!(
+        md.contains("# Table D") && md.contains("| churn | drs | 4, 6, 8 | 6 |"),
+        "{md}"
+    );
+    let table = json(&out_dir.join("scaling.json"));
+    let growth = &table["growth"][0];
+    for e in growth["exponents"].as_array().unwrap() {
+        assert!(e["exponent"].as_f64().is_some(), "{e}");
+        assert!(e["interval"][0].as_f64().unwrap() <= e["interval"][1].as_f64().unwrap());
+    }
+    assert_eq!(
+        table["quality"].as_array().unwrap().len(),
+        6,
+        "two metrics at three sizes"
+    );
+    assert_eq!(table["training"].as_array().unwrap().len(), 3);
+
+    // the same size twice is refused, naming both folders
+    let out = schedlab()
+        .arg("scaling")
+        .args([&folders[0], &folders[0]])
+        .arg("--out")
+        .arg(tmp.path().join("twice"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("churn at 4 nodes"), "{}", stderr(&out));
+}

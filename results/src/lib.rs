@@ -43,6 +43,7 @@ pub mod plots;
 pub mod records;
 pub mod report;
 pub mod run_folder;
+pub mod scaling;
 pub mod series;
 pub mod stats;
 pub mod summary;

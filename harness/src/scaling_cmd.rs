@@ -1,0 +1,79 @@
+//! `schedlab scaling DIR... --training DIR... --out OUT`: table D of the
+//! pre-registration (claim 5), the judged arm against the monolithic foil
+//! over run folders of the same scenarios at several cluster sizes
+//! ([`results::scaling`]).
+
+use crate::exit::InputError;
+use crate::out::outln;
+use anyhow::{Context, Result, bail};
+use results::report::OutputFile;
+use results::run_folder::write_report;
+use results::scaling::{analyse, read_folder, read_training};
+use std::path::PathBuf;
+
+#[derive(Debug, clap::Args)]
+pub struct ScalingArgs {
+    /// Finished run folders, each one scenario at one cluster size (`--set nodes=N`).
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+
+    /// The foil's training folders (`schedlab train --variant drs --set nodes=N`), for the training cost.
+    #[arg(long = "training", value_name = "DIR")]
+    pub training: Vec<PathBuf>,
+
+    /// The judged arm.
+    #[arg(long, default_value = "agmarl")]
+    pub arm: String,
+
+    /// The monolithic foil.
+    #[arg(long, default_value = "drs")]
+    pub foil: String,
+
+    /// Where to write scaling.md and scaling.json (a new or empty folder).
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+pub fn run(args: ScalingArgs) -> Result<()> {
+    if std::fs::read_dir(&args.out).is_ok_and(|mut d| d.next().is_some()) {
+        bail!(InputError(format!(
+            "--out {}: the folder exists and is not empty: give a new or empty folder",
+            args.out.display()
+        )));
+    }
+    let input = |e: results::scaling::ScalingError| -> anyhow::Error {
+        if e.is_input_error() {
+            InputError(e.to_string()).into()
+        } else {
+            e.into()
+        }
+    };
+    let runs = args
+        .dirs
+        .iter()
+        .map(|d| read_folder(d).map_err(input))
+        .collect::<Result<Vec<_>>>()?;
+    let training = args
+        .training
+        .iter()
+        .map(|d| read_training(d).map_err(input))
+        .collect::<Result<Vec<_>>>()?;
+    let table = analyse(&runs, training, &args.arm, &args.foil).map_err(input)?;
+    let markdown = table.to_markdown();
+    let json = serde_json::to_string_pretty(&table).context("writing table D as JSON")?;
+    write_report(
+        vec![
+            OutputFile {
+                path: "scaling.md".into(),
+                bytes: markdown.clone().into_bytes(),
+            },
+            OutputFile {
+                path: "scaling.json".into(),
+                bytes: (json + "\n").into_bytes(),
+            },
+        ],
+        &args.out,
+    )?;
+    outln!("{markdown}")?;
+    Ok(())
+}

@@ -1,0 +1,30 @@
+//! Why table D could not be computed.
+
+/// A folder the scaling analysis cannot read.
+#[derive(Debug, thiserror::Error)]
+pub enum ScalingError {
+    #[error("{file}: {source}")]
+    Io {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{file}: {detail}")]
+    Format { file: String, detail: String },
+    #[error("{folder}: not a complete run folder (its INCOMPLETE marker is there)")]
+    Incomplete { folder: String },
+    #[error("{first} and {second} both hold {scenario} at {nodes} nodes: give each size of a scenario once")]
+    Duplicate {
+        scenario: String,
+        nodes: usize,
+        first: String,
+        second: String,
+    },
+}
+
+impl ScalingError {
+    /// Every one of these is about a folder the user named.
+    pub fn is_input_error(&self) -> bool {
+        !matches!(self, ScalingError::Io { source, .. } if source.kind() != std::io::ErrorKind::NotFound)
+    }
+}
