@@ -114,28 +114,22 @@ fn play_round(
     slots: &[Slot<'_>],
     progress: &ProgressBar,
 ) -> Result<Vec<(usize, Assembled)>> {
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = slots
-            .iter()
-            .map(|slot| {
-                let mut policy = DrsScheduler::new(reward, weights.clone(), slot.seed);
-                policy.explore(slot.epsilon, slot.seed);
-                scope.spawn(move || {
-                    let played = play(slot.scenario, slot.seed, policy)
-                        .with_context(|| format!("episode on {} seed {}", slot.scenario.name(), slot.seed));
-                    progress.inc(1);
-                    played
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(anyhow::anyhow!("an episode thread panicked")))
-            })
-            .collect()
+    let work: Vec<_> = slots
+        .iter()
+        .map(|slot| {
+            let mut policy = DrsScheduler::new(reward, weights.clone(), slot.seed);
+            policy.explore(slot.epsilon, slot.seed);
+            (slot, policy)
+        })
+        .collect();
+    crate::threads::one_thread_each(work, "an episode", |(slot, policy)| {
+        let played = play(slot.scenario, slot.seed, policy)
+            .with_context(|| format!("episode on {} seed {}", slot.scenario.name(), slot.seed));
+        progress.inc(1);
+        played
     })
+    .into_iter()
+    .collect()
 }
 
 /// Trains a DRS network for `reward` on `scenarios` (loaded and checked by
@@ -238,31 +232,21 @@ pub(crate) fn run(args: &TrainArgs, reward: DrsReward, scenarios: Vec<workloads:
     progress.finish_and_clear();
 
     let wall = started.elapsed().as_secs_f64();
-    let build = crate::build_info::current();
-    let training = serde_json::json!({
-        "scenarios": scenarios.iter().map(|s| serde_json::json!({
-            "name": s.name(),
-            "origin": s.origin(),
-            "params": s.params(),
-        })).collect::<Vec<_>>(),
-        "set": args.set,
-        "seed": args.seed,
-        "seeds": {"first": args.seed, "last": last_seed},
-        "schedule": "episode e (from 0) plays scenarios[e mod len] with seed first + e",
-        "episodes": episodes,
-        "envs": envs,
-        "updates": dqn.updates(),
-        "transitions": transitions,
-        "config": dqn.config(),
-        "validation": {"every": VALIDATE_EVERY, "first_seed": VALIDATION_SEED},
-        "schedlab_version": build.schedlab_version,
-        "git_revision": build.git_revision,
-        "command_line": std::env::args().collect::<Vec<_>>(),
-        "started_at": started_at,
-        "finished_at": jiff::Timestamp::now(),
-        "wall_seconds": wall,
-        "peak_rss_bytes": peak_rss_bytes(),
-    });
+    let mut training =
+        crate::train_cmd::training_record(args, &scenarios, (episodes, envs, last_seed), started_at, wall);
+    training.extend(
+        serde_json::json!({
+            "updates": dqn.updates(),
+            "transitions": transitions,
+            "config": dqn.config(),
+            "validation": {"every": VALIDATE_EVERY, "first_seed": VALIDATION_SEED},
+            "peak_rss_bytes": peak_rss_bytes(),
+        })
+        .as_object()
+        .cloned()
+        .unwrap_or_default(),
+    );
+    let training = serde_json::Value::Object(training);
     let weights = out.join(CHECKPOINT_FILE);
     let meta = DrsMeta::new(dqn.online(), reward, training);
     checkpoint::save(dqn.online(), &meta, &weights).context("saving the checkpoint")?;

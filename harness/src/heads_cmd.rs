@@ -142,30 +142,16 @@ pub fn run(args: HeadsArgs) -> Result<()> {
             let mut stats = HeadStats::default();
             // the seeds of one scenario, two at a time
             for pair in seeds.chunks(2) {
-                let played: Vec<Result<HeadStats>> = std::thread::scope(|scope| {
-                    let handles: Vec<_> = pair
-                        .iter()
-                        .map(|&seed| {
-                            scope.spawn(move || -> Result<HeadStats> {
-                                let explorer = model.explorer(seed)?;
-                                let probe = play_probe(
-                                    scenario,
-                                    seed,
-                                    explorer,
-                                    RealisedTracker::default(),
-                                    &RewardConfig::default(),
-                                )?;
-                                Ok(probe.heads)
-                            })
-                        })
-                        .collect();
-                    handles
-                        .into_iter()
-                        .map(|h| {
-                            h.join()
-                                .unwrap_or_else(|_| Err(anyhow::anyhow!("a run thread panicked")))
-                        })
-                        .collect()
+                let played = crate::threads::one_thread_each(pair.to_vec(), "a run", |seed| {
+                    let explorer = model.explorer(seed)?;
+                    let probe = play_probe(
+                        scenario,
+                        seed,
+                        explorer,
+                        RealisedTracker::default(),
+                        &RewardConfig::default(),
+                    )?;
+                    Ok(probe.heads)
                 });
                 for (seed, heads) in pair.iter().zip(played) {
                     let heads =

@@ -24,6 +24,7 @@ mod real_cluster;
 mod report_cmd;
 mod scaling_cmd;
 mod scenario_cmd;
+mod threads;
 mod train_cmd;
 mod train_validation;
 

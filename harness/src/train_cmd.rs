@@ -205,43 +205,32 @@ pub fn run(args: TrainArgs) -> Result<()> {
     progress.finish_and_clear();
 
     let wall = started.elapsed().as_secs_f64();
-    let build = crate::build_info::current();
-    let training = serde_json::json!({
-        "scenarios": scenarios.iter().map(|s| serde_json::json!({
-            "name": s.name(),
-            "origin": s.origin(),
-            "params": s.params(),
-        })).collect::<Vec<_>>(),
-        "set": args.set,
-        "seed": args.seed,
-        "seeds": {"first": args.seed, "last": last_seed},
-        "schedule": "episode e (from 0) plays scenarios[e mod len] with seed first + e",
-        "episodes": episodes,
-        "envs": envs,
-        "updates": trainer.learner().updates(),
-        "transitions": transitions,
-        "final_learning_rate": trainer.learning_rate(),
-        "head_error": trainer.head_error(),
-        "wait": {
-            "rmse": trainer.wait_error(),
-            "samples": trainer.wait_samples(),
-            "window": scheduler::agmarl::train::WAIT_WINDOW,
-            "measured": "each decline's later fault tolerance against the wait head as it was before the learner trained on it",
-        },
-        "config": trainer.config(),
-        "schedlab_version": build.schedlab_version,
-        "git_revision": build.git_revision,
-        "command_line": std::env::args().collect::<Vec<_>>(),
-        "started_at": started_at,
-        "finished_at": jiff::Timestamp::now(),
-        "wall_seconds": wall,
-        "validation": validated.as_ref().map(|(after, report)| serde_json::json!({
-            "after_episodes": after,
-            "scenarios": probes.iter().filter(|p| p.split == validation::Split::Validation)
-                .map(|p| serde_json::json!({"name": p.scenario.name(), "seed": p.seed})).collect::<Vec<_>>(),
-            "heads": report,
-        })),
-    });
+    let mut training = training_record(&args, &scenarios, (episodes, envs, last_seed), started_at, wall);
+    training.extend(
+        serde_json::json!({
+            "updates": trainer.learner().updates(),
+            "transitions": transitions,
+            "final_learning_rate": trainer.learning_rate(),
+            "head_error": trainer.head_error(),
+            "wait": {
+                "rmse": trainer.wait_error(),
+                "samples": trainer.wait_samples(),
+                "window": scheduler::agmarl::train::WAIT_WINDOW,
+                "measured": "each decline's later fault tolerance against the wait head as it was before the learner trained on it",
+            },
+            "config": trainer.config(),
+            "validation": validated.as_ref().map(|(after, report)| serde_json::json!({
+                "after_episodes": after,
+                "scenarios": probes.iter().filter(|p| p.split == validation::Split::Validation)
+                    .map(|p| serde_json::json!({"name": p.scenario.name(), "seed": p.seed})).collect::<Vec<_>>(),
+                "heads": report,
+            })),
+        })
+        .as_object()
+        .cloned()
+        .unwrap_or_default(),
+    );
+    let training = serde_json::Value::Object(training);
     let meta = CheckpointMeta::new(trainer.actor().hyper(), training);
     let weights = out.join(CHECKPOINT_FILE);
     checkpoint::save(trainer.actor(), &meta, &weights).context("saving the checkpoint")?;
@@ -327,6 +316,39 @@ fn read_config(path: &Path) -> Result<TrainConfig> {
         .map_err(|e| InputError(format!("--config {}: {e}", path.display())).into())
 }
 
+/// What every training run records in its sidecar's `training` object: the
+/// scenarios, seeds and schedule, the episodes and environments, the build,
+/// the command line, when it ran and its wall time; each trainer adds its own.
+pub(crate) fn training_record(
+    args: &TrainArgs,
+    scenarios: &[workloads::Scenario],
+    (episodes, envs, last_seed): (usize, usize, u64),
+    started_at: jiff::Timestamp,
+    wall: f64,
+) -> serde_json::Map<String, serde_json::Value> {
+    let build = crate::build_info::current();
+    let record = serde_json::json!({
+        "scenarios": scenarios.iter().map(|s| serde_json::json!({
+            "name": s.name(),
+            "origin": s.origin(),
+            "params": s.params(),
+        })).collect::<Vec<_>>(),
+        "set": args.set,
+        "seed": args.seed,
+        "seeds": {"first": args.seed, "last": last_seed},
+        "schedule": "episode e (from 0) plays scenarios[e mod len] with seed first + e",
+        "episodes": episodes,
+        "envs": envs,
+        "schedlab_version": build.schedlab_version,
+        "git_revision": build.git_revision,
+        "command_line": std::env::args().collect::<Vec<_>>(),
+        "started_at": started_at,
+        "finished_at": jiff::Timestamp::now(),
+        "wall_seconds": wall,
+    });
+    record.as_object().cloned().unwrap_or_default()
+}
+
 pub(crate) fn default_out() -> PathBuf {
     let now = jiff::Zoned::now();
     PathBuf::from("runs").join(format!("train-{}", now.strftime("%Y%m%d-%H%M%S")))
@@ -357,27 +379,12 @@ fn play_round(trainer: &Trainer, slots: &[Slot<'_>], progress: &ProgressBar) -> 
         .map(|s| trainer.explorer(s.seed, s.sigma))
         .collect::<Result<Vec<_>, _>>()?;
     let reward = trainer.config().reward;
-    let outcomes: Vec<Result<Episode>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = slots
-            .iter()
-            .zip(explorers)
-            .map(|(slot, explorer)| {
-                let tracker = trainer.tracker();
-                scope.spawn(move || {
-                    let episode = play_episode(slot.scenario, slot.seed, explorer, tracker, &reward, None)
-                        .with_context(|| format!("episode on {} seed {}", slot.scenario.name(), slot.seed));
-                    progress.inc(1);
-                    episode
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(anyhow::anyhow!("an episode thread panicked")))
-            })
-            .collect()
+    let work: Vec<_> = slots.iter().zip(explorers).collect();
+    let outcomes = crate::threads::one_thread_each(work, "an episode", |(slot, explorer)| {
+        let episode = play_episode(slot.scenario, slot.seed, explorer, trainer.tracker(), &reward, None)
+            .with_context(|| format!("episode on {} seed {}", slot.scenario.name(), slot.seed));
+        progress.inc(1);
+        episode
     });
     outcomes.into_iter().collect()
 }

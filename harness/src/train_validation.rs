@@ -136,22 +136,12 @@ pub fn play_probe(
 /// thread each, and returns the point `trained_episodes` into training.
 pub fn measure(trainer: &Trainer, probes: &[Probe<'_>], trained_episodes: usize) -> Result<Point> {
     let reward = trainer.config().reward;
-    let played: Vec<Result<Probed>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = probes
-            .iter()
-            .map(|probe| {
-                let explorer = trainer.probe(probe.seed);
-                let tracker = trainer.tracker();
-                scope.spawn(move || play_probe(probe.scenario, probe.seed, explorer?, tracker, &reward))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a probe thread panicked")))
-            })
-            .collect()
+    let work: Vec<_> = probes
+        .iter()
+        .map(|probe| (probe, trainer.probe(probe.seed), trainer.tracker()))
+        .collect();
+    let played = crate::threads::one_thread_each(work, "a probe", |(probe, explorer, tracker)| {
+        play_probe(probe.scenario, probe.seed, explorer?, tracker, &reward)
     });
     let mut rows = String::new();
     let mut validation = HeadStats::default();
