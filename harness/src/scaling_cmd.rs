@@ -29,7 +29,7 @@ pub struct ScalingArgs {
     #[arg(long, default_value = "drs")]
     pub foil: String,
 
-    /// Where to write scaling.md and scaling.json (a new or empty folder).
+    /// Where to write scaling.md, scaling.json and the figure scaling.svg/png (a new or empty folder).
     #[arg(long)]
     pub out: PathBuf,
 }
@@ -61,8 +61,17 @@ pub fn run(args: ScalingArgs) -> Result<()> {
     let table = analyse(&runs, training, &args.arm, &args.foil).map_err(input)?;
     let markdown = table.to_markdown();
     let json = serde_json::to_string_pretty(&table).context("writing table D as JSON")?;
+    let plot = results::plots::scaling_plot(&table).context("drawing table D")?;
     write_report(
         vec![
+            OutputFile {
+                path: "scaling.svg".into(),
+                bytes: plot.svg.into_bytes(),
+            },
+            OutputFile {
+                path: "scaling.png".into(),
+                bytes: plot.png,
+            },
             OutputFile {
                 path: "scaling.md".into(),
                 bytes: markdown.clone().into_bytes(),

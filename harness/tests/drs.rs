@@ -214,6 +214,13 @@ fn table_d_over_three_sizes() {
         "two metrics at three sizes"
     );
     assert_eq!(table["training"].as_array().unwrap().len(), 3);
+    let svg = fs::read_to_string(out_dir.join("scaling.svg")).unwrap();
+    assert!(
+        svg.contains("<svg") && svg.contains("decision time p99"),
+        "{}",
+        &svg[..200.min(svg.len())]
+    );
+    assert!(fs::read(out_dir.join("scaling.png")).unwrap().starts_with(b"\x89PNG"));
 
     // the same size twice is refused, naming both folders
     let out = schedlab()

@@ -28,8 +28,11 @@ mod memory;
 mod pareto;
 mod render;
 mod restarts;
+mod scaling;
 pub mod stress;
 mod style;
+
+pub use scaling::scaling_plot;
 
 use crate::series::RunSeries;
 pub use intervals::{ArmInterval, MetricIntervals};

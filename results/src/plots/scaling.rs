@@ -1,0 +1,153 @@
+//! Table D's figure: each arm's median decision-time p99 against the
+//! cluster size, one line per scenario, and the foil's training cost against
+//! the size, both on log axes, so a power law is a straight line whose slope
+//! is its exponent.
+
+use super::render::{DrawResult, Figure, draw_legend, draw_no_data, house_mesh, legend_line, title_font, to_plot};
+use super::style::Palette;
+use super::{Plot, PlotError};
+use crate::scaling::ScalingTable;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+/// One line: a label, its arm (for the colour) and its points.
+struct Line {
+    label: String,
+    arm: String,
+    dashed: bool,
+    points: Vec<(f64, f64)>,
+}
+
+struct Panel {
+    title: String,
+    y_desc: &'static str,
+    lines: Vec<Line>,
+}
+
+struct ScalingFigure<'a> {
+    panels: [Panel; 2],
+    palette: &'a Palette,
+}
+
+/// A log axis range around `values` (all positive), one decade of margin at most.
+fn log_range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+    let (lo, hi) = values
+        .filter(|v| *v > 0.0 && v.is_finite())
+        .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    (lo.is_finite() && hi > 0.0).then(|| (lo / 1.5, hi * 1.5))
+}
+
+impl Panel {
+    fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>, palette: &Palette) -> DrawResult<DB> {
+        let all = || self.lines.iter().flat_map(|l| l.points.iter());
+        let (Some((x0, x1)), Some((y0, y1))) = (log_range(all().map(|p| p.0)), log_range(all().map(|p| p.1))) else {
+            return draw_no_data(area, &self.title);
+        };
+        let area = area.titled(&self.title, title_font())?;
+        let mut chart = ChartBuilder::on(&area)
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())?;
+        house_mesh(&mut chart.configure_mesh())
+            .x_desc("nodes (log)")
+            .y_desc(self.y_desc)
+            .draw()?;
+        for line in &self.lines {
+            let colour = palette.colour(&line.arm);
+            let style = colour.stroke_width(if line.dashed { 1 } else { 2 });
+            chart
+                .draw_series(LineSeries::new(line.points.iter().copied(), style))?
+                .label(line.label.clone())
+                .legend(legend_line(colour));
+            chart.draw_series(line.points.iter().map(|&p| Circle::new(p, 4, colour.filled())))?;
+        }
+        draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)
+    }
+}
+
+impl Figure for ScalingFigure<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        let (left, right) = root.split_horizontally(root.dim_in_pixel().0 / 2);
+        self.panels[0].draw(&left, self.palette)?;
+        self.panels[1].draw(&right, self.palette)
+    }
+}
+
+/// The figure of `table`.
+pub fn scaling_plot(table: &ScalingTable) -> Result<Plot, PlotError> {
+    let arms: Vec<&str> = table
+        .growth
+        .iter()
+        .flat_map(|g| g.exponents.iter().map(|e| e.arm.as_str()))
+        .chain(table.training.iter().map(|t| t.arm.as_str()))
+        .collect();
+    let palette = Palette::new(arms.into_iter());
+    let decision: Vec<Line> = table
+        .growth
+        .iter()
+        .enumerate()
+        .flat_map(|(k, g)| {
+            g.exponents.iter().map(move |e| Line {
+                label: format!(
+                    "{} on {} (b = {})",
+                    e.arm,
+                    g.scenario,
+                    e.exponent.map_or_else(|| "—".into(), |b| format!("{b:.2}"))
+                ),
+                arm: e.arm.clone(),
+                dashed: k % 2 == 1,
+                points: e
+                    .sizes
+                    .iter()
+                    .zip(&e.p99_median_ms)
+                    .map(|(&n, &ms)| (n as f64, ms))
+                    .collect(),
+            })
+        })
+        .collect();
+    let mut by_arm: std::collections::BTreeMap<&str, Vec<(f64, f64)>> = Default::default();
+    for t in &table.training {
+        if let Some(c) = t.converged {
+            by_arm
+                .entry(&t.arm)
+                .or_default()
+                .push((t.nodes as f64, c.wall_seconds.max(1e-3)));
+        }
+    }
+    let training: Vec<Line> = by_arm
+        .into_iter()
+        .map(|(arm, mut points)| {
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            Line {
+                label: format!("{arm}, one network per size"),
+                arm: arm.to_string(),
+                dashed: false,
+                points,
+            }
+        })
+        .collect();
+    let figure = ScalingFigure {
+        panels: [
+            Panel {
+                title: "decision time p99 (median over seeds)".into(),
+                y_desc: "ms (log)",
+                lines: decision,
+            },
+            Panel {
+                title: format!("{}'s training: wall time to converge", table.foil),
+                y_desc: "seconds (log)",
+                lines: training,
+            },
+        ],
+        palette: &palette,
+    };
+    let mut plot = to_plot("scaling", "Table D: scaling", (1200, 520), &figure, None)?;
+    plot.caption = Some(format!(
+        "Left: each arm's median over seeds of the per-run decision-time p99 at each size (solid: the first \
+         scenario, dashed: the second), with its fitted exponent b. Right: the wall time until {}'s validation \
+         reward settles (amendment 9), one network per size; {} trains once for every size.",
+        table.foil, table.judged
+    ));
+    Ok(plot)
+}
