@@ -29,6 +29,15 @@ struct ScalingFigure<'a> {
     palette: &'a Palette,
 }
 
+/// A tick label with three significant digits and no trailing noise.
+fn significant(v: f64) -> String {
+    if v <= 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let digits = (2 - v.log10().floor() as i32).max(0) as usize;
+    format!("{v:.digits$}")
+}
+
 /// A log axis range around `values` (all positive), one decade of margin at most.
 fn log_range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     let (lo, hi) = values
@@ -52,14 +61,18 @@ impl Panel {
         house_mesh(&mut chart.configure_mesh())
             .x_desc("nodes (log)")
             .y_desc(self.y_desc)
+            .x_label_formatter(&|n| format!("{n:.0}"))
+            .y_label_formatter(&|v| significant(*v))
             .draw()?;
         for line in &self.lines {
             let colour = palette.colour(&line.arm);
-            let style = colour.stroke_width(if line.dashed { 1 } else { 2 });
-            chart
-                .draw_series(LineSeries::new(line.points.iter().copied(), style))?
-                .label(line.label.clone())
-                .legend(legend_line(colour));
+            let style = colour.stroke_width(2);
+            let series = if line.dashed {
+                chart.draw_series(DashedLineSeries::new(line.points.iter().copied(), 8, 5, style))?
+            } else {
+                chart.draw_series(LineSeries::new(line.points.iter().copied(), style))?
+            };
+            series.label(line.label.clone()).legend(legend_line(colour));
             chart.draw_series(line.points.iter().map(|&p| Circle::new(p, 4, colour.filled())))?;
         }
         draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)
@@ -106,23 +119,28 @@ pub fn scaling_plot(table: &ScalingTable) -> Result<Plot, PlotError> {
             })
         })
         .collect();
-    let mut by_arm: std::collections::BTreeMap<&str, Vec<(f64, f64)>> = Default::default();
+    // per arm: wall time to converge (solid) and the whole training's (dashed)
+    let mut by_arm: std::collections::BTreeMap<(&str, bool), Vec<(f64, f64)>> = Default::default();
     for t in &table.training {
         if let Some(c) = t.converged {
             by_arm
-                .entry(&t.arm)
+                .entry((&t.arm, false))
                 .or_default()
                 .push((t.nodes as f64, c.wall_seconds.max(1e-3)));
         }
+        by_arm
+            .entry((&t.arm, true))
+            .or_default()
+            .push((t.nodes as f64, t.wall_seconds.max(1e-3)));
     }
     let training: Vec<Line> = by_arm
         .into_iter()
-        .map(|(arm, mut points)| {
+        .map(|((arm, whole), mut points)| {
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
             Line {
-                label: format!("{arm}, one network per size"),
+                label: format!("{arm}, {}", if whole { "whole training" } else { "to converge" }),
                 arm: arm.to_string(),
-                dashed: false,
+                dashed: whole,
                 points,
             }
         })
@@ -135,7 +153,7 @@ pub fn scaling_plot(table: &ScalingTable) -> Result<Plot, PlotError> {
                 lines: decision,
             },
             Panel {
-                title: format!("{}'s training: wall time to converge", table.foil),
+                title: format!("{}'s training, one network per size", table.foil),
                 y_desc: "seconds (log)",
                 lines: training,
             },
@@ -146,8 +164,22 @@ pub fn scaling_plot(table: &ScalingTable) -> Result<Plot, PlotError> {
     plot.caption = Some(format!(
         "Left: each arm's median over seeds of the per-run decision-time p99 at each size (solid: the first \
          scenario, dashed: the second), with its fitted exponent b. Right: the wall time until {}'s validation \
-         reward settles (amendment 9), one network per size; {} trains once for every size.",
+         reward settles (amendment 9; solid) and of its whole training (dashed), one network per size; {} \
+         trains once for every size.",
         table.foil, table.judged
     ));
     Ok(plot)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::significant;
+
+    #[test]
+    fn tick_labels_have_three_significant_digits() {
+        assert_eq!(significant(0.6000000000001), "0.600");
+        assert_eq!(significant(12.345), "12.3");
+        assert_eq!(significant(2000.0), "2000");
+        assert_eq!(significant(0.0123), "0.0123");
+    }
 }
