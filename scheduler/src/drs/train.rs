@@ -2,11 +2,18 @@
 //! network, as DRS trains its Q-network.
 //!
 //! - **Kept from DRS:** the network ([`super::network`], hidden width 50),
-//!   Adam at learning rate 0.01, minibatches of 32, the target network
-//!   copied from the online one every 100 updates, the squared TD error
-//!   `(Q(s,a) − (r + γ max_{a'} Q_target(s',a')))²` with γ = 0.9, ε-greedy
-//!   exploration, and (for `drs`) its reward ([`super::policy::balance_reward`]).
-//! - **Changed:** the maximum over next actions runs over the next
+//!   Adam, minibatches of 32, the target network copied from the online one
+//!   every 100 updates, the squared TD error
+//!   `(Q(s,a) − (r + γ max_{a'} Q_target(s',a')))²`, ε-greedy exploration,
+//!   and (for `drs`) its reward ([`super::policy::balance_reward`]).
+//! - **Changed:** the learning rate is 0.001, not DRS's 0.01, and γ is 0
+//!   (DRS gives none): with them, and only with them among the eight
+//!   settings tried on validation seeds (pre-registration, amendment 10),
+//!   the greedy network at 10 nodes balanced better than random placement;
+//!   DRS's 0.01 was for a 30-input network, ours has `22·N + 10` inputs, and
+//!   its reward is immediate, so a discounted future only adds the next
+//!   states' noise to the small difference one placement makes. The
+//!   maximum over next actions runs over the next
 //!   decision's feasible nodes only (as the policy masks them); the replay
 //!   holds 10,000 transitions, not 100, because the updates come after each
 //!   round of episodes (one per new transition, [`DqnConfig::updates_per_transition`])
@@ -42,7 +49,7 @@ const REPLAY_STREAM: u64 = 0x0064_7273_5f72; // "drs_r"
 pub struct DqnConfig {
     /// hidden width (DRS: 50)
     pub hidden: usize,
-    /// Adam's learning rate (DRS: 0.01)
+    /// Adam's learning rate (DRS: 0.01; see the module's notes)
     pub learning_rate: f64,
     /// minibatch size (DRS: 32)
     pub batch: usize,
@@ -50,7 +57,7 @@ pub struct DqnConfig {
     pub replay: usize,
     /// updates between copies of the online network into the target (DRS: 100)
     pub target_sync: usize,
-    /// discount (DRS: 0.9)
+    /// discount (DRS gives none; see the module's notes)
     pub gamma: f64,
     /// gradient updates per transition added
     pub updates_per_transition: f64,
@@ -66,11 +73,11 @@ impl Default for DqnConfig {
     fn default() -> DqnConfig {
         DqnConfig {
             hidden: DEFAULT_HIDDEN,
-            learning_rate: 0.01,
+            learning_rate: 0.001,
             batch: 32,
             replay: 10_000,
             target_sync: 100,
-            gamma: 0.9,
+            gamma: 0.0,
             updates_per_transition: 1.0,
             epsilon_start: 1.0,
             epsilon_end: 0.05,
@@ -417,6 +424,7 @@ mod tests {
             replay: 4,
             target_sync: 2,
             gamma: 0.5,
+            learning_rate: 0.01,
             ..DqnConfig::default()
         };
         let mut dqn = Dqn::new(2, cfg, 1).unwrap();
