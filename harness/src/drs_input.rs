@@ -1,41 +1,67 @@
-//! `--drs-checkpoint`: the network the DRS arms decide with, read and
-//! checked against the arms listed and the scenario's cluster size before
-//! anything runs.
+//! The networks the DRS arms decide with: `--drs-checkpoint` for the one
+//! DRS arm listed, else the network bundled for the scenario's size, read
+//! and checked against the arms and the cluster size before anything runs.
 
 use crate::exit::InputError;
 use anyhow::{Result, bail};
+use scheduler::drs::checkpoint::{bundled, bundled_sizes};
 use scheduler::drs::{DRS_ARMS, DrsMeta, DrsReward, QWeights};
-use std::path::{Path, PathBuf};
+use std::collections::BTreeMap;
+use std::path::Path;
 
-/// A DRS checkpoint fit for this invocation.
+/// A DRS network fit for this invocation.
 #[derive(Debug)]
-pub struct DrsCheckpoint {
-    pub file: PathBuf,
+pub struct DrsNetwork {
+    /// the file given, or the bundled checkpoint's origin
+    pub origin: String,
     pub weights: QWeights,
     pub meta: DrsMeta,
 }
+
+/// The network of each DRS arm listed, by arm name.
+pub type DrsNetworks = BTreeMap<String, DrsNetwork>;
 
 /// Whether `arm` is one of the DRS arms.
 pub fn is_drs_arm(arm: &str) -> bool {
     DrsReward::from_arm_name(arm).is_some()
 }
 
-/// Reads `--drs-checkpoint` when given and checks it: a DRS arm needs it
-/// (no DRS network is bundled: each is trained for one cluster size), it is
-/// refused when no DRS arm is listed, when it was trained for the other
-/// reward, and when the scenario starts with another number of nodes than
-/// it was built for (`nodes`).
-pub fn check(file: Option<&Path>, arms: &[String], nodes: usize) -> Result<Option<DrsCheckpoint>> {
-    let listed: Vec<&str> = arms.iter().map(String::as_str).filter(|a| is_drs_arm(a)).collect();
+fn network(net: scheduler::drs::QNet, meta: DrsMeta, origin: String) -> Result<DrsNetwork> {
+    let weights = net.weights().map_err(|e| InputError(format!("{origin}: {e}")))?;
+    Ok(DrsNetwork { origin, weights, meta })
+}
+
+/// The networks of the DRS arms among `arms` for a scenario of `nodes`
+/// nodes. With `file` (`--drs-checkpoint`): refused when no DRS arm is
+/// listed, when it was trained for another reward than a listed arm's, and
+/// when it was built for another size. Without it: each arm's bundled
+/// network of that size, or an error saying which sizes ship and how to
+/// train the one asked for.
+pub fn check(file: Option<&Path>, arms: &[String], nodes: usize) -> Result<DrsNetworks> {
+    let listed: Vec<(&str, DrsReward)> = arms
+        .iter()
+        .filter_map(|a| Some((a.as_str(), DrsReward::from_arm_name(a)?)))
+        .collect();
+    let mut networks = DrsNetworks::new();
     let Some(file) = file else {
-        if let Some(arm) = listed.first() {
-            bail!(InputError(format!(
-                "--arms {arm}: the DRS arms need --drs-checkpoint FILE, a network trained for this scenario's \
-                 {nodes} nodes (`schedlab train --variant {arm} --set nodes={nodes}`): one network runs at one \
-                 cluster size only"
-            )));
+        for (arm, reward) in listed {
+            match bundled(reward, nodes) {
+                Some(loaded) => {
+                    let (net, meta, origin) = loaded.map_err(|e| InputError(format!("--arms {arm}: {e}")))?;
+                    networks.insert(arm.to_string(), network(net, meta, origin.to_string())?);
+                }
+                None => {
+                    let sizes: Vec<String> = bundled_sizes(reward).iter().map(usize::to_string).collect();
+                    bail!(InputError(format!(
+                        "--arms {arm}: no {arm} network ships for this scenario's {nodes} nodes (bundled: {} nodes); \
+                         a DRS network runs at the size it was trained for only: train one with `schedlab train \
+                         --variant {arm} --set nodes={nodes}` and give it with --drs-checkpoint FILE",
+                        sizes.join(", ")
+                    )));
+                }
+            }
         }
-        return Ok(None);
+        return Ok(networks);
     };
     if listed.is_empty() {
         bail!(InputError(format!(
@@ -47,7 +73,7 @@ pub fn check(file: Option<&Path>, arms: &[String], nodes: usize) -> Result<Optio
     let (net, meta) =
         scheduler::drs::checkpoint::load(file).map_err(|e| InputError(format!("--drs-checkpoint: {e}")))?;
     let trained = meta.reward.arm_name();
-    if let Some(other) = listed.iter().find(|a| **a != trained) {
+    if let Some((other, _)) = listed.iter().find(|(a, _)| *a != trained) {
         bail!(InputError(format!(
             "--drs-checkpoint {} was trained as {trained}, and --arms lists {other}: give each DRS arm a run of \
              its own with a checkpoint trained for its reward",
@@ -56,12 +82,6 @@ pub fn check(file: Option<&Path>, arms: &[String], nodes: usize) -> Result<Optio
     }
     meta.check_cluster(&file.display().to_string(), nodes)
         .map_err(|e| InputError(e.to_string()))?;
-    let weights = net
-        .weights()
-        .map_err(|e| InputError(format!("--drs-checkpoint: {e}")))?;
-    Ok(Some(DrsCheckpoint {
-        file: file.to_path_buf(),
-        weights,
-        meta,
-    }))
+    networks.insert(trained.to_string(), network(net, meta, file.display().to_string())?);
+    Ok(networks)
 }

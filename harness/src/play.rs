@@ -39,8 +39,8 @@ pub struct Runner<'a, B> {
     pub explain: bool,
     /// the arms read from kube-scheduler configuration files, by arm name
     pub profile_files: &'a BTreeMap<String, scheduler::profile::file::ProfileFile>,
-    /// the DRS arms' network (`--drs-checkpoint`)
-    pub drs: Option<&'a crate::drs_input::DrsCheckpoint>,
+    /// the DRS arms' networks, by arm
+    pub drs: &'a crate::drs_input::DrsNetworks,
 }
 
 impl<B: Backend> Runner<'_, B> {
@@ -213,7 +213,10 @@ impl<B: Backend> Runner<'_, B> {
         if let Some(file) = self.profile_files.get(&job.arm) {
             return Ok(Box::new(scheduler::profile::Cycle::new(file.profile, job.seed)));
         }
-        if let (Some(reward), Some(drs)) = (scheduler::drs::DrsReward::from_arm_name(&job.arm), self.drs) {
+        if let (Some(reward), Some(drs)) = (
+            scheduler::drs::DrsReward::from_arm_name(&job.arm),
+            self.drs.get(&job.arm),
+        ) {
             return Ok(Box::new(scheduler::drs::DrsScheduler::new(
                 reward,
                 drs.weights.clone(),

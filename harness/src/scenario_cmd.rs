@@ -30,8 +30,8 @@ struct Invocation {
     init_seed: u64,
     /// the arms read from kube-scheduler configuration files, by arm name
     profile_files: BTreeMap<String, ProfileFile>,
-    /// `--drs-checkpoint`, checked against the arms and the cluster size
-    drs: Option<crate::drs_input::DrsCheckpoint>,
+    /// the DRS arms' networks, checked against the arms and the cluster size
+    drs: crate::drs_input::DrsNetworks,
 }
 
 pub fn run(args: ScenarioArgs) -> Result<()> {
@@ -186,13 +186,22 @@ fn play_scenario<B: Backend, C: Serialize>(
         backend: backend.name(),
         cluster,
         checkpoint: checkpoint_origin(args.checkpoint.as_deref(), arms),
-        drs_checkpoint: invocation.drs.as_ref().map(|d| {
-            serde_json::json!({
-                "file": d.file.display().to_string(),
-                "nodes": d.meta.nodes,
-                "reward": d.meta.reward.arm_name(),
-                "weights_sha256": d.meta.weights_sha256,
-            })
+        drs_checkpoint: (!invocation.drs.is_empty()).then(|| {
+            invocation
+                .drs
+                .iter()
+                .map(|(arm, d)| {
+                    (
+                        arm.clone(),
+                        serde_json::json!({
+                            "checkpoint": d.origin,
+                            "nodes": d.meta.nodes,
+                            "weights_sha256": d.meta.weights_sha256,
+                        }),
+                    )
+                })
+                .collect::<serde_json::Map<_, _>>()
+                .into()
         }),
         agmarl_config: invocation
             .agmarl_config
@@ -233,7 +242,7 @@ fn play_scenario<B: Backend, C: Serialize>(
         progress: &progress,
         explain: args.explain,
         profile_files: &invocation.profile_files,
-        drs: invocation.drs.as_ref(),
+        drs: &invocation.drs,
     };
     runner.play_all(&jobs, invocation.jobs_in_parallel)?;
     progress.finish_and_clear();
@@ -385,7 +394,7 @@ fn arm_facts<B: Backend>(invocation: &Invocation, backend: &B) -> Result<BTreeMa
             // the simulator and schedlab's bind loop carry out what the policy answers
             scheduler::preempts(arm, &config).unwrap_or(false)
         };
-        if let Some(drs) = invocation.drs.as_ref().filter(|_| crate::drs_input::is_drs_arm(arm)) {
+        if let Some(drs) = invocation.drs.get(arm) {
             facts.insert(
                 arm.clone(),
                 ArmFacts {

@@ -73,7 +73,7 @@ fn trains_for_one_size_and_runs_there_only() {
     assert!(out.status.success(), "{}", stderr(&out));
     let manifest = json(&run.join("manifest.json"));
     assert_eq!(manifest["arm_facts"]["drs"]["training_run"], "seed:1000");
-    assert_eq!(manifest["drs_checkpoint"]["nodes"], 6);
+    assert_eq!(manifest["drs_checkpoint"]["drs"]["nodes"], 6);
     let records = fs::read_to_string(run.join("runs/drs/seed-1/records.jsonl")).unwrap();
     assert!(records.contains("\"pod_bound\""), "the network binds pods");
 
@@ -115,15 +115,62 @@ fn trains_for_one_size_and_runs_there_only() {
 }
 
 #[test]
-fn a_drs_arm_without_its_network_and_training_at_mixed_sizes_are_refused() {
+fn bundled_networks_run_at_their_size_and_another_size_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
+    // churn starts with 40 nodes: both rewards ship a network of that size
+    let run = tmp.path().join("run");
     let out = schedlab()
-        .args(["scenario", "churn", "--arms", "default,drs", "--seeds", "1", "--out"])
-        .arg(tmp.path().join("run"))
+        .args([
+            "scenario",
+            "churn",
+            "--arms",
+            "drs,drs-agmarl-reward",
+            "--seeds",
+            "1",
+            "--out",
+        ])
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let manifest = json(&run.join("manifest.json"));
+    for arm in ["drs", "drs-agmarl-reward"] {
+        let network = &manifest["drs_checkpoint"][arm];
+        assert_eq!(network["nodes"], 40);
+        let origin = network["checkpoint"].as_str().unwrap();
+        assert!(
+            origin.starts_with("bundled") && origin.contains(&format!("{arm}-n40")),
+            "{origin}"
+        );
+    }
+
+    // no network ships for 12 nodes
+    let out = schedlab()
+        .args([
+            "scenario",
+            "churn",
+            "--arms",
+            "default,drs",
+            "--seeds",
+            "1",
+            "--set",
+            "nodes=12",
+            "--out",
+        ])
+        .arg(tmp.path().join("refused"))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("--drs-checkpoint"), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("12 nodes (bundled: 10, 40 nodes)") && err.contains("--drs-checkpoint"),
+        "{err}"
+    );
+}
+
+#[test]
+fn training_at_mixed_sizes_and_a_damaged_checkpoint_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
 
     // pressure starts with 48 nodes and churn with 40
     let out = schedlab()

@@ -38,8 +38,8 @@ pub struct InvocationManifest<C> {
     /// the agmarl arms' checkpoint: "bundled" or a path
     #[serde(skip_serializing_if = "Option::is_none")]
     pub checkpoint: Option<String>,
-    /// the DRS arms' checkpoint (`--drs-checkpoint`): its path, cluster size
-    /// and weights digest
+    /// the DRS arms' networks, by arm: the checkpoint (`--drs-checkpoint`'s
+    /// path or the bundled one's origin), its cluster size and weights digest
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drs_checkpoint: Option<serde_json::Value>,
     /// `--agmarl-config`: the agmarl arms' controller settings, when not the defaults

@@ -86,6 +86,51 @@ impl DrsMeta {
     }
 }
 
+/// A checkpoint built into the binary.
+#[derive(Debug, Clone, Copy)]
+pub struct Bundled {
+    pub weights: &'static [u8],
+    pub sidecar: &'static str,
+    /// where it came from, for errors and manifests
+    pub origin: &'static str,
+}
+
+macro_rules! bundled_drs {
+    ($($file:literal),* $(,)?) => {
+        &[$(Bundled {
+            weights: include_bytes!(concat!("../../checkpoints/drs/", $file, ".safetensors")),
+            sidecar: include_str!(concat!("../../checkpoints/drs/", $file, ".json")),
+            origin: concat!("bundled checkpoint scheduler/checkpoints/drs/", $file, ".safetensors"),
+        }),*]
+    };
+}
+
+/// The networks small enough to ship (`scheduler/checkpoints/drs/`): each
+/// reward at 10 and 40 nodes (48 KB and 187 KB of weights). Larger sizes
+/// are trained with `schedlab train --variant ARM --set nodes=N`.
+pub const BUNDLED: &[Bundled] = bundled_drs!("drs-n10", "drs-n40", "drs-agmarl-reward-n10", "drs-agmarl-reward-n40");
+
+/// The bundled network of `reward` for `nodes` nodes, if one ships.
+pub fn bundled(reward: DrsReward, nodes: usize) -> Option<Result<(QNet, DrsMeta, &'static str), DrsError>> {
+    BUNDLED.iter().find_map(|b| {
+        let meta: DrsMeta = serde_json::from_str(b.sidecar).ok()?;
+        (meta.reward == reward && meta.nodes == nodes)
+            .then(|| load_bytes(b.weights, b.sidecar, b.origin).map(|(net, meta)| (net, meta, b.origin)))
+    })
+}
+
+/// The sizes a bundled network of `reward` exists for, ascending.
+pub fn bundled_sizes(reward: DrsReward) -> Vec<usize> {
+    let mut sizes: Vec<usize> = BUNDLED
+        .iter()
+        .filter_map(|b| serde_json::from_str::<DrsMeta>(b.sidecar).ok())
+        .filter(|m| m.reward == reward)
+        .map(|m| m.nodes)
+        .collect();
+    sizes.sort_unstable();
+    sizes
+}
+
 fn io_error(path: &Path, source: std::io::Error) -> DrsError {
     let file = path.display().to_string();
     if source.kind() == std::io::ErrorKind::NotFound {
@@ -232,6 +277,20 @@ pub fn load_bytes(weights: &[u8], sidecar: &str, file: &str) -> Result<(QNet, Dr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_bundled_network_loads_at_its_size() {
+        for reward in DrsReward::ALL {
+            assert_eq!(bundled_sizes(reward), vec![10, 40], "{reward:?}");
+            for n in [10, 40] {
+                let (net, meta, origin) = bundled(reward, n).expect("bundled").unwrap();
+                assert_eq!((net.nodes(), meta.nodes, meta.reward), (n, n, reward));
+                assert!(origin.contains(&format!("n{n}.safetensors")), "{origin}");
+                assert_eq!(meta.weights_sha256, weights_digest(&to_bytes(&net).unwrap()));
+            }
+            assert!(bundled(reward, 160).is_none());
+        }
+    }
 
     #[test]
     fn round_trip_and_the_size_check() {

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Table D of evaluations/PREREGISTRATION.md (amendments 9 and 10): claim 5,
+# `agmarl` against the monolithic foil `drs` over cluster sizes.
+#
+#   scripts/scaling-evaluation.sh OUT [SIZES]     # after cargo build --release
+#
+# SIZES (default "10 40 160 640"): the node counts. Per size N it trains
+# `drs` (`schedlab train --variant drs --set nodes=N --seed 1000 --episodes
+# 100`) into OUT/train/drs-nN unless that folder holds a finished one, runs
+# `churn` and `pressure` at N with agmarl, drs, default and cost-binpack on
+# evaluation seeds 1-10, one run at a time (decision time is measured: keep
+# the machine otherwise idle), then `schedlab scaling` over every folder
+# into OUT/table-d. A size whose training passes TRAIN_BUDGET seconds
+# (default 14400, the registered 4 hours) is stopped and runs without
+# `drs`. D3: the network trained at 40 nodes is asked to run at every other
+# size; each refusal is kept in OUT/d3.txt. SCHEDLAB overrides the binary.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${SCHEDLAB:-target/release/schedlab}
+out=${1:?usage: scripts/scaling-evaluation.sh OUT [SIZES]}
+sizes=${2:-10 40 160 640}
+budget=${TRAIN_BUDGET:-14400}
+mkdir -p "$out/train" "$out/runs"
+trainings=()
+for n in $sizes; do
+  t="$out/train/drs-n$n"
+  if [ ! -f "$t/checkpoint.safetensors" ] || [ -e "$t/INCOMPLETE" ]; then
+    rm -rf "$t"
+    timeout "$budget" "$bin" train --variant drs --set "nodes=$n" --seed 1000 --episodes 100 --out "$t" \
+      > "$out/train/drs-n$n.log" 2>&1 || echo "drs at $n nodes: training stopped or failed (see drs-n$n.log)" >&2
+  fi
+  for s in churn pressure; do
+    d="$out/runs/$s-n$n"
+    [ -f "$d/summary.json" ] && continue
+    rm -rf "$d"
+    if [ -f "$t/checkpoint.safetensors" ] && [ ! -e "$t/INCOMPLETE" ]; then
+      "$bin" scenario "$s" --arms agmarl,drs,default,cost-binpack --set "nodes=$n" --seeds 10 --jobs 1 \
+        --drs-checkpoint "$t/checkpoint.safetensors" --out "$d" > /dev/null
+    else
+      "$bin" scenario "$s" --arms agmarl,default,cost-binpack --set "nodes=$n" --seeds 10 --jobs 1 --out "$d" > /dev/null
+    fi
+  done
+  [ -f "$t/checkpoint.safetensors" ] && [ ! -e "$t/INCOMPLETE" ] && trainings+=(--training "$t")
+done
+# D3: the network of 40 nodes elsewhere
+: > "$out/d3.txt"
+if [ -f "$out/train/drs-n40/checkpoint.safetensors" ]; then
+  for n in $sizes; do
+    [ "$n" = 40 ] && continue
+    if "$bin" scenario churn --arms drs --set "nodes=$n" --seeds 1 --drs-checkpoint "$out/train/drs-n40/checkpoint.safetensors" \
+      --out "$out/d3-tmp" >> "$out/d3.txt" 2>&1; then
+      echo "at $n nodes: ran (unexpected)" >> "$out/d3.txt"
+    fi
+    rm -rf "$out/d3-tmp"
+  done
+fi
+rm -rf "$out/table-d"
+"$bin" scaling "$out"/runs/* "${trainings[@]}" --out "$out/table-d" > /dev/null
+echo "table D: $out/table-d/scaling.md"
