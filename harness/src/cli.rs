@@ -313,6 +313,10 @@ pub struct ScenarioArgs {
     pub repo: PathBuf,
 }
 
+/// Episodes of a default `schedlab train` run, with which the bundled
+/// checkpoints are trained (their sidecars record the wall time it took).
+pub const DEFAULT_EPISODES: u32 = 300;
+
 #[derive(Debug, Args)]
 pub struct TrainArgs {
     /// A scenario to train on (built-in name or YAML path; repeatable). Episodes take them in turn.
@@ -321,7 +325,7 @@ pub struct TrainArgs {
     pub scenarios: Vec<String>,
 
     /// How many episodes to play.
-    #[arg(long, default_value_t = crate::train_cmd::DEFAULT_EPISODES, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    #[arg(long, default_value_t = DEFAULT_EPISODES, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub episodes: u32,
 
     /// The first seed (at least 1000: seeds below are kept for evaluation); episode e uses SEED+e.

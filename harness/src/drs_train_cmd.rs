@@ -146,7 +146,7 @@ pub(crate) fn run(args: &TrainArgs, reward: DrsReward, scenarios: Vec<workloads:
         .seed
         .checked_add(episodes as u64 - 1)
         .ok_or_else(|| InputError(format!("--seed {}: too large for {episodes} episodes", args.seed)))?;
-    let out = args.out.clone().unwrap_or_else(crate::train_cmd::default_out);
+    let out = args.out.clone().unwrap_or_else(crate::train_common::default_out);
     let folder = RunFolder::create(&out)?;
     let started = Instant::now();
     let started_at = jiff::Timestamp::now();
@@ -161,7 +161,7 @@ pub(crate) fn run(args: &TrainArgs, reward: DrsReward, scenarios: Vec<workloads:
         reward.arm_name()
     );
 
-    let progress = crate::train_cmd::progress_bar(episodes as u64);
+    let progress = crate::train_common::progress_bar(episodes as u64);
     folder.append(CURVE_FILE, &format!("{CURVE_HEADER}\n"))?;
     let mut validation = format!("{VALIDATION_HEADER}\n");
     let mut transitions = 0usize;
@@ -233,7 +233,7 @@ pub(crate) fn run(args: &TrainArgs, reward: DrsReward, scenarios: Vec<workloads:
 
     let wall = started.elapsed().as_secs_f64();
     let mut training =
-        crate::train_cmd::training_record(args, &scenarios, (episodes, envs, last_seed), started_at, wall);
+        crate::train_common::training_record(args, &scenarios, (episodes, envs, last_seed), started_at, wall);
     training.extend(
         serde_json::json!({
             "updates": dqn.updates(),

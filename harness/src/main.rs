@@ -13,6 +13,7 @@ mod cluster_cmd;
 mod compare_cmd;
 mod drs_input;
 mod drs_train_cmd;
+mod episode_play;
 mod exit;
 mod explain;
 mod heads_cmd;
@@ -26,6 +27,7 @@ mod scaling_cmd;
 mod scenario_cmd;
 mod threads;
 mod train_cmd;
+mod train_common;
 mod train_validation;
 
 use clap::Parser;

@@ -21,21 +21,14 @@ use crate::exit::InputError;
 use crate::out::outln;
 use crate::train_validation as validation;
 use anyhow::{Context, Result, bail};
-use indicatif::{ProgressBar, ProgressStyle};
-use results::metrics::RunMetricsBuilder;
+use indicatif::ProgressBar;
 use results::run_folder::RunFolder;
 use scheduler::agmarl::checkpoint::{self, CheckpointMeta};
-use scheduler::agmarl::train::{
-    CURVE_HEADER, CurveRow, Episode, EpisodeStats, Explorer, HeadReport, RealisedTracker, RewardConfig, TrainConfig,
-    Trainer,
-};
+use scheduler::agmarl::train::{CURVE_HEADER, CurveRow, Episode, EpisodeStats, HeadReport, TrainConfig, Trainer};
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
-/// Episodes of a default run, with which the bundled checkpoint is trained
-/// (its sidecar records the wall time it took).
-pub const DEFAULT_EPISODES: u32 = 300;
 /// Seeds below this are kept for evaluation.
 pub const MIN_TRAINING_SEED: u64 = 1000;
 /// Scenarios trained on when none is given.
@@ -127,7 +120,7 @@ pub fn run(args: TrainArgs) -> Result<()> {
         .ok_or_else(|| InputError(format!("--seed {}: too large for {episodes} episodes", args.seed)))?;
     let heldout = validation::heldout_scenarios(&scenarios)?;
     let probes = validation::probes(&scenarios, &heldout, (args.seed, last_seed))?;
-    let out = args.out.clone().unwrap_or_else(default_out);
+    let out = args.out.clone().unwrap_or_else(crate::train_common::default_out);
 
     let folder = RunFolder::create(&out)?;
     let started = Instant::now();
@@ -135,7 +128,7 @@ pub fn run(args: TrainArgs) -> Result<()> {
     let mut trainer = Trainer::new(config, args.seed).context("setting up the trainer")?;
     tracing::info!(episodes, envs, out = %out.display(), "training");
 
-    let progress = progress_bar(episodes as u64);
+    let progress = crate::train_common::progress_bar(episodes as u64);
     folder.append(CURVE_FILE, &format!("{CURVE_HEADER}\n"))?;
     let mut curve = String::new();
     let mut transitions = 0usize;
@@ -205,7 +198,8 @@ pub fn run(args: TrainArgs) -> Result<()> {
     progress.finish_and_clear();
 
     let wall = started.elapsed().as_secs_f64();
-    let mut training = training_record(&args, &scenarios, (episodes, envs, last_seed), started_at, wall);
+    let mut training =
+        crate::train_common::training_record(&args, &scenarios, (episodes, envs, last_seed), started_at, wall);
     training.extend(
         serde_json::json!({
             "updates": trainer.learner().updates(),
@@ -316,53 +310,6 @@ fn read_config(path: &Path) -> Result<TrainConfig> {
         .map_err(|e| InputError(format!("--config {}: {e}", path.display())).into())
 }
 
-/// What every training run records in its sidecar's `training` object: the
-/// scenarios, seeds and schedule, the episodes and environments, the build,
-/// the command line, when it ran and its wall time; each trainer adds its own.
-pub(crate) fn training_record(
-    args: &TrainArgs,
-    scenarios: &[workloads::Scenario],
-    (episodes, envs, last_seed): (usize, usize, u64),
-    started_at: jiff::Timestamp,
-    wall: f64,
-) -> serde_json::Map<String, serde_json::Value> {
-    let build = crate::build_info::current();
-    let record = serde_json::json!({
-        "scenarios": scenarios.iter().map(|s| serde_json::json!({
-            "name": s.name(),
-            "origin": s.origin(),
-            "params": s.params(),
-        })).collect::<Vec<_>>(),
-        "set": args.set,
-        "seed": args.seed,
-        "seeds": {"first": args.seed, "last": last_seed},
-        "schedule": "episode e (from 0) plays scenarios[e mod len] with seed first + e",
-        "episodes": episodes,
-        "envs": envs,
-        "schedlab_version": build.schedlab_version,
-        "git_revision": build.git_revision,
-        "command_line": std::env::args().collect::<Vec<_>>(),
-        "started_at": started_at,
-        "finished_at": jiff::Timestamp::now(),
-        "wall_seconds": wall,
-    });
-    record.as_object().cloned().unwrap_or_default()
-}
-
-pub(crate) fn default_out() -> PathBuf {
-    let now = jiff::Zoned::now();
-    PathBuf::from("runs").join(format!("train-{}", now.strftime("%Y%m%d-%H%M%S")))
-}
-
-pub(crate) fn progress_bar(len: u64) -> ProgressBar {
-    let bar = ProgressBar::new(len);
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} episodes (eta {eta}) {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    bar
-}
-
 /// One episode of a round.
 struct Slot<'a> {
     index: usize,
@@ -381,53 +328,11 @@ fn play_round(trainer: &Trainer, slots: &[Slot<'_>], progress: &ProgressBar) -> 
     let reward = trainer.config().reward;
     let work: Vec<_> = slots.iter().zip(explorers).collect();
     let outcomes = crate::threads::one_thread_each(work, "an episode", |(slot, explorer)| {
-        let episode = play_episode(slot.scenario, slot.seed, explorer, trainer.tracker(), &reward, None)
-            .with_context(|| format!("episode on {} seed {}", slot.scenario.name(), slot.seed));
+        let episode =
+            crate::episode_play::play_episode(slot.scenario, slot.seed, explorer, trainer.tracker(), &reward, None)
+                .with_context(|| format!("episode on {} seed {}", slot.scenario.name(), slot.seed));
         progress.inc(1);
         episode
     });
     outcomes.into_iter().collect()
-}
-
-/// Forwards the simulator's records to the realised-metrics tracker and,
-/// for a probe episode, to the run's metrics.
-struct TrackerSink<'a> {
-    tracker: &'a mut RealisedTracker,
-    metrics: Option<&'a mut RunMetricsBuilder>,
-}
-
-impl schedlab_core::RecordSink for TrackerSink<'_> {
-    fn record(&mut self, record: schedlab_core::Record) {
-        self.tracker.observe(&record);
-        if let Some(metrics) = self.metrics.as_deref_mut() {
-            metrics.push(&record);
-        }
-    }
-}
-
-/// Plays `scenario` at `seed` on the simulator with `explorer` deciding,
-/// and assembles what it taught; the records also go to `metrics` when given.
-pub(crate) fn play_episode(
-    scenario: &workloads::Scenario,
-    seed: u64,
-    mut explorer: Explorer,
-    mut tracker: RealisedTracker,
-    reward: &RewardConfig,
-    metrics: Option<&mut RunMetricsBuilder>,
-) -> Result<Episode> {
-    let timeline = scenario.expand(seed);
-    let sim = schedlab_core::sim::Sim::new(timeline, seed, schedlab_core::behaviour::ModelConfig::default())
-        .context("setting up the simulator")?;
-    let mut placer =
-        |pod: &schedlab_core::PendingPod<'_>, view: &schedlab_core::ClusterView<'_>| explorer.place(pod, view);
-    let summary = sim.finish(
-        &mut placer,
-        &mut TrackerSink {
-            tracker: &mut tracker,
-            metrics,
-        },
-    );
-    tracing::debug!(scenario = scenario.name(), seed, ?summary, "episode played");
-    let realised = tracker.take_completed();
-    Ok(explorer.finish(realised, tracker.horizon(), reward)?)
 }

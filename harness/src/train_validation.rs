@@ -16,7 +16,7 @@
 //!
 //! The same probes every time, so the points of a curve compare.
 
-use crate::train_cmd::play_episode;
+use crate::episode_play::play_episode;
 use anyhow::{Context, Result, bail};
 use results::metrics::RunMetricsBuilder;
 use scheduler::agmarl::train::{EpisodeStats, Explorer, HeadReport, HeadStats, RealisedTracker, RewardConfig, Trainer};
