@@ -561,7 +561,7 @@ fn a_report_over_the_claim_scenarios_adds_the_claims_table() {
         serde_json::from_str(&fs::read_to_string(report.join("claims.json")).unwrap()).unwrap();
     assert_eq!(json["arm"], "agmarl");
     assert_eq!(json["claims"].as_array().unwrap().len(), 4);
-    assert_eq!(json["preregistration"]["date"], "2026-12-06");
+    assert_eq!(json["preregistration"]["date"], "2026-12-07");
     for claim in json["claims"].as_array().unwrap() {
         let verdict = claim["verdict"].as_str().unwrap();
         assert!(

@@ -77,13 +77,13 @@ fn every_format_holds_the_section() {
     let sha = &t.registration.sha256;
     for (name, text) in [("terminal", &term), ("markdown", &md), ("latex", &tex), ("html", &html)] {
         assert!(
-            text.contains(sha.as_str()) && text.contains("2026-12-06"),
+            text.contains(sha.as_str()) && text.contains("2026-12-07"),
             "{name} lacks the pre-registration"
         );
         assert!(text.contains("agmarl-untrained"), "{name} lacks the control");
     }
     assert_eq!(json["preregistration"]["sha256"], sha.as_str());
-    assert_eq!(json["preregistration"]["date"], "2026-12-06");
+    assert_eq!(json["preregistration"]["date"], "2026-12-07");
     for claim in &t.claims {
         let title = format!(
             "Claim {} ({}): {}",
@@ -141,7 +141,7 @@ fn every_format_holds_the_section() {
         json["claims"][4]["verdicts"][0]["reasons"][0]
             .as_str()
             .unwrap()
-            .contains("no monolithic foil")
+            .contains("table D")
     );
     assert_eq!(json["holm_family_size"].as_u64(), Some(t.family_size() as u64));
     // deterministic

@@ -326,7 +326,9 @@ pub const CLAIMS: &[ClaimSpec] = &[
                 agent does not",
         regime: &[],
         rows: &[],
-        without_rows: Some("no monolithic foil"),
+        without_rows: Some(
+            "judged in table D against the monolithic foil `drs` over cluster sizes (`schedlab scaling`), not against the baselines",
+        ),
     },
 ];
 

@@ -17,6 +17,7 @@ pub mod mapping;
 pub mod prereg;
 pub mod render;
 pub mod table;
+pub mod table_d;
 pub mod verdict;
 
 pub use catalogue::{ClaimName, ClaimRole, ClaimUse};
@@ -28,6 +29,7 @@ pub use mapping::{
 };
 pub use prereg::Registration;
 pub use table::{BaselineVerdict, Cell, ClaimResult, ClaimsTable, Family, Judgement, RegimeCheck, Row, ScenarioFacts};
+pub use table_d::{TABLE_D, TableD};
 pub use verdict::{Outcome, Regime, VERDICT_RULE, Verdict, verdict};
 
 use crate::definitions::Better;

@@ -9,6 +9,7 @@ use super::mapping::{
     Applies, BASELINES, CLAIMS, CONTROLS, DEFAULT_ARM, EVALUATION_SEEDS, HEADLINE_BASELINE, HOLM_FAMILY,
     PREREG_VERSION, REPLICATION_UNIT, TRAINING_SEEDS,
 };
+use super::table_d::TABLE_D;
 use serde_json::{Map, Value, json};
 
 /// Where the file lives in the repository.
@@ -95,6 +96,9 @@ pub fn code_mapping() -> Value {
                 claim.insert("regime".into(), Value::Array(regime));
             }
             claim.insert("rows".into(), Value::Array(rows));
+            if c.number == TABLE_D.claim {
+                claim.insert("table_d".into(), TABLE_D.to_value());
+            }
             Value::Object(claim)
         })
         .collect();
@@ -204,9 +208,17 @@ mod tests {
     #[test]
     fn the_code_mapping_is_the_pre_registered_one() {
         let r = registration().unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(r.date, "2026-12-06");
+        assert_eq!(r.date, "2026-12-07");
         assert_eq!(r.sha256.len(), 64);
         assert_eq!(r.sha256, schedlab_core::digest::sha256_hex(PREREGISTRATION.as_bytes()));
+    }
+
+    /// The pre-registration with `from` replaced by `to` once in the block in force.
+    fn in_force(from: &str, to: &str) -> String {
+        let at = PREREGISTRATION.rfind(FENCE).unwrap();
+        let (before, block) = PREREGISTRATION.split_at(at);
+        assert!(block.contains(from), "{from}");
+        format!("{before}{}", block.replacen(from, to, 1))
     }
 
     /// The check fails, naming the field and both values, whenever the two differ.
@@ -262,10 +274,21 @@ mod tests {
             ("    rows: []", "    rows: [{metric: cost_usd}]", "claims[4].rows[0]"),
             // a field the code does not know
             ("version: 1\n", "version: 1\nextra: 2\n", "extra"),
+            // table D's numbers
+            (
+                "resamples: 2000,",
+                "resamples: 1000,",
+                "claims[4].table_d.primary.resamples",
+            ),
+            (
+                "metrics: [cost_usd, failures_per_running_pod_hour]",
+                "metrics: [cost_usd]",
+                "claims[4].table_d.guards.metrics[1]",
+            ),
+            ("foil: drs\n", "foil: drs-agmarl-reward\n", "claims[4].table_d.foil"),
         ];
         for (from, to, field) in cases {
-            assert!(PREREGISTRATION.contains(from), "{from}");
-            let changed = PREREGISTRATION.replacen(from, to, 1);
+            let changed = in_force(from, to);
             let err = check(&changed).expect_err(field);
             match &err {
                 ClaimsError::Preregistration { field: f, .. } => assert_eq!(f, field, "{err}"),
@@ -274,11 +297,24 @@ mod tests {
             assert!(err.to_string().contains(PREREGISTRATION_PATH), "{err}");
         }
         // a row moved: rows are compared in order
-        let swapped = PREREGISTRATION
-            .replacen("{metric: cost_rate_cv,", "{metric: TMP,", 1)
-            .replacen("{metric: pareto_hv,", "{metric: cost_rate_cv,", 1)
-            .replacen("{metric: TMP,", "{metric: pareto_hv,", 1);
+        let tmp = in_force("{metric: cost_rate_cv,", "{metric: TMP,");
+        let at = tmp.rfind(FENCE).unwrap();
+        let swapped = format!(
+            "{}{}",
+            &tmp[..at],
+            tmp[at..]
+                .replacen("{metric: pareto_hv,", "{metric: cost_rate_cv,", 1)
+                .replacen("{metric: TMP,", "{metric: pareto_hv,", 1)
+        );
         assert!(check(&swapped).is_err());
+        // a block before the one in force says nothing
+        let first = PREREGISTRATION.find(FENCE).unwrap();
+        let old = format!(
+            "{}{}",
+            &PREREGISTRATION[..first],
+            PREREGISTRATION[first..].replacen("holm_family: table-judged-baseline", "holm_family: table", 1)
+        );
+        assert!(check(&old).is_ok());
         assert!(check("no block here").is_err());
     }
 

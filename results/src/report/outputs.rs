@@ -482,7 +482,7 @@ mod tests {
         );
         assert!(!added.contains("Claim 1 "), "claim 1 is not declared");
         assert!(
-            added.contains("SHA-256") && added.contains("2026-12-06"),
+            added.contains("SHA-256") && added.contains("2026-12-07"),
             "the pre-registration is named"
         );
         assert!(text_of(&files, "report.tex").contains("\\section*{Claims}"));

@@ -13,6 +13,8 @@ pub enum ScalingError {
     Format { file: String, detail: String },
     #[error("{folder}: not a complete run folder (its INCOMPLETE marker is there)")]
     Incomplete { folder: String },
+    #[error(transparent)]
+    Preregistration(#[from] crate::claims::ClaimsError),
     #[error("{first} and {second} both hold {scenario} at {nodes} nodes: give each size of a scenario once")]
     Duplicate {
         scenario: String,
@@ -25,6 +27,11 @@ pub enum ScalingError {
 impl ScalingError {
     /// Every one of these is about a folder the user named.
     pub fn is_input_error(&self) -> bool {
-        !matches!(self, ScalingError::Io { source, .. } if source.kind() != std::io::ErrorKind::NotFound)
+        match self {
+            ScalingError::Io { source, .. } => source.kind() == std::io::ErrorKind::NotFound,
+            // the built-in registration disagreeing with the code is a fault of the build
+            ScalingError::Preregistration(_) => false,
+            _ => true,
+        }
     }
 }

@@ -141,7 +141,7 @@ pub struct Converged {
 
 /// How close every later validation reward must stay to the mean of the
 /// last three (amendment 9).
-pub const CONVERGENCE_BAND: f64 = 0.02;
+pub const CONVERGENCE_BAND: f64 = crate::claims::TABLE_D.convergence_band;
 
 /// The first validation point after which every validation reward lies
 /// within [`CONVERGENCE_BAND`] of the mean of the last three; `points` are

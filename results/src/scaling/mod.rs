@@ -24,6 +24,7 @@ mod render;
 pub use error::ScalingError;
 pub use input::{Converged, RunPoint, SizeRuns, TrainingFacts, read_folder, read_training};
 
+use crate::claims::TABLE_D;
 use crate::claims::verdict::Outcome;
 use crate::stats::cliffs_delta;
 use crate::stats::{holm, mann_whitney, percentile_interval};
@@ -32,14 +33,14 @@ use schedlab_core::rng::{purpose, stream};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// Bootstrap resamples of D1.
-pub const RESAMPLES: usize = 2_000;
+/// Bootstrap resamples of D1 (as registered: [`TABLE_D`]).
+pub const RESAMPLES: usize = TABLE_D.resamples;
 /// D1's interval.
-pub const CONFIDENCE: f64 = 0.95;
+pub const CONFIDENCE: f64 = TABLE_D.confidence;
 /// D2's significance level after Holm.
-pub const ALPHA: f64 = 0.05;
+pub const ALPHA: f64 = TABLE_D.alpha;
 /// Sizes an exponent needs.
-pub const MIN_SIZES: usize = 3;
+pub const MIN_SIZES: usize = TABLE_D.min_sizes;
 /// Seed of the resampling streams.
 const STATS_SEED: u64 = 9;
 /// Stream key (under `purpose::STATISTICS`).
@@ -103,6 +104,17 @@ pub struct ScalingTable {
     /// per foil arm: the exponent of wall time to converge in N
     pub training_exponents: BTreeMap<String, Option<f64>>,
     pub verdict: Verdict,
+    /// the registration it was computed under
+    pub preregistration: Preregistration,
+}
+
+/// Which registered rules table D followed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Preregistration {
+    pub path: &'static str,
+    /// the date of the block in force
+    pub date: String,
+    pub sha256: String,
 }
 
 fn p99_by_size(runs: &[&SizeRuns], arm: &str) -> fit::BySize {
@@ -180,11 +192,7 @@ fn quality(runs: &[&SizeRuns], judged: &str, foil: &str) -> Vec<Quality> {
         let (Some(j), Some(f)) = (r.arms.get(judged), r.arms.get(foil)) else {
             continue;
         };
-        type Get = fn(&RunPoint) -> Option<f64>;
-        let metrics: [(&'static str, Get); 2] = [
-            ("cost_usd", |p| p.cost_usd),
-            ("failures_per_running_pod_hour", |p| p.failures_per_running_pod_hour),
-        ];
+        let metrics = TABLE_D.guards.iter().filter_map(|m| Some((*m, guard_value(m)?)));
         for (metric, get) in metrics {
             let x: Vec<f64> = j.iter().filter_map(get).collect();
             let y: Vec<f64> = f.iter().filter_map(get).collect();
@@ -213,6 +221,15 @@ fn quality(runs: &[&SizeRuns], judged: &str, foil: &str) -> Vec<Quality> {
         };
     }
     tests
+}
+
+/// A D2 guard's value in a run, by the metric the registration names.
+fn guard_value(metric: &str) -> Option<fn(&RunPoint) -> Option<f64>> {
+    match metric {
+        "cost_usd" => Some(|p| p.cost_usd),
+        "failures_per_running_pod_hour" => Some(|p| p.failures_per_running_pod_hour),
+        _ => None,
+    }
 }
 
 /// Table D from the run folders `runs` (each one scenario at one size) and
@@ -268,7 +285,13 @@ pub fn analyse(
     } else {
         Verdict::NotShown
     };
+    let registration = crate::claims::prereg::registration()?;
     Ok(ScalingTable {
+        preregistration: Preregistration {
+            path: crate::claims::prereg::PREREGISTRATION_PATH,
+            date: registration.date,
+            sha256: registration.sha256,
+        },
         judged: judged.to_string(),
         foil: foil.to_string(),
         growth,
@@ -364,6 +387,15 @@ mod tests {
         assert_eq!(t.growth[0].outcome, Outcome::Better);
         assert!(t.quality.iter().any(|q| q.outcome == Outcome::Worse && q.nodes == 160));
         assert_eq!(t.verdict, Verdict::NotShown);
+    }
+
+    /// Every registered guard is read from the runs: none is skipped silently.
+    #[test]
+    fn every_registered_guard_has_a_value() {
+        for g in TABLE_D.guards {
+            assert!(guard_value(g).is_some(), "{g}");
+        }
+        assert_eq!(TABLE_D.primary, "decision_p99_ms");
     }
 
     #[test]

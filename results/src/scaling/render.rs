@@ -27,10 +27,14 @@ impl ScalingTable {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "# Table D: claim 5, scaling (`{}` against `{}`)\n\nVerdict: **{}** (pre-registration, amendment 9).\n",
+            "# Table D: claim 5, scaling (`{}` against `{}`)\n\nVerdict: **{}** (as pre-registered, amendments 9–11 \
+             of `{}`, registered {}, SHA-256 {}).\n",
             self.judged,
             self.foil,
-            self.verdict.as_str()
+            self.verdict.as_str(),
+            self.preregistration.path,
+            self.preregistration.date,
+            self.preregistration.sha256
         );
         let _ = writeln!(
             s,
