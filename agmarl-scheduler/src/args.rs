@@ -27,6 +27,13 @@ pub struct Args {
     /// default: the checkpoint built into the binary
     #[arg(long)]
     pub checkpoint: Option<PathBuf>,
+    /// run the monolithic foil instead of AGMARL-DKS: a DRS network
+    /// (`schedlab train --variant drs --set nodes=N`, safetensors with its
+    /// JSON sidecar). It decides for a cluster of exactly the size it was
+    /// trained for, so the scheduler refuses to start when the nodes it sees
+    /// (after --node-selector) are another number
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["checkpoint", "agmarl_config"])]
+    pub drs_checkpoint: Option<PathBuf>,
     /// the AGMARL controller's settings as JSON, any subset of its fields
     /// (as `schedlab scenario --agmarl-config`), e.g. `{"preemption": false}`
     /// to leave a pod no node takes unschedulable instead of preempting pods
@@ -130,6 +137,7 @@ mod tests {
         assert_eq!(a.log_format, LogFormat::Json);
         assert_eq!(a.checkpoint, None);
         assert_eq!(a.agmarl_config, None);
+        assert_eq!(a.drs_checkpoint, None);
         assert_eq!(a.namespace, None);
     }
 
@@ -176,6 +184,16 @@ mod tests {
         assert_eq!(a.lease_duration, Duration::from_secs(4));
         assert_eq!(a.log_format, LogFormat::Text);
         assert_eq!((a.seed, a.qps, a.burst), (7, 100.0, 200));
+    }
+
+    #[test]
+    fn the_foil_replaces_agmarl_and_takes_none_of_its_files() {
+        let a = parse(&["--drs-checkpoint", "/drs.safetensors"]).unwrap();
+        assert_eq!(a.drs_checkpoint, Some(PathBuf::from("/drs.safetensors")));
+        for other in ["--checkpoint", "--agmarl-config"] {
+            let err = parse(&["--drs-checkpoint", "/d", other, "/x"]).unwrap_err().to_string();
+            assert!(err.contains("--drs-checkpoint") && err.contains(other), "{err}");
+        }
     }
 
     #[test]

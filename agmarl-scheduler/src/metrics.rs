@@ -165,9 +165,8 @@ impl Metrics {
         self.live.clone()
     }
 
-    /// One decision: its answer, the policy's time, and the controller's
-    /// state after it.
-    pub fn record_decision(&self, answer: Answer, took: Duration, level: StressLevel, order: Option<[Objective; 3]>) {
+    /// One decision: its answer and the policy's time.
+    pub fn record_decision(&self, answer: Answer, took: Duration) {
         self.decisions.inc();
         match answer {
             Answer::Bind => {}
@@ -182,7 +181,6 @@ impl Metrics {
             }
         }
         self.decision_latency.observe(took.as_secs_f64());
-        self.set_policy_state(level, order);
     }
 
     /// The stress level and the objective order in force.
@@ -287,25 +285,11 @@ mod tests {
     fn decisions_and_state_show_up() {
         let m = Metrics::new();
         let stressed = scheduler::agmarl::stress::objective_order(StressLevel::Stressed);
-        m.record_decision(Answer::Bind, Duration::from_micros(300), StressLevel::Calm, None);
-        m.record_decision(
-            Answer::Decline,
-            Duration::from_millis(2),
-            StressLevel::Stressed,
-            Some(stressed),
-        );
-        m.record_decision(
-            Answer::Unschedulable,
-            Duration::from_millis(1),
-            StressLevel::Stressed,
-            Some(stressed),
-        );
-        m.record_decision(
-            Answer::Preempt,
-            Duration::from_millis(1),
-            StressLevel::Stressed,
-            Some(stressed),
-        );
+        m.record_decision(Answer::Bind, Duration::from_micros(300));
+        m.record_decision(Answer::Decline, Duration::from_millis(2));
+        m.record_decision(Answer::Unschedulable, Duration::from_millis(1));
+        m.record_decision(Answer::Preempt, Duration::from_millis(1));
+        m.set_policy_state(StressLevel::Stressed, Some(stressed));
         m.set_leader(true);
         m.set_pending(4);
         let text = m.encode().unwrap();

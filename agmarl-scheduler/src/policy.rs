@@ -1,18 +1,60 @@
 //! The policy the bind loop asks: AGMARL-DKS from the bundled checkpoint or
-//! a file, timed and counted into the metrics.
+//! a file, or the monolithic foil (a DRS network trained for this cluster's
+//! size), timed and counted into the metrics.
 
 use crate::metrics::{Answer, Metrics};
 use kube_backend::bind::Placer;
 use schedlab_core::{ClusterView, PendingPod, Placement};
 use scheduler::Scheduler;
 use scheduler::agmarl::{AgmarlConfig, AgmarlScheduler, CheckpointError, checkpoint};
+use scheduler::drs::{DrsError, DrsMeta, DrsScheduler};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+/// What decides.
+pub enum Policy {
+    /// AGMARL-DKS, the full method
+    Agmarl(Box<AgmarlScheduler>),
+    /// the monolithic foil (`drs` or `drs-agmarl-reward`): one Q-network over
+    /// every node, for a cluster of the size it was trained for
+    Drs(Box<DrsScheduler>),
+}
+
+impl std::fmt::Debug for Policy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Policy").field(&self.arm()).finish()
+    }
+}
+
+impl Policy {
+    fn scheduler(&mut self) -> &mut dyn Scheduler {
+        match self {
+            Policy::Agmarl(p) => p.as_mut(),
+            Policy::Drs(p) => p.as_mut(),
+        }
+    }
+
+    /// The arm's name (`agmarl`, `drs`, `drs-agmarl-reward`).
+    pub fn arm(&self) -> &str {
+        match self {
+            Policy::Agmarl(p) => p.name(),
+            Policy::Drs(p) => p.name(),
+        }
+    }
+
+    /// Puts AGMARL's stress level and objective order into `metrics` (the
+    /// foil has neither: its gauges stay at their calm, unranked start).
+    pub fn export_state(&self, metrics: &Metrics) {
+        if let Policy::Agmarl(p) = self {
+            metrics.set_policy_state(p.decision_level(), p.objective_order());
+        }
+    }
+}
+
 /// The policy, shared by the bind loops of successive leadership terms so
 /// the controller's stress state carries over.
-pub type SharedPolicy = Arc<Mutex<AgmarlScheduler>>;
+pub type SharedPolicy = Arc<Mutex<Policy>>;
 
 /// AGMARL-DKS (the full method) with the checkpoint at `path`, or the one
 /// built into the binary, and the controller settings `config` (with
@@ -37,32 +79,41 @@ pub fn load(path: Option<&Path>, config: AgmarlConfig, seed: u64) -> scheduler::
     );
     // the heads' measured errors: the selection's tolerance and the learned restraint's margin
     let measured = meta.measured_error();
-    Ok(Arc::new(Mutex::new(
+    Ok(Arc::new(Mutex::new(Policy::Agmarl(Box::new(
         AgmarlScheduler::new(net, config, seed).with_measured_error(measured),
-    )))
+    )))))
+}
+
+/// The monolithic foil from the DRS checkpoint at `path` (with
+/// DefaultPreemption, as every arm of the lab), and what its sidecar says:
+/// the caller checks the cluster's size against it
+/// ([`DrsMeta::check_cluster`]) before the first decision. Errors name the
+/// file.
+pub fn load_drs(path: &Path, seed: u64) -> Result<(SharedPolicy, DrsMeta), DrsError> {
+    let (net, meta) = scheduler::drs::checkpoint::load(path)?;
+    let weights = net.weights()?;
+    tracing::info!(
+        checkpoint = %path.display(),
+        arm = meta.reward.arm_name(),
+        nodes = meta.nodes,
+        "policy loaded (the monolithic foil)"
+    );
+    let policy = DrsScheduler::new(meta.reward, weights, seed);
+    Ok((Arc::new(Mutex::new(Policy::Drs(Box::new(policy)))), meta))
 }
 
 /// One decision with `policy`, recorded in `metrics`.
-pub fn decide(
-    policy: &mut AgmarlScheduler,
-    metrics: &Metrics,
-    pod: &PendingPod<'_>,
-    view: &ClusterView<'_>,
-) -> Placement {
+pub fn decide(policy: &mut Policy, metrics: &Metrics, pod: &PendingPod<'_>, view: &ClusterView<'_>) -> Placement {
     let started = Instant::now();
-    let placement = policy.schedule(pod, view);
+    let placement = policy.scheduler().schedule(pod, view);
     let answer = match &placement {
         Placement::Bind(_) => Answer::Bind,
         Placement::Decline { .. } => Answer::Decline,
         Placement::Unschedulable { .. } => Answer::Unschedulable,
         Placement::Preempt { .. } => Answer::Preempt,
     };
-    metrics.record_decision(
-        answer,
-        started.elapsed(),
-        policy.decision_level(),
-        policy.objective_order(),
-    );
+    metrics.record_decision(answer, started.elapsed());
+    policy.export_state(metrics);
     placement
 }
 
@@ -171,9 +222,40 @@ mod tests {
     }
 
     #[test]
+    fn the_foil_decides_and_is_counted_without_a_stress_state() {
+        use scheduler::testing::{cluster, node, pending, pod, view};
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scheduler/checkpoints/drs/drs-n10.safetensors");
+        let (policy, meta) = load_drs(&file, 0).unwrap();
+        assert_eq!((meta.nodes, policy.lock().unwrap().arm()), (10, "drs"));
+        assert!(meta.check_cluster("f", 10).is_ok());
+        assert!(
+            meta.check_cluster("f", 11)
+                .unwrap_err()
+                .to_string()
+                .contains("trained for 10 nodes")
+        );
+        let metrics = Metrics::new();
+        let nodes = cluster([node("a"), node("b")]);
+        let small = pod().cpu("1").build();
+        let placement = decide(&mut policy.lock().unwrap(), &metrics, &pending(&small), &view(&nodes));
+        assert!(matches!(placement, Placement::Bind(_)), "{placement:?}");
+        let text = metrics.encode().unwrap();
+        assert!(text.contains("agmarl_decisions_total 1"), "{text}");
+        assert!(text.contains("agmarl_stress_level 0"), "{text}");
+        let missing = load_drs(Path::new("/nonexistent/drs.safetensors"), 0).unwrap_err();
+        assert!(
+            missing.to_string().contains("/nonexistent/drs.safetensors"),
+            "{missing}"
+        );
+    }
+
+    #[test]
     fn the_bundled_checkpoint_loads() {
         let policy = load(None, AgmarlConfig::default(), 3).unwrap();
-        assert_eq!(policy.lock().unwrap().seed(), 3);
-        assert_eq!(policy.lock().unwrap().name(), "agmarl");
+        let Policy::Agmarl(p) = &*policy.lock().unwrap() else {
+            panic!("not AGMARL")
+        };
+        assert_eq!(p.seed(), 3);
+        assert_eq!(p.name(), "agmarl");
     }
 }

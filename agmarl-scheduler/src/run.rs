@@ -28,6 +28,8 @@ pub enum RunError {
     Config(#[from] ConfigError),
     #[error(transparent)]
     Checkpoint(#[from] scheduler::Error),
+    #[error(transparent)]
+    Drs(#[from] scheduler::drs::DrsError),
     #[error("cannot listen on {addr}: {source}")]
     Listen {
         addr: SocketAddr,
@@ -68,6 +70,22 @@ pub async fn connect(args: &Args) -> Result<ApiClient, RunError> {
     kube_backend::client::check_implicit_kubeconfigs()?;
     let config = kube::Config::infer().await.map_err(RunError::InCluster)?;
     Ok(ApiClient::from_config(config, &opts).await?)
+}
+
+/// The nodes the scheduler places on (those `selector` picks): the size a
+/// DRS network must have been trained for.
+async fn count_nodes(api: &ApiClient, selector: Option<&str>) -> Result<usize, RunError> {
+    use k8s_openapi::api::core::v1::Node;
+    let mut params = kube::api::ListParams::default();
+    if let Some(selector) = selector {
+        params = params.labels(selector);
+    }
+    api.throttle().await;
+    let nodes = kube::Api::<Node>::all(api.client())
+        .list_metadata(&params)
+        .await
+        .map_err(KubeError::api("counting the nodes the DRS network decides for"))?;
+    Ok(nodes.items.len())
 }
 
 /// One leadership term's bind loop.
@@ -115,25 +133,34 @@ struct Ctx<'a> {
 pub async fn run(args: Args, shutdown: CancellationToken) -> Result<(), RunError> {
     let (duration_secs, grace_secs) = lease_timing(args.lease_duration)?;
     let clock = ScenarioClock::starting_now(1.0).map_err(|e| RunError::Kube(KubeError::Other(e.to_string())))?;
-    let agmarl = match args.agmarl_config.as_deref() {
-        Some(path) => config::read(path)?,
-        None => scheduler::agmarl::AgmarlConfig::default(),
+    let (policy, drs) = match args.drs_checkpoint.as_deref() {
+        Some(path) => {
+            let (policy, meta) = policy::load_drs(path, args.seed)?;
+            (policy, Some((path, meta)))
+        }
+        None => {
+            let agmarl = match args.agmarl_config.as_deref() {
+                Some(path) => config::read(path)?,
+                None => scheduler::agmarl::AgmarlConfig::default(),
+            };
+            (policy::load(args.checkpoint.as_deref(), agmarl, args.seed)?, None)
+        }
     };
-    let policy = policy::load(args.checkpoint.as_deref(), agmarl, args.seed)?;
     let listener = http::bind(args.listen).await.map_err(|source| RunError::Listen {
         addr: args.listen,
         source,
     })?;
     let bound = listener.local_addr().unwrap_or(args.listen);
     let api = connect(&args).await?;
+    if let Some((path, meta)) = &drs {
+        let nodes = count_nodes(&api, args.node_selector.as_deref()).await?;
+        meta.check_cluster(&path.display().to_string(), nodes)?;
+    }
     let identity = args.identity();
     tracing::info!(%identity, server = %api.server(), listen = %bound, scheduler = %args.scheduler_name, "starting");
 
     let metrics = Arc::new(Metrics::new());
-    {
-        let p = policy.lock().unwrap_or_else(|p| p.into_inner());
-        metrics.set_policy_state(p.decision_level(), p.objective_order());
-    }
+    policy.lock().unwrap_or_else(|p| p.into_inner()).export_state(&metrics);
     let health = Arc::new(Health::new(Instant::now()));
     let background = CancellationToken::new();
     let server = tokio::spawn(http::serve(

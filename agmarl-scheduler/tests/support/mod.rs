@@ -163,6 +163,18 @@ pub struct Replica {
 
 impl Replica {
     pub fn start(dir: &Path, kubeconfig: &Path, run: &str, identity: &str, lease_duration: &str) -> Replica {
+        Replica::start_with(dir, kubeconfig, run, identity, lease_duration, &[])
+    }
+
+    /// [`Replica::start`] with more flags.
+    pub fn start_with(
+        dir: &Path,
+        kubeconfig: &Path,
+        run: &str,
+        identity: &str,
+        lease_duration: &str,
+        extra: &[&str],
+    ) -> Replica {
         let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
         let log = dir.join(format!("{identity}.log"));
         let child = Command::new(env!("CARGO_BIN_EXE_agmarl-scheduler"))
@@ -172,6 +184,7 @@ impl Replica {
             .args(["--node-selector", &labels::run_selector(run)])
             .args(["--identity", identity, "--lease-duration", lease_duration])
             .args(["--listen", &addr.to_string(), "--log-format", "text"])
+            .args(extra)
             .env("RUST_LOG", "info,kube_lease_manager=debug")
             .env_remove("POD_NAME")
             .stdin(Stdio::null())
