@@ -8,7 +8,7 @@ use crate::out::outln;
 use anyhow::{Context, Result, bail};
 use results::report::OutputFile;
 use results::run_folder::write_report;
-use results::scaling::{analyse, read_folder, read_training};
+use results::scaling::{JudgedTraining, analyse, read_folder, read_training};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -28,6 +28,11 @@ pub struct ScalingArgs {
     /// The monolithic foil.
     #[arg(long, default_value = "drs")]
     pub foil: String,
+
+    /// The judged arm's checkpoint, for its one training (D4): the one its runs used. Default: the checkpoint
+    /// bundled for the judged arm.
+    #[arg(long, value_name = "FILE")]
+    pub judged_checkpoint: Option<PathBuf>,
 
     /// Where to write scaling.md, scaling.json and the figure scaling.svg/png (a new or empty folder).
     #[arg(long)]
@@ -58,7 +63,8 @@ pub fn run(args: ScalingArgs) -> Result<()> {
         .iter()
         .map(|d| read_training(d).map_err(input))
         .collect::<Result<Vec<_>>>()?;
-    let table = analyse(&runs, training, &args.arm, &args.foil).map_err(input)?;
+    let judged = judged_training(&args)?;
+    let table = analyse(&runs, training, judged, &args.arm, &args.foil).map_err(input)?;
     let markdown = table.to_markdown();
     let json = serde_json::to_string_pretty(&table).context("writing table D as JSON")?;
     let plot = results::plots::scaling_plot(&table).context("drawing table D")?;
@@ -85,4 +91,46 @@ pub fn run(args: ScalingArgs) -> Result<()> {
     )?;
     outln!("{markdown}")?;
     Ok(())
+}
+
+/// The judged arm's training from its checkpoint's sidecar: the file given,
+/// else the bundled checkpoint of the arm's variant (none for an arm that
+/// is not an AGMARL variant).
+fn judged_training(args: &ScalingArgs) -> Result<Option<JudgedTraining>> {
+    use scheduler::agmarl::{Variant, checkpoint};
+    let (net, meta, origin) = match (&args.judged_checkpoint, Variant::from_arm_name(&args.arm)) {
+        (Some(file), _) => {
+            let (net, meta) = checkpoint::load(file)
+                .map_err(|e| InputError(format!("--judged-checkpoint {}: {e}", file.display())))?;
+            (net, meta, file.display().to_string())
+        }
+        (None, Some(variant)) => {
+            let (net, meta) = checkpoint::bundled_for(variant)?;
+            (net, meta, checkpoint::bundled_origin(variant).to_string())
+        }
+        (None, None) => return Ok(None),
+    };
+    let t = &meta.training;
+    let count = |key: &str| t[key].as_u64().unwrap_or(0);
+    let trained_at = t["scenarios"]
+        .as_array()
+        .map(|list| {
+            let mut n: Vec<usize> = list
+                .iter()
+                .filter_map(|s| s["params"]["nodes"].as_u64().map(|n| n as usize))
+                .collect();
+            n.sort_unstable();
+            n.dedup();
+            n
+        })
+        .unwrap_or_default();
+    Ok(Some(JudgedTraining {
+        arm: args.arm.clone(),
+        origin,
+        trained_at,
+        parameters: net.parameter_count() as u64,
+        episodes: count("episodes"),
+        transitions: count("transitions"),
+        wall_seconds: t["wall_seconds"].as_f64(),
+    }))
 }

@@ -38,6 +38,20 @@ fn significant(v: f64) -> String {
     format!("{v:.digits$}")
 }
 
+/// A log axis's tick label: 1, 2 and 5 times a power of ten are labelled,
+/// the ticks between them are left bare so the labels never crowd.
+fn log_tick(v: f64) -> String {
+    if v <= 0.0 || !v.is_finite() {
+        return String::new();
+    }
+    let mantissa = v / 10f64.powf(v.log10().floor());
+    if [1.0, 2.0, 5.0, 10.0].iter().any(|k| (mantissa - k).abs() < 0.01 * k) {
+        significant(v)
+    } else {
+        String::new()
+    }
+}
+
 /// A log axis range around `values` (all positive), one decade of margin at most.
 fn log_range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     let (lo, hi) = values
@@ -61,18 +75,29 @@ impl Panel {
         house_mesh(&mut chart.configure_mesh())
             .x_desc("nodes (log)")
             .y_desc(self.y_desc)
-            .x_label_formatter(&|n| format!("{n:.0}"))
-            .y_label_formatter(&|v| significant(*v))
+            .x_labels(30)
+            .y_labels(30)
+            .x_label_formatter(&|n| log_tick(*n))
+            .y_label_formatter(&|v| log_tick(*v))
             .draw()?;
         for line in &self.lines {
             let colour = palette.colour(&line.arm);
             let style = colour.stroke_width(2);
-            let series = if line.dashed {
-                chart.draw_series(DashedLineSeries::new(line.points.iter().copied(), 8, 5, style))?
+            if line.dashed {
+                chart
+                    .draw_series(DashedLineSeries::new(line.points.iter().copied(), 8, 5, style))?
+                    .label(line.label.clone())
+                    .legend(move |(x, y)| {
+                        EmptyElement::at((x, y))
+                            + PathElement::new(vec![(0, 0), (8, 0)], colour.stroke_width(3))
+                            + PathElement::new(vec![(12, 0), (20, 0)], colour.stroke_width(3))
+                    });
             } else {
-                chart.draw_series(LineSeries::new(line.points.iter().copied(), style))?
-            };
-            series.label(line.label.clone()).legend(legend_line(colour));
+                chart
+                    .draw_series(LineSeries::new(line.points.iter().copied(), style))?
+                    .label(line.label.clone())
+                    .legend(legend_line(colour));
+            }
             chart.draw_series(line.points.iter().map(|&p| Circle::new(p, 4, colour.filled())))?;
         }
         draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)
@@ -133,7 +158,7 @@ pub fn scaling_plot(table: &ScalingTable) -> Result<Plot, PlotError> {
             .or_default()
             .push((t.nodes as f64, t.wall_seconds.max(1e-3)));
     }
-    let training: Vec<Line> = by_arm
+    let mut training: Vec<Line> = by_arm
         .into_iter()
         .map(|((arm, whole), mut points)| {
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -145,6 +170,24 @@ pub fn scaling_plot(table: &ScalingTable) -> Result<Plot, PlotError> {
             }
         })
         .collect();
+    // the judged arm trains once for every size: a flat line over the sizes shown
+    let sizes = table.training.iter().map(|t| t.nodes).chain(
+        table
+            .growth
+            .iter()
+            .flat_map(|g| g.exponents.iter().flat_map(|e| e.sizes.iter().copied())),
+    );
+    let (lo, hi) = sizes.fold((usize::MAX, 0), |(lo, hi), n| (lo.min(n), hi.max(n)));
+    if let Some(wall) = table.judged_training.as_ref().and_then(|j| j.wall_seconds)
+        && lo <= hi
+    {
+        training.push(Line {
+            label: format!("{}, one training for every size", table.judged),
+            arm: table.judged.clone(),
+            dashed: true,
+            points: vec![(lo as f64, wall), (hi as f64, wall)],
+        });
+    }
     let figure = ScalingFigure {
         panels: [
             Panel {
@@ -153,7 +196,7 @@ pub fn scaling_plot(table: &ScalingTable) -> Result<Plot, PlotError> {
                 lines: decision,
             },
             Panel {
-                title: format!("{}'s training, one network per size", table.foil),
+                title: format!("training: {} one network per size", table.foil),
                 y_desc: "seconds (log)",
                 lines: training,
             },
@@ -165,7 +208,7 @@ pub fn scaling_plot(table: &ScalingTable) -> Result<Plot, PlotError> {
         "Left: each arm's median over seeds of the per-run decision-time p99 at each size (solid: the first \
          scenario, dashed: the second), with its fitted exponent b. Right: the wall time until {}'s validation \
          reward settles (amendment 9; solid) and of its whole training (dashed), one network per size; {} \
-         trains once for every size.",
+         trains once for every size (its whole training, flat).",
         table.foil, table.judged
     ));
     Ok(plot)
@@ -173,7 +216,17 @@ pub fn scaling_plot(table: &ScalingTable) -> Result<Plot, PlotError> {
 
 #[cfg(test)]
 mod tests {
-    use super::significant;
+    use super::{log_tick, significant};
+
+    #[test]
+    fn only_one_two_and_five_are_labelled() {
+        assert_eq!(log_tick(0.01), "0.0100");
+        assert_eq!(log_tick(0.02), "0.0200");
+        assert_eq!(log_tick(500.0), "500");
+        assert_eq!(log_tick(100.0), "100");
+        assert_eq!(log_tick(0.03), "");
+        assert_eq!(log_tick(90.0), "");
+    }
 
     #[test]
     fn tick_labels_have_three_significant_digits() {

@@ -101,11 +101,28 @@ pub struct ScalingTable {
     pub growth: Vec<Growth>,
     pub quality: Vec<Quality>,
     pub training: Vec<TrainingFacts>,
+    /// the judged arm's training, when known
+    pub judged_training: Option<JudgedTraining>,
     /// per foil arm: the exponent of wall time to converge in N
     pub training_exponents: BTreeMap<String, Option<f64>>,
     pub verdict: Verdict,
     /// the registration it was computed under
     pub preregistration: Preregistration,
+}
+
+/// The judged arm's one training, used at every size (D4's other side).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JudgedTraining {
+    pub arm: String,
+    /// the checkpoint: a file, or the bundled one's origin
+    pub origin: String,
+    /// the node counts of its training scenarios
+    pub trained_at: Vec<usize>,
+    pub parameters: u64,
+    pub episodes: u64,
+    pub transitions: u64,
+    /// None when its sidecar does not say
+    pub wall_seconds: Option<f64>,
 }
 
 /// Which registered rules table D followed.
@@ -232,11 +249,13 @@ fn guard_value(metric: &str) -> Option<fn(&RunPoint) -> Option<f64>> {
     }
 }
 
-/// Table D from the run folders `runs` (each one scenario at one size) and
-/// the foil's training folders, `judged` against `foil`.
+/// Table D from the run folders `runs` (each one scenario at one size), the
+/// foil's training folders and the judged arm's training, `judged` against
+/// `foil`.
 pub fn analyse(
     runs: &[SizeRuns],
     training: Vec<TrainingFacts>,
+    judged_training: Option<JudgedTraining>,
     judged: &str,
     foil: &str,
 ) -> Result<ScalingTable, ScalingError> {
@@ -297,6 +316,7 @@ pub fn analyse(
         growth,
         quality,
         training,
+        judged_training,
         training_exponents,
         verdict,
     })
@@ -349,7 +369,7 @@ mod tests {
 
     #[test]
     fn a_foil_that_grows_faster_is_beaten_on_d1_and_equal_quality_keeps_the_guard() {
-        let t = analyse(&table(1.5), Vec::new(), "agmarl", "drs").unwrap();
+        let t = analyse(&table(1.5), Vec::new(), None, "agmarl", "drs").unwrap();
         let g = &t.growth[0];
         assert_eq!(g.exponents[0].sizes, vec![10, 40, 160]);
         assert!((g.exponents[0].exponent.unwrap() - 0.2).abs() < 0.01);
@@ -361,16 +381,16 @@ mod tests {
         assert!(t.quality.iter().all(|q| q.outcome == Outcome::NoDifference));
         assert_eq!(t.verdict, Verdict::Supported);
         // the same table computes to the same numbers
-        assert_eq!(analyse(&table(1.5), Vec::new(), "agmarl", "drs").unwrap(), t);
+        assert_eq!(analyse(&table(1.5), Vec::new(), None, "agmarl", "drs").unwrap(), t);
     }
 
     #[test]
     fn a_foil_that_grows_slower_contradicts_and_two_sizes_say_nothing() {
-        let t = analyse(&table(0.0), Vec::new(), "agmarl", "drs").unwrap();
+        let t = analyse(&table(0.0), Vec::new(), None, "agmarl", "drs").unwrap();
         assert_eq!(t.growth[0].outcome, Outcome::Worse);
         assert_eq!(t.verdict, Verdict::Contradicted);
         let two: Vec<SizeRuns> = table(1.5).into_iter().take(2).collect();
-        let t = analyse(&two, Vec::new(), "agmarl", "drs").unwrap();
+        let t = analyse(&two, Vec::new(), None, "agmarl", "drs").unwrap();
         assert_eq!(t.growth[0].outcome, Outcome::Undefined);
         assert_eq!(t.growth[0].exponents[0].exponent, None);
         assert_eq!(t.verdict, Verdict::NotShown);
@@ -383,7 +403,7 @@ mod tests {
         for p in runs[2].arms.get_mut("agmarl").unwrap() {
             p.cost_usd = p.cost_usd.map(|c| c + 10.0);
         }
-        let t = analyse(&runs, Vec::new(), "agmarl", "drs").unwrap();
+        let t = analyse(&runs, Vec::new(), None, "agmarl", "drs").unwrap();
         assert_eq!(t.growth[0].outcome, Outcome::Better);
         assert!(t.quality.iter().any(|q| q.outcome == Outcome::Worse && q.nodes == 160));
         assert_eq!(t.verdict, Verdict::NotShown);
@@ -402,7 +422,9 @@ mod tests {
     fn one_size_of_a_scenario_twice_is_refused() {
         let mut runs = table(1.5);
         runs.push(runs[0].clone());
-        let err = analyse(&runs, Vec::new(), "agmarl", "drs").unwrap_err().to_string();
+        let err = analyse(&runs, Vec::new(), None, "agmarl", "drs")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("churn at 10 nodes"), "{err}");
     }
 }

@@ -127,6 +127,19 @@ impl ScalingTable {
                 c.map_or_else(|| "—".into(), |c| format!("{:.1}", c.wall_seconds)),
             );
         }
+        if let Some(j) = &self.judged_training {
+            let at: Vec<String> = j.trained_at.iter().map(usize::to_string).collect();
+            let _ = writeln!(
+                s,
+                "| {} (one network for every size; trained at {} nodes) | all | {} | {} | {} | {} | — | — | — | — |",
+                j.arm,
+                at.join(" and "),
+                j.parameters,
+                j.episodes,
+                j.transitions,
+                num(j.wall_seconds, 1)
+            );
+        }
         for (arm, e) in &self.training_exponents {
             let _ = writeln!(
                 s,
