@@ -29,7 +29,7 @@ trainings=()
 for n in $sizes; do
   t="$out/train/drs-n$n"
   foil=no
-  [[ " $foil_sizes " == *" $n "* ]] && foil=yes
+  if [[ " $foil_sizes " == *" $n "* ]]; then foil=yes; fi
   if [ "$foil" = yes ] && { [ ! -f "$t/checkpoint.safetensors" ] || [ -e "$t/INCOMPLETE" ]; }; then
     rm -rf "$t"
     timeout "$budget" "$bin" train --variant drs --set "nodes=$n" --seed 1000 --episodes 100 --out "$t" \
@@ -46,7 +46,9 @@ for n in $sizes; do
       "$bin" scenario "$s" --arms agmarl,default,cost-binpack --set "nodes=$n" --seeds 10 --jobs 1 --out "$d" > /dev/null
     fi
   done
-  [ "$foil" = yes ] && [ -f "$t/checkpoint.safetensors" ] && [ ! -e "$t/INCOMPLETE" ] && trainings+=(--training "$t")
+  if [ "$foil" = yes ] && [ -f "$t/checkpoint.safetensors" ] && [ ! -e "$t/INCOMPLETE" ]; then
+    trainings+=(--training "$t")
+  fi
 done
 # D3: the network of 40 nodes elsewhere
 : > "$out/d3.txt"
