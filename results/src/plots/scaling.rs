@@ -46,7 +46,11 @@ fn log_tick(v: f64) -> String {
     }
     let mantissa = v / 10f64.powf(v.log10().floor());
     if [1.0, 2.0, 5.0, 10.0].iter().any(|k| (mantissa - k).abs() < 0.01 * k) {
-        significant(v)
+        if v >= 1.0 {
+            format!("{v:.0}")
+        } else {
+            significant(v)
+        }
     } else {
         String::new()
     }
@@ -66,6 +70,9 @@ impl Panel {
         let (Some((x0, x1)), Some((y0, y1))) = (log_range(all().map(|p| p.0)), log_range(all().map(|p| p.1))) else {
             return draw_no_data(area, &self.title);
         };
+        // plotters puts a log axis's ticks from the first power of ten in
+        // range on: start the values' axis at one, so no decade goes unmarked
+        let y0 = 10f64.powf(y0.log10().floor());
         let area = area.titled(&self.title, title_font())?;
         let mut chart = ChartBuilder::on(&area)
             .margin(12)
@@ -75,8 +82,8 @@ impl Panel {
         house_mesh(&mut chart.configure_mesh())
             .x_desc("nodes (log)")
             .y_desc(self.y_desc)
-            .x_labels(30)
-            .y_labels(30)
+            .x_labels(60)
+            .y_labels(60)
             .x_label_formatter(&|n| log_tick(*n))
             .y_label_formatter(&|v| log_tick(*v))
             .draw()?;
@@ -139,7 +146,8 @@ pub fn scaling_plot(table: &ScalingTable) -> Result<Plot, PlotError> {
                     .sizes
                     .iter()
                     .zip(&e.p99_median_ms)
-                    .map(|(&n, &ms)| (n as f64, ms))
+                    // in µs: plotters marks no decade of a log axis below 0.01
+                    .map(|(&n, &ms)| (n as f64, ms * 1000.0))
                     .collect(),
             })
         })
@@ -192,7 +200,7 @@ pub fn scaling_plot(table: &ScalingTable) -> Result<Plot, PlotError> {
         panels: [
             Panel {
                 title: "decision time p99 (median over seeds)".into(),
-                y_desc: "ms (log)",
+                y_desc: "µs (log)",
                 lines: decision,
             },
             Panel {
@@ -223,6 +231,7 @@ mod tests {
         assert_eq!(log_tick(0.01), "0.0100");
         assert_eq!(log_tick(0.02), "0.0200");
         assert_eq!(log_tick(500.0), "500");
+        assert_eq!(log_tick(10.0), "10");
         assert_eq!(log_tick(100.0), "100");
         assert_eq!(log_tick(0.03), "");
         assert_eq!(log_tick(90.0), "");

@@ -27,8 +27,8 @@ impl ScalingTable {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "# Table D: claim 5, scaling (`{}` against `{}`)\n\nVerdict: **{}** (as pre-registered, amendments 9–11 \
-             of `{}`, registered {}, SHA-256 {}).\n",
+            "# Table D: claim 5, scaling (`{}` against `{}`)\n\nVerdict: **{}** (as pre-registered in `{}`, amendment 9 \
+             and later, registered {}, SHA-256 {}).\n",
             self.judged,
             self.foil,
             self.verdict.as_str(),
