@@ -12,7 +12,8 @@
 # the machine otherwise idle), then `schedlab scaling` over every folder
 # into OUT/table-d. A size whose training passes TRAIN_BUDGET seconds
 # (default 14400, the registered 4 hours) is stopped and runs without
-# `drs`; FOIL_SIZES (default: SIZES) limits the sizes where `drs` is trained
+# `drs`; `drs-agmarl-reward` is trained and run the same way, in folders of
+# its own, and shows in the table's descriptive part; FOIL_SIZES (default: SIZES) limits the sizes where `drs` is trained
 # at all (amendment 12: 640 nodes does not fit, from a probe of its time per
 # episode, so the registered run is FOIL_SIZES="10 40 160"). D3: the network
 # trained at 40 nodes is asked to run at every other
@@ -35,15 +36,31 @@ for n in $sizes; do
     timeout "$budget" "$bin" train --variant drs --set "nodes=$n" --seed 1000 --episodes 100 --out "$t" \
       > "$out/train/drs-n$n.log" 2>&1 || echo "drs at $n nodes: training stopped or failed (see drs-n$n.log)" >&2
   fi
+  # the foil on AGMARL's reward (amendment 9 item 2), described beside the rest
+  r="$out/train/drs-agmarl-reward-n$n"
+  if [ "$foil" = yes ] && { [ ! -f "$r/checkpoint.safetensors" ] || [ -e "$r/INCOMPLETE" ]; }; then
+    rm -rf "$r"
+    timeout "$budget" "$bin" train --variant drs-agmarl-reward --set "nodes=$n" --seed 1000 --episodes 100 \
+      --out "$r" > "$out/train/drs-agmarl-reward-n$n.log" 2>&1 \
+      || echo "drs-agmarl-reward at $n nodes: training stopped or failed" >&2
+  fi
   for s in churn pressure; do
     d="$out/runs/$s-n$n"
-    [ -f "$d/summary.json" ] && continue
-    rm -rf "$d"
-    if [ "$foil" = yes ] && [ -f "$t/checkpoint.safetensors" ] && [ ! -e "$t/INCOMPLETE" ]; then
-      "$bin" scenario "$s" --arms agmarl,drs,default,cost-binpack --set "nodes=$n" --seeds 10 --jobs 1 \
-        --drs-checkpoint "$t/checkpoint.safetensors" --out "$d" > /dev/null
-    else
-      "$bin" scenario "$s" --arms agmarl,default,cost-binpack --set "nodes=$n" --seeds 10 --jobs 1 --out "$d" > /dev/null
+    if [ ! -f "$d/summary.json" ]; then
+      rm -rf "$d"
+      if [ "$foil" = yes ] && [ -f "$t/checkpoint.safetensors" ] && [ ! -e "$t/INCOMPLETE" ]; then
+        "$bin" scenario "$s" --arms agmarl,drs,default,cost-binpack --set "nodes=$n" --seeds 10 --jobs 1 \
+          --drs-checkpoint "$t/checkpoint.safetensors" --out "$d" > /dev/null
+      else
+        "$bin" scenario "$s" --arms agmarl,default,cost-binpack --set "nodes=$n" --seeds 10 --jobs 1 \
+          --out "$d" > /dev/null
+      fi
+    fi
+    d="$out/runs/$s-n$n-agmarl-reward"
+    if [ "$foil" = yes ] && [ -f "$r/checkpoint.safetensors" ] && [ ! -e "$r/INCOMPLETE" ] && [ ! -f "$d/summary.json" ]; then
+      rm -rf "$d"
+      "$bin" scenario "$s" --arms drs-agmarl-reward --set "nodes=$n" --seeds 10 --jobs 1 \
+        --drs-checkpoint "$r/checkpoint.safetensors" --out "$d" > /dev/null
     fi
   done
   if [ "$foil" = yes ] && [ -f "$t/checkpoint.safetensors" ] && [ ! -e "$t/INCOMPLETE" ]; then

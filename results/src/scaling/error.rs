@@ -15,8 +15,12 @@ pub enum ScalingError {
     Incomplete { folder: String },
     #[error(transparent)]
     Preregistration(#[from] crate::claims::ClaimsError),
-    #[error("{first} and {second} both hold {scenario} at {nodes} nodes: give each size of a scenario once")]
+    #[error(
+        "{first} and {second} both hold arm {arm} of {scenario} at {nodes} nodes: give each arm of a scenario at one \
+         size once"
+    )]
     Duplicate {
+        arm: String,
         scenario: String,
         nodes: usize,
         first: String,

@@ -1,5 +1,5 @@
-//! What table D reads: the per-seed decision-time p99, cost and failure
-//! rate of every arm of a finished run folder (its `summary.json`), with the
+//! What table D reads: the per-seed decision time (p50, p99), cost, failure
+//! rate and node-pressure OOM events of every arm of a finished run folder (its `summary.json`), with the
 //! folder's scenario and cluster size; and the facts of a `drs` training
 //! folder (its sidecar and curves).
 
@@ -13,9 +13,11 @@ use std::path::Path;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RunPoint {
     pub seed: u64,
+    pub decision_p50_ms: Option<f64>,
     pub decision_p99_ms: Option<f64>,
     pub cost_usd: Option<f64>,
     pub failures_per_running_pod_hour: Option<f64>,
+    pub oom_pressure_events: Option<f64>,
 }
 
 /// Every arm of one folder: one scenario at one size.
@@ -88,18 +90,22 @@ pub fn read_folder(folder: &Path) -> Result<SizeRuns, ScalingError> {
                 }
             }
         }
+        let p50 = per_seed(arm, "decision_time_p50_ms");
         let p99 = per_seed(arm, "decision_time_p99_ms");
         let cost = per_seed(arm, "cost_usd");
         let failures = per_seed(arm, "failures_per_running_pod_hour");
+        let oom = per_seed(arm, "oom_pressure_events");
         let seeds: std::collections::BTreeSet<u64> =
             p99.keys().chain(cost.keys()).chain(failures.keys()).copied().collect();
         let points = seeds
             .into_iter()
             .map(|seed| RunPoint {
                 seed,
+                decision_p50_ms: p50.get(&seed).copied(),
                 decision_p99_ms: p99.get(&seed).copied(),
                 cost_usd: cost.get(&seed).copied(),
                 failures_per_running_pod_hour: failures.get(&seed).copied(),
+                oom_pressure_events: oom.get(&seed).copied(),
             })
             .collect();
         arms.insert(arm_name.to_string(), points);

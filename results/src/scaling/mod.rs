@@ -100,6 +100,8 @@ pub struct ScalingTable {
     pub foil: String,
     pub growth: Vec<Growth>,
     pub quality: Vec<Quality>,
+    /// every arm of the folders at every size, described
+    pub arms: Vec<ArmAtSize>,
     pub training: Vec<TrainingFacts>,
     /// the judged arm's training, when known
     pub judged_training: Option<JudgedTraining>,
@@ -108,6 +110,44 @@ pub struct ScalingTable {
     pub verdict: Verdict,
     /// the registration it was computed under
     pub preregistration: Preregistration,
+}
+
+/// One arm at one size, described (not tested): issue "The monolithic
+/// foil" asks for every arm beside the two the claim compares.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ArmAtSize {
+    pub scenario: String,
+    pub nodes: usize,
+    pub arm: String,
+    pub runs: usize,
+    pub cost_usd_mean: Option<f64>,
+    pub failures_per_running_pod_hour_mean: Option<f64>,
+    pub oom_pressure_events_mean: Option<f64>,
+    /// medians over seeds of each run's p50 and p99
+    pub decision_p50_median_ms: Option<f64>,
+    pub decision_p99_median_ms: Option<f64>,
+}
+
+fn described(r: &SizeRuns) -> Vec<ArmAtSize> {
+    let values = |points: &[RunPoint], get: fn(&RunPoint) -> Option<f64>| -> Vec<f64> {
+        points.iter().filter_map(get).collect()
+    };
+    r.arms
+        .iter()
+        .map(|(arm, points)| ArmAtSize {
+            scenario: r.scenario.clone(),
+            nodes: r.nodes,
+            arm: arm.clone(),
+            runs: points.len(),
+            cost_usd_mean: crate::stats::mean(&values(points, |p| p.cost_usd)),
+            failures_per_running_pod_hour_mean: crate::stats::mean(&values(points, |p| {
+                p.failures_per_running_pod_hour
+            })),
+            oom_pressure_events_mean: crate::stats::mean(&values(points, |p| p.oom_pressure_events)),
+            decision_p50_median_ms: crate::stats::median(&values(points, |p| p.decision_p50_ms)),
+            decision_p99_median_ms: crate::stats::median(&values(points, |p| p.decision_p99_ms)),
+        })
+        .collect()
 }
 
 /// The judged arm's one training, used at every size (D4's other side).
@@ -259,18 +299,33 @@ pub fn analyse(
     judged: &str,
     foil: &str,
 ) -> Result<ScalingTable, ScalingError> {
-    let mut by_scenario: BTreeMap<&str, Vec<&SizeRuns>> = BTreeMap::new();
+    // folders of one scenario at one size merge (a DRS arm needs a run of its
+    // own per network); an arm in two of them is refused
+    let mut merged: BTreeMap<(&str, usize), SizeRuns> = BTreeMap::new();
+    let mut origin: BTreeMap<(&str, usize, &str), &str> = BTreeMap::new();
     for r in runs {
-        let list = by_scenario.entry(&r.scenario).or_default();
-        if let Some(other) = list.iter().find(|o| o.nodes == r.nodes) {
-            return Err(ScalingError::Duplicate {
-                scenario: r.scenario.clone(),
-                nodes: r.nodes,
-                first: other.folder.clone(),
-                second: r.folder.clone(),
-            });
+        for arm in r.arms.keys() {
+            if let Some(first) = origin.insert((&r.scenario, r.nodes, arm), &r.folder) {
+                return Err(ScalingError::Duplicate {
+                    arm: arm.clone(),
+                    scenario: r.scenario.clone(),
+                    nodes: r.nodes,
+                    first: first.to_string(),
+                    second: r.folder.clone(),
+                });
+            }
         }
-        list.push(r);
+        let entry = merged.entry((&r.scenario, r.nodes)).or_insert_with(|| SizeRuns {
+            folder: r.folder.clone(),
+            scenario: r.scenario.clone(),
+            nodes: r.nodes,
+            arms: BTreeMap::new(),
+        });
+        entry.arms.extend(r.arms.iter().map(|(a, p)| (a.clone(), p.clone())));
+    }
+    let mut by_scenario: BTreeMap<&str, Vec<&SizeRuns>> = BTreeMap::new();
+    for r in merged.values() {
+        by_scenario.entry(&r.scenario).or_default().push(r);
     }
     for list in by_scenario.values_mut() {
         list.sort_by_key(|r| r.nodes);
@@ -281,6 +336,7 @@ pub fn analyse(
         .collect();
     let all: Vec<&SizeRuns> = by_scenario.values().flatten().copied().collect();
     let quality = quality(&all, judged, foil);
+    let every_arm: Vec<ArmAtSize> = all.iter().flat_map(|r| described(r)).collect();
     let mut training_exponents = BTreeMap::new();
     let mut arms: Vec<&str> = training.iter().map(|t| t.arm.as_str()).collect();
     arms.dedup();
@@ -315,6 +371,7 @@ pub fn analyse(
         foil: foil.to_string(),
         growth,
         quality,
+        arms: every_arm,
         training,
         judged_training,
         training_exponents,
@@ -338,9 +395,11 @@ mod tests {
                         .map(|seed| RunPoint {
                             seed,
                             // a little spread so intervals have width
+                            decision_p50_ms: Some(p99 / 2.0),
                             decision_p99_ms: Some(p99 * (1.0 + 0.01 * seed as f64)),
                             cost_usd: Some(cost + 0.01 * seed as f64),
                             failures_per_running_pod_hour: Some(1.0 + 0.01 * seed as f64),
+                            oom_pressure_events: Some(seed as f64),
                         })
                         .collect();
                     (arm.to_string(), points)
@@ -419,12 +478,36 @@ mod tests {
     }
 
     #[test]
-    fn one_size_of_a_scenario_twice_is_refused() {
+    fn one_arm_of_a_size_twice_is_refused() {
         let mut runs = table(1.5);
-        runs.push(runs[0].clone());
+        let mut again = runs[0].clone();
+        again.folder = "elsewhere".into();
+        runs.push(again);
         let err = analyse(&runs, Vec::new(), None, "agmarl", "drs")
             .unwrap_err()
             .to_string();
-        assert!(err.contains("churn at 10 nodes"), "{err}");
+        assert!(
+            err.contains("arm agmarl of churn at 10 nodes") && err.contains("elsewhere"),
+            "{err}"
+        );
+    }
+
+    /// Another arm's folder at a size merges with the one there, and every
+    /// arm is described at every size.
+    #[test]
+    fn folders_of_one_size_merge_and_every_arm_is_described() {
+        let mut runs = table(1.5);
+        runs.push(size("churn", 40, &[("drs-agmarl-reward", 0.5, 7.0)]));
+        let t = analyse(&runs, Vec::new(), None, "agmarl", "drs").unwrap();
+        assert_eq!(t.arms.len(), 7);
+        let extra = t.arms.iter().find(|a| a.arm == "drs-agmarl-reward").unwrap();
+        assert_eq!((extra.nodes, extra.runs), (40, 10));
+        assert!((extra.cost_usd_mean.unwrap() - 7.055).abs() < 1e-9);
+        assert_eq!(extra.decision_p50_median_ms, Some(0.25));
+        assert!((extra.oom_pressure_events_mean.unwrap() - 5.5).abs() < 1e-9);
+        // the claim's own rows do not change
+        assert_eq!(t.verdict, Verdict::Supported);
+        assert_eq!(t.quality.len(), 6);
+        assert!(t.to_markdown().contains("| churn | 40 | drs-agmarl-reward | 10 |"));
     }
 }

@@ -100,6 +100,31 @@ impl ScalingTable {
                 q.outcome.as_str()
             );
         }
+        let _ = writeln!(
+            s,
+            "\n## Every arm at every size (described, not tested)\n\nMeans over seeds of cost, failures per running \
+             pod-hour and node-pressure OOM events; medians over seeds of each run's decision-time p50 and p99.\n"
+        );
+        let _ = writeln!(
+            s,
+            "| scenario | nodes | arm | runs | cost_usd | failures_per_running_pod_hour | oom_pressure_events | p50 (ms) | p99 (ms) |"
+        );
+        let _ = writeln!(s, "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+        for a in &self.arms {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                a.scenario,
+                a.nodes,
+                a.arm,
+                a.runs,
+                num(a.cost_usd_mean, 3),
+                num(a.failures_per_running_pod_hour_mean, 3),
+                num(a.oom_pressure_events_mean, 1),
+                num(a.decision_p50_median_ms, 4),
+                num(a.decision_p99_median_ms, 4)
+            );
+        }
         let _ = writeln!(s, "\n## D4, training cost of the foil\n");
         let _ = writeln!(
             s,
