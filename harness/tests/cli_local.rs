@@ -218,6 +218,26 @@ fn scenarios_run_on_a_real_api_server_and_leave_nothing_behind() {
     assert!(summary.contains("binpack"));
     assert_eq!(leftovers(plane.admin_kubeconfig()), Vec::<String>::new());
 
+    // The monolithic foil through the bind loop: the network bundled for 10 nodes decides every pod.
+    let out_dir = tmp.path().join("foil");
+    let out = Command::cargo_bin("schedlab")
+        .unwrap()
+        .args(["scenario", "churn", "--cluster", "local", "--time-scale", "120"])
+        .args(["--arms", "drs", "--seeds", "1", "--set", "nodes=10"])
+        .arg("--local-state")
+        .arg(&opts.state_dir)
+        .arg("--out")
+        .arg(&out_dir)
+        .timeout(Duration::from_secs(240))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let times = read_json(&out_dir.join("runs/drs/seed-1/decision_times.json"));
+    assert!(times["decisions"].as_u64().unwrap() > 0, "{times}");
+    // its binds took effect: pods ran on the nodes it chose
+    assert!(summary_value(&out_dir.join("summary.csv"), "drs", "nodes_in_use_mean") > 0.0);
+    assert_eq!(leftovers(plane.admin_kubeconfig()), Vec::<String>::new());
+
     // Interrupted half-way: the run is torn down and the folder stays incomplete.
     let out_dir = tmp.path().join("interrupted");
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("schedlab"))

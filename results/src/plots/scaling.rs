@@ -46,11 +46,7 @@ fn log_tick(v: f64) -> String {
     }
     let mantissa = v / 10f64.powf(v.log10().floor());
     if [1.0, 2.0, 5.0, 10.0].iter().any(|k| (mantissa - k).abs() < 0.01 * k) {
-        if v >= 1.0 {
-            format!("{v:.0}")
-        } else {
-            significant(v)
-        }
+        if v >= 1.0 { format!("{v:.0}") } else { significant(v) }
     } else {
         String::new()
     }
