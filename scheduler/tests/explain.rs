@@ -64,7 +64,7 @@ fn every_arm_decides_the_same_explained_and_says_what_it_did() {
             let e = explained.policy.unwrap_or_else(|| panic!("{arm} does not explain"));
             let stress = explained.stress;
             assert!((0.0..=1.0).contains(&stress.score), "{arm}: {stress:?}");
-            let in_force = agmarl && *arm != "agmarl-nostress";
+            let in_force = agmarl && !arm.starts_with("agmarl-nostress");
             let basis = if in_force {
                 StressBasis::InForce
             } else {
@@ -115,11 +115,13 @@ fn every_arm_decides_the_same_explained_and_says_what_it_did() {
                     "{arm}: {kept:?} of {}",
                     e.candidates
                 );
+                // an ablation's untrained twin runs the ablation's controller
+                let linear = arm.starts_with("agmarl-linear");
                 match trace.selection {
-                    Selection::Weighted(_) => assert_eq!(*arm, "agmarl-linear"),
-                    Selection::Lexicographic { .. } => assert_ne!(*arm, "agmarl-linear"),
+                    Selection::Weighted(_) => assert!(linear, "{arm}"),
+                    Selection::Lexicographic { .. } => assert!(!linear, "{arm}"),
                 }
-                if *arm == "agmarl-nostress" {
+                if arm.starts_with("agmarl-nostress") {
                     assert_eq!(trace.level, scheduler::agmarl::stress::StressLevel::Calm);
                 } else {
                     assert_eq!(trace.level, stress.level, "{arm}: the level in force is the monitor's");
