@@ -134,7 +134,9 @@ pub struct ScenarioArgs {
     /// with the initial weights of --init-seed); drs, drs-agmarl-reward (the monolithic foil, with
     /// --drs-checkpoint);
     /// profile:FILE or profile:NAME=FILE (a kube-scheduler configuration file, KubeSchedulerConfiguration
-    /// kubescheduler.config.k8s.io/v1, as a profile arm named NAME or the file's stem; --cluster sim only).
+    /// kubescheduler.config.k8s.io/v1, as a profile arm named NAME or the file's stem; --cluster sim only);
+    /// external:NAME (a scheduler already running in the cluster under that schedulerName binds the run's pods;
+    /// the arm is named NAME; not on --cluster sim).
     #[arg(
         long,
         value_delimiter = ',',

@@ -34,12 +34,22 @@ fn default_kubeconfig() -> Option<PathBuf> {
     Some(PathBuf::from(home).join(".kube").join("config"))
 }
 
+/// The arms `--arms external:NAME` names (checked before any plan is printed).
+fn external_names(args: &ScenarioArgs) -> Vec<String> {
+    args.arms
+        .iter()
+        .filter(|a| crate::external_arm::is_external(a.trim()))
+        .filter_map(|a| crate::external_arm::scheduler_name(a.trim()).ok())
+        .collect()
+}
+
 /// What the runs will do, for the plan.
-fn runs_line(arms: &[String], seeds: usize, images: &Images, faults: &str) -> String {
+fn runs_line(arms: &[String], external: &[String], seeds: usize, images: &Images, faults: &str) -> String {
     let who: Vec<String> = arms
         .iter()
         .map(|arm| {
             let by = match arm.as_str() {
+                a if external.iter().any(|e| e == a) => "the cluster's own scheduler of that name",
                 "default" => "the cluster's kube-scheduler",
                 a if a == IN_CLUSTER_ARM => "the in-cluster agmarl-scheduler",
                 _ => "schedlab's bind loop",
@@ -175,7 +185,13 @@ pub fn print_dry_run(
                 plan.config_yaml
             )?;
             let deploy = scheduler_deploy::plan(&scheduler_deploy::overlay_dir(&args.repo, "kind"), &images);
-            let runs = runs_line(arms, seeds.len(), &images, kind_fault_line(plan.opts.fault_mode));
+            let runs = runs_line(
+                arms,
+                &external_names(args),
+                seeds.len(),
+                &images,
+                kind_fault_line(plan.opts.fault_mode),
+            );
             outln!("Plan:\n{}", plan.plan(deploy, &runs).render())?;
         }
         ClusterKind::Gke => {
@@ -202,7 +218,13 @@ pub fn print_dry_run(
                 )
             };
             let deploy = scheduler_deploy::plan(&scheduler_deploy::overlay_dir(&args.repo, "gke"), &images);
-            let runs = runs_line(arms, seeds.len(), &images, gke_fault_line(args.allow_vm_faults));
+            let runs = runs_line(
+                arms,
+                &external_names(args),
+                seeds.len(),
+                &images,
+                gke_fault_line(args.allow_vm_faults),
+            );
             outln!("Plan:\n{}", plan.plan(&context, deploy, &runs).render())?;
         }
         other => bail!(InputError(format!(
@@ -459,9 +481,13 @@ mod tests {
 
     #[test]
     fn runs_line_says_who_schedules_each_arm() {
-        let arms = ["default", "agmarl", "binpack"].map(String::from);
-        let line = runs_line(&arms, 2, &Images::dev(), "docker");
-        assert!(line.starts_with("play 6 runs (3 arms × 2 seeds)"), "{line}");
+        let arms = ["default", "agmarl", "binpack", "my-scheduler"].map(String::from);
+        let line = runs_line(&arms, &["my-scheduler".into()], 2, &Images::dev(), "docker");
+        assert!(line.starts_with("play 8 runs (4 arms × 2 seeds)"), "{line}");
+        assert!(
+            line.contains("my-scheduler by the cluster's own scheduler of that name"),
+            "{line}"
+        );
         assert!(line.contains("default by the cluster's kube-scheduler"), "{line}");
         assert!(line.contains("agmarl by the in-cluster agmarl-scheduler"), "{line}");
         assert!(line.contains("binpack by schedlab's bind loop"), "{line}");

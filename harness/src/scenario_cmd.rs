@@ -12,7 +12,7 @@ use results::run_folder::{
 use schedlab_core::backend::{Backend, PROGRESS_STEPS};
 use scheduler::profile::file::ProfileFile;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// What the user asked for, checked, before any backend is chosen.
@@ -32,6 +32,8 @@ struct Invocation {
     profile_files: BTreeMap<String, ProfileFile>,
     /// the DRS arms' networks, checked against the arms and the cluster size
     drs: crate::drs_input::DrsNetworks,
+    /// the arms decided by a scheduler already in the cluster (`external:NAME`), by name
+    external: BTreeSet<String>,
 }
 
 pub fn run(args: ScenarioArgs) -> Result<()> {
@@ -43,6 +45,20 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         .map(|path| scheduler::agmarl::checkpoint::load(path).map_err(|e| InputError(format!("--checkpoint: {e}"))))
         .transpose()?;
     let (arms, profile_files) = check_arms(&args.arms)?;
+    let external: BTreeSet<String> = args
+        .arms
+        .iter()
+        .filter(|a| crate::external_arm::is_external(a.trim()))
+        .map(|a| crate::external_arm::scheduler_name(a.trim()))
+        .collect::<Result<_>>()?;
+    if args.cluster == ClusterKind::Sim
+        && let Some(name) = external.first()
+    {
+        bail!(InputError(format!(
+            "--arms external:{name}: an external arm is a scheduler already running in a cluster, and the simulator \
+             has none; play it with --cluster local, kube, kind or gke"
+        )));
+    }
     if args.cluster != ClusterKind::Sim
         && let Some(file) = profile_files.values().next()
     {
@@ -128,6 +144,7 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         scenario,
         profile_files,
         drs,
+        external,
     };
     // One run path whatever the backend: connect (or provision) it, then play every run through it.
     match args.cluster {
@@ -139,19 +156,22 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
             play_scenario(&args, &invocation, &backend, None::<&()>)
         }
         ClusterKind::Local if matches!(args.nodes, crate::cli::NodesFrom::Real(_)) => {
-            let target =
+            let mut target =
                 crate::real_cluster::connect(&args, &invocation.scenario, &invocation.seeds, &invocation.arms)?;
+            target.backend.set_external_schedulers(invocation.external.clone());
             play_scenario(&args, &invocation, &target.backend, Some(&target.facts))
         }
         ClusterKind::Local | ClusterKind::Kube => {
-            let target = crate::kube_connect::connect(&args)?;
+            let mut target = crate::kube_connect::connect(&args)?;
+            target.backend.set_external_schedulers(invocation.external.clone());
             // kind and GKE forward Ctrl-C themselves (installed before provisioning)
             target.backend.cancel_on_ctrl_c();
             play_scenario(&args, &invocation, &target.backend, Some(&target.facts))
         }
         ClusterKind::Kind | ClusterKind::Gke => {
-            let target =
+            let mut target =
                 crate::real_cluster::connect(&args, &invocation.scenario, &invocation.seeds, &invocation.arms)?;
+            target.backend.set_external_schedulers(invocation.external.clone());
             play_scenario(&args, &invocation, &target.backend, Some(&target.facts))
         }
     }
@@ -288,6 +308,8 @@ fn check_arms(arms: &[String]) -> Result<(Vec<String>, BTreeMap<String, ProfileF
         } else if crate::drs_input::is_drs_arm(arm) {
             // its network comes from --drs-checkpoint, checked with the cluster size
             arm.to_string()
+        } else if crate::external_arm::is_external(arm) {
+            crate::external_arm::scheduler_name(arm)?
         } else {
             scheduler::arm(arm, 0)?;
             arm.to_string()
@@ -382,7 +404,11 @@ fn arm_facts<B: Backend>(invocation: &Invocation, backend: &B) -> Result<BTreeMa
     let mut facts = BTreeMap::new();
     for arm in &invocation.arms {
         let by_cluster = backend.decided_by_cluster(arm).is_some();
-        let preempts = if let Some(file) = invocation.profile_files.get(arm) {
+        let preempts = if invocation.external.contains(arm) {
+            // what someone else's scheduler does is not known: rows that need both arms to preempt
+            // do not apply to it
+            false
+        } else if let Some(file) = invocation.profile_files.get(arm) {
             // file arms run on the simulator only, which carries preemptions out
             backend.name() == "sim" && file.profile.preemption
         } else if by_cluster {

@@ -707,6 +707,13 @@ fn flags_the_backend_would_ignore_are_refused() {
             "--kind-fault is for --cluster kind, not kube",
         ),
         (&["--repo", "elsewhere"], "--repo is for --cluster kind|gke"),
+        // a scheduler already in a cluster: the simulator has none; a name no pod can carry; a built-in's name
+        (
+            &["--arms", "external:my-scheduler"],
+            "--arms external:my-scheduler: an external arm is a scheduler already running in a cluster",
+        ),
+        (&["--arms", "external:My_Scheduler"], "is not a scheduler name"),
+        (&["--arms", "external:binpack"], "is the name of a built-in arm"),
     ];
     for (flags, needle) in cases {
         let out = churn_once(flags, &out_dir);

@@ -100,6 +100,31 @@ fn summary_value(summary: &Path, arm: &str, metric: &str) -> f64 {
         .unwrap()
 }
 
+/// `schedlab scenario churn --cluster local --time-scale 120 --seeds 1` on the control plane of
+/// `state`, into `out`, with `args`.
+fn churn_on(state: &Path, out: &Path, args: &[&str]) -> std::process::Output {
+    Command::cargo_bin("schedlab")
+        .unwrap()
+        .args([
+            "scenario",
+            "churn",
+            "--cluster",
+            "local",
+            "--time-scale",
+            "120",
+            "--seeds",
+            "1",
+        ])
+        .args(args)
+        .arg("--local-state")
+        .arg(state)
+        .arg("--out")
+        .arg(out)
+        .timeout(Duration::from_secs(240))
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn scenarios_run_on_a_real_api_server_and_leave_nothing_behind() {
     let opts = LocalOptions::private("cli-local").unwrap();
@@ -110,25 +135,11 @@ fn scenarios_run_on_a_real_api_server_and_leave_nothing_behind() {
     // with the bind loop's decisions explained.
     let out_dir = tmp.path().join("complete");
     let started = Instant::now();
-    let out = Command::cargo_bin("schedlab")
-        .unwrap()
-        .args(["scenario", "churn", "--cluster", "local", "--time-scale", "120"])
-        .args([
-            "--arms",
-            "default,binpack",
-            "--seeds",
-            "1",
-            "--set",
-            "nodes=8",
-            "--explain",
-        ])
-        .arg("--local-state")
-        .arg(&opts.state_dir)
-        .arg("--out")
-        .arg(&out_dir)
-        .timeout(Duration::from_secs(240))
-        .output()
-        .unwrap();
+    let out = churn_on(
+        &opts.state_dir,
+        &out_dir,
+        &["--arms", "default,binpack", "--set", "nodes=8", "--explain"],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     eprintln!("complete run: {:.1}s", started.elapsed().as_secs_f64());
@@ -220,22 +231,31 @@ fn scenarios_run_on_a_real_api_server_and_leave_nothing_behind() {
 
     // The monolithic foil through the bind loop: the network bundled for 10 nodes decides every pod.
     let out_dir = tmp.path().join("foil");
-    let out = Command::cargo_bin("schedlab")
-        .unwrap()
-        .args(["scenario", "churn", "--cluster", "local", "--time-scale", "120"])
-        .args(["--arms", "drs", "--seeds", "1", "--set", "nodes=10"])
-        .arg("--local-state")
-        .arg(&opts.state_dir)
-        .arg("--out")
-        .arg(&out_dir)
-        .timeout(Duration::from_secs(240))
-        .output()
-        .unwrap();
+    let out = churn_on(&opts.state_dir, &out_dir, &["--arms", "drs", "--set", "nodes=10"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let times = read_json(&out_dir.join("runs/drs/seed-1/decision_times.json"));
     assert!(times["decisions"].as_u64().unwrap() > 0, "{times}");
     // its binds took effect: pods ran on the nodes it chose
     assert!(summary_value(&out_dir.join("summary.csv"), "drs", "nodes_in_use_mean") > 0.0);
+    assert_eq!(leftovers(plane.admin_kubeconfig()), Vec::<String>::new());
+
+    // A scheduler already in the cluster as an arm: the control plane's own kube-scheduler under its
+    // name; the run's pods carry it, and it binds them.
+    let out_dir = tmp.path().join("external");
+    let out = churn_on(
+        &opts.state_dir,
+        &out_dir,
+        &["--arms", "external:default-scheduler", "--set", "nodes=8", "--explain"],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(summary_value(&out_dir.join("summary.csv"), "default-scheduler", "nodes_in_use_mean") > 0.0);
+    let manifest = read_json(&out_dir.join("runs/default-scheduler/seed-1/manifest.json"));
+    let reason = manifest["explain"]["not_applicable"]["reason"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(reason.contains("external scheduler (default-scheduler)"), "{manifest}");
+    let invocation = read_json(&out_dir.join("manifest.json"));
+    assert_eq!(invocation["arm_facts"]["default-scheduler"]["preempts"], false);
     assert_eq!(leftovers(plane.admin_kubeconfig()), Vec::<String>::new());
 
     // Interrupted half-way: the run is torn down and the folder stays incomplete.

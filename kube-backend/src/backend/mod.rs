@@ -24,6 +24,7 @@ use schedlab_core::backend::{
 use schedlab_core::record::RecordSink;
 use schedlab_core::{Time, Timeline};
 use serde::Serialize;
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -77,6 +78,8 @@ impl std::fmt::Debug for Connection {
 pub struct KubeBackend {
     conn: Connection,
     cancel: CancellationToken,
+    /// arms decided by a scheduler already in the cluster, under their own names
+    external: BTreeSet<String>,
 }
 
 impl std::fmt::Debug for KubeBackend {
@@ -91,7 +94,18 @@ impl std::fmt::Debug for KubeBackend {
 impl KubeBackend {
     /// The backend over `conn`; cancelling `cancel` stops the run in progress (it is torn down) and every later one.
     pub fn new(conn: Connection, cancel: CancellationToken) -> KubeBackend {
-        KubeBackend { conn, cancel }
+        KubeBackend {
+            conn,
+            cancel,
+            external: BTreeSet::new(),
+        }
+    }
+
+    /// The arms (`--arms external:NAME`) that a scheduler already in the
+    /// cluster decides: their pods carry `schedulerName: NAME`, and no bind
+    /// loop runs for them.
+    pub fn set_external_schedulers(&mut self, names: BTreeSet<String>) {
+        self.external = names;
     }
 
     pub fn connection(&self) -> &Connection {
@@ -330,6 +344,12 @@ impl Backend for KubeBackend {
     }
 
     fn decided_by_cluster(&self, arm: &str) -> Option<ClusterScheduler> {
+        if self.external.contains(arm) {
+            return Some(ClusterScheduler {
+                kind: "external scheduler",
+                scheduler_name: arm.to_string(),
+            });
+        }
         if arm == "default" {
             return Some(ClusterScheduler {
                 kind: "kube-scheduler",
