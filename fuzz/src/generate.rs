@@ -203,6 +203,11 @@ pub fn strings(rng: &mut impl Rng) -> String {
         "\u{2028}",
         "\u{85}",
         "\0",
+        // terminal control: colour, a window title (OSC ... BEL), a C1 CSI, a bell
+        "\u{1b}[31mred\u{1b}[0m",
+        "\u{1b}]0;title\u{7}",
+        "\u{9b}2J",
+        "\u{7}",
         "a\nb",
         "a\r\nb",
         "a\rb",

@@ -17,15 +17,23 @@ pub enum Checked {
     Violation(String),
 }
 
-/// The problem with an error message, if any: line breaks, no mention of
-/// any of `names` (the origin or file the error is about; one is enough),
-/// or a planted secret shown.
+/// The problem with an error message, if any: line breaks, a raw control
+/// character (an ESC or OSC sequence from the input would drive the
+/// terminal), no mention of any of `names` (the origin or file the error is
+/// about; one is enough), or a planted secret shown.
 pub fn check_error(msg: &str, names: &[&str], secrets: &[&str]) -> Option<String> {
     if msg.trim().is_empty() {
         return Some("an empty error message".to_string());
     }
     if msg.contains(['\n', '\r']) {
         return Some(format!("a multi-line error: {}", one_line(msg)));
+    }
+    if let Some(c) = msg.chars().find(|&c| c != '\t' && c.is_control()) {
+        return Some(format!(
+            "an error with a raw control character U+{:04X}: {}",
+            u32::from(c),
+            msg.escape_debug()
+        ));
     }
     if !names.is_empty() && !names.iter().any(|n| msg.contains(n)) {
         return Some(format!("an error that does not name {}: {msg}", names.join(" or ")));
@@ -167,5 +175,11 @@ mod tests {
         assert!(check_error("bad", &["a.yaml"], &[]).is_some());
         assert!(check_error("a.yaml: tok-1", &["a.yaml"], &["tok-1"]).is_some());
         assert!(check_error(" ", &[], &[]).is_some());
+        // a terminal escape, a bell, a C1 control: shown raw, they act on the terminal
+        for raw in ["a.yaml: \u{1b}[31mred", "a.yaml: \u{7}", "a.yaml: \u{9b}2J"] {
+            let problem = check_error(raw, &["a.yaml"], &[]).unwrap();
+            assert!(problem.contains("raw control character"), "{problem}");
+        }
+        assert_eq!(check_error("a.yaml: a\tb \\u{1b}", &["a.yaml"], &[]), None);
     }
 }

@@ -23,6 +23,12 @@ use std::path::PathBuf;
 
 /// The trace file a mutated replay reads.
 const FUZZ_TRACE: &str = "trace-fuzz.csv";
+/// A credential planted in files a trace path may name (inside the
+/// scenario's folder and outside it): no message may show it.
+const PLANTED_SECRET: &str = "fz-planted-9c2e71d04b";
+/// The first line of those files, as a `.env` or an environment dump has it.
+const PLANTED_LINE: &str = "AWS_SECRET_ACCESS_KEY=fz-planted-9c2e71d04b";
+
 /// Rows of the bundled sample kept in a mutated trace: enough for every
 /// qos class, few enough to keep an input cheap.
 const TRACE_ROWS: usize = 60;
@@ -54,6 +60,11 @@ pub struct Scenario {
     keys: Vec<String>,
     sample_csv: String,
     dir: tempfile::TempDir,
+    /// a folder beside it holding a planted secret, for trace paths that
+    /// escape the scenario's folder (kept for its lifetime: dropped, it is deleted)
+    _outside: tempfile::TempDir,
+    /// trace paths that name a file holding [`PLANTED_SECRET`]
+    secret_paths: Vec<String>,
     /// what the last input earned beyond the time limit
     allowance: std::time::Duration,
 }
@@ -91,6 +102,26 @@ impl Scenario {
                 .unwrap_or_default();
             bases.push(Base { tree, params });
         }
+        // files a shared scenario's trace path could point at: a .env beside
+        // it, and one outside its folder (by an absolute path or through ..)
+        let outside = tempfile::tempdir().map_err(|e| FuzzError::io("a temporary folder", e))?;
+        let planted = format!("{PLANTED_LINE}\nAPI_PASSWORD={PLANTED_SECRET}\n");
+        for (folder, name) in [(dir.path(), ".env"), (outside.path(), "secret.env")] {
+            std::fs::write(folder.join(name), &planted).map_err(|e| FuzzError::io(name, e))?;
+        }
+        let outside_file = outside.path().join("secret.env");
+        let escaping = outside
+            .path()
+            .file_name()
+            .map(|n| format!("../{}/secret.env", n.to_string_lossy()))
+            .unwrap_or_default();
+        let secret_paths = vec![
+            ".env".to_string(),
+            "./.env".to_string(),
+            "missing/../.env".to_string(),
+            outside_file.display().to_string(),
+            escaping,
+        ];
         let sample_csv = workloads::builtin("trace")
             .and_then(|b| b.files.first())
             .map(|(_, text)| text.lines().take(TRACE_ROWS + 1).collect::<Vec<_>>().join("\n"))
@@ -100,6 +131,8 @@ impl Scenario {
             keys: keys.into_iter().collect(),
             sample_csv,
             dir,
+            _outside: outside,
+            secret_paths,
             allowance: std::time::Duration::ZERO,
         })
     }
@@ -163,6 +196,17 @@ impl Target for Scenario {
                 }
             }
             trace = Some(self.mutated_trace(rng));
+        } else if !replays.is_empty() && rng.random_bool(0.2) {
+            // a trace path naming a file that holds a credential
+            let path = pick(rng, &self.secret_paths).clone();
+            for (p, _) in &replays {
+                if let Some(n) = tree.at_mut(p) {
+                    *n = Node::str(path.clone());
+                }
+            }
+        }
+        if rng.random_bool(0.05) {
+            grow_by_substitution(&mut tree, rng);
         }
         let mut yaml = write(&tree, &Style::random(rng), rng).into_bytes();
         if n > 0 && rng.random_bool(0.3) {
@@ -227,7 +271,7 @@ impl Target for Scenario {
         match (loaded, outcome) {
             (Ok(_), Ok(_)) => Checked::Accepted,
             (Ok(_), Err(problem)) => Checked::Violation(problem),
-            (Err(_), Err(msg)) => match check_error(&msg, &[&origin], &[]) {
+            (Err(_), Err(msg)) => match check_error(&msg, &[&origin], &[PLANTED_SECRET]) {
                 Some(problem) => Checked::Violation(problem),
                 None => Checked::Rejected,
             },
@@ -260,6 +304,37 @@ impl Target for Scenario {
         }
         out.extend_from_slice(&case.yaml);
         out
+    }
+}
+
+/// Makes a small file spell a huge text: a param of up to 3,000 characters,
+/// referred to up to 5,000 times in one text value (a name or a
+/// description); substituted in full, that is up to 15 MB from a file of
+/// 30 KB (a reader that built the text before checking its cap took
+/// seconds and gigabytes on such files).
+fn grow_by_substitution(tree: &mut Node, rng: &mut ChaCha8Rng) {
+    let Node::Map(entries) = tree else { return };
+    let long = "9".repeat(rng.random_range(100..=3000));
+    match entries.iter_mut().find(|(k, _)| k == "params") {
+        Some((_, Node::Map(params))) => params.push(("fuzz_big".into(), Node::str(long))),
+        Some(_) => return,
+        None => entries.push(("params".into(), Node::map(vec![("fuzz_big", Node::str(long))]))),
+    }
+    let texts: Vec<Vec<usize>> = tree
+        .paths()
+        .into_iter()
+        .filter(|(p, k)| {
+            matches!(k.as_deref(), Some("name" | "description" | "image")) && matches!(tree.at(p), Some(Node::Str(_)))
+        })
+        .map(|(p, _)| p)
+        .collect();
+    if texts.is_empty() {
+        return;
+    }
+    let at = pick(rng, &texts).clone();
+    let times = rng.random_range(10..=5000);
+    if let Some(n) = tree.at_mut(&at) {
+        *n = Node::str("${fuzz_big}".repeat(times));
     }
 }
 

@@ -33,10 +33,11 @@ pub enum RecordsError {
     },
 }
 
-/// `text` on one line: serde_json quotes an unknown tag as written, line
-/// breaks and all.
+/// `text` on one line, its control characters escaped: serde_json quotes
+/// an unknown tag as written, line breaks, ESC and BEL and all (found by
+/// schedlab-fuzz's control-character oracle).
 fn one_line(text: &str) -> String {
-    text.replace('\r', "\\r").replace('\n', "\\n")
+    schedlab_core::text::escape_controls(text).into_owned()
 }
 
 #[cfg(test)]
@@ -54,5 +55,10 @@ mod tests {
             assert!(shown.contains("unknown variant `a\\"), "{shown:?}");
             assert!(shown.contains("records.jsonl at line 1"), "{shown:?}");
         }
+        // a terminal escape, a bell and a C1 control in the tag are escaped too
+        std::fs::write(&path, "{\"type\":\"\\u001b[31m\\u0007\\u009b\"}\n").unwrap();
+        let shown = super::read_records(&path).unwrap_err().to_string();
+        assert!(!shown.chars().any(char::is_control), "{shown:?}");
+        assert!(shown.contains("unknown variant `\\e[31m\\u{7}\\u{9b}`"), "{shown:?}");
     }
 }
