@@ -143,6 +143,29 @@ fn bundled_networks_run_at_their_size_and_another_size_is_refused() {
             "{origin}"
         );
     }
+    // the state's node order is the join order, the same for every arm of a seed: the same nodes
+    // join under the same ids in both runs (replacements of lost spot nodes included)
+    let joins = |arm: &str| -> Vec<(u64, String)> {
+        fs::read_to_string(run.join(format!("runs/{arm}/seed-1/records.jsonl")))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|r| r["type"] == "node")
+            .map(|r| {
+                (
+                    r["node"].as_u64().unwrap(),
+                    r["spec"]["name"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let order = joins("drs");
+    assert!(order.len() >= 40, "{order:?}");
+    assert!(
+        order.iter().enumerate().all(|(i, (id, _))| *id == i as u64),
+        "{order:?}"
+    );
+    assert_eq!(order, joins("drs-agmarl-reward"));
 
     // no network ships for 12 nodes
     let out = schedlab()
