@@ -17,6 +17,7 @@ use provisioning::kind::{KindFaultMode, KindOptions, KindPlan};
 use provisioning::real_cluster::{IN_CLUSTER_ARM, gke_fault_line, kind_fault_line, up};
 use provisioning::scheduler_deploy::{self, Images};
 use schedlab_core::NodeSpec;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -34,22 +35,13 @@ fn default_kubeconfig() -> Option<PathBuf> {
     Some(PathBuf::from(home).join(".kube").join("config"))
 }
 
-/// The arms `--arms external:NAME` names (checked before any plan is printed).
-fn external_names(args: &ScenarioArgs) -> Vec<String> {
-    args.arms
-        .iter()
-        .filter(|a| crate::external_arm::is_external(a.trim()))
-        .filter_map(|a| crate::external_arm::scheduler_name(a.trim()).ok())
-        .collect()
-}
-
 /// What the runs will do, for the plan.
-fn runs_line(arms: &[String], external: &[String], seeds: usize, images: &Images, faults: &str) -> String {
+fn runs_line(arms: &[String], external: &BTreeSet<String>, seeds: usize, images: &Images, faults: &str) -> String {
     let who: Vec<String> = arms
         .iter()
         .map(|arm| {
             let by = match arm.as_str() {
-                a if external.iter().any(|e| e == a) => "the cluster's own scheduler of that name",
+                a if external.contains(a) => "the cluster's own scheduler of that name",
                 "default" => "the cluster's kube-scheduler",
                 a if a == IN_CLUSTER_ARM => "the in-cluster agmarl-scheduler",
                 _ => "schedlab's bind loop",
@@ -155,6 +147,7 @@ pub fn print_dry_run(
     args: &ScenarioArgs,
     scenario: &workloads::Scenario,
     arms: &[String],
+    external: &BTreeSet<String>,
     seeds: &[u64],
 ) -> Result<()> {
     check_common(args)?;
@@ -187,7 +180,7 @@ pub fn print_dry_run(
             let deploy = scheduler_deploy::plan(&scheduler_deploy::overlay_dir(&args.repo, "kind"), &images);
             let runs = runs_line(
                 arms,
-                &external_names(args),
+                external,
                 seeds.len(),
                 &images,
                 kind_fault_line(plan.opts.fault_mode),
@@ -220,7 +213,7 @@ pub fn print_dry_run(
             let deploy = scheduler_deploy::plan(&scheduler_deploy::overlay_dir(&args.repo, "gke"), &images);
             let runs = runs_line(
                 arms,
-                &external_names(args),
+                external,
                 seeds.len(),
                 &images,
                 gke_fault_line(args.allow_vm_faults),
@@ -482,7 +475,13 @@ mod tests {
     #[test]
     fn runs_line_says_who_schedules_each_arm() {
         let arms = ["default", "agmarl", "binpack", "my-scheduler"].map(String::from);
-        let line = runs_line(&arms, &["my-scheduler".into()], 2, &Images::dev(), "docker");
+        let line = runs_line(
+            &arms,
+            &BTreeSet::from(["my-scheduler".into()]),
+            2,
+            &Images::dev(),
+            "docker",
+        );
         assert!(line.starts_with("play 8 runs (4 arms × 2 seeds)"), "{line}");
         assert!(
             line.contains("my-scheduler by the cluster's own scheduler of that name"),

@@ -44,13 +44,11 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         .as_deref()
         .map(|path| scheduler::agmarl::checkpoint::load(path).map_err(|e| InputError(format!("--checkpoint: {e}"))))
         .transpose()?;
-    let (arms, profile_files) = check_arms(&args.arms)?;
-    let external: BTreeSet<String> = args
-        .arms
-        .iter()
-        .filter(|a| crate::external_arm::is_external(a.trim()))
-        .map(|a| crate::external_arm::scheduler_name(a.trim()))
-        .collect::<Result<_>>()?;
+    let CheckedArms {
+        names: arms,
+        profile_files,
+        external,
+    } = check_arms(&args.arms)?;
     if args.cluster == ClusterKind::Sim
         && let Some(name) = external.first()
     {
@@ -123,7 +121,7 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
                 args.cluster.name()
             )));
         }
-        return crate::real_cluster::print_dry_run(&args, &scenario, &arms, &seeds);
+        return crate::real_cluster::print_dry_run(&args, &scenario, &arms, &external, &seeds);
     }
     if provisioned {
         crate::real_cluster::check(&args, &scenario, &seeds, &arms)?;
@@ -286,11 +284,20 @@ fn play_scenario<B: Backend, C: Serialize>(
     Ok(())
 }
 
-/// The arms' names, in order, and the arms read from configuration files
-/// (`profile:FILE`, `profile:NAME=FILE`), each read and checked here.
-fn check_arms(arms: &[String]) -> Result<(Vec<String>, BTreeMap<String, ProfileFile>)> {
+/// The arms of `--arms`, each read and checked.
+struct CheckedArms {
+    /// every arm's name, in order
+    names: Vec<String>,
+    /// the arms read from configuration files (`profile:FILE`, `profile:NAME=FILE`), by name
+    profile_files: BTreeMap<String, ProfileFile>,
+    /// the arms a scheduler already in the cluster decides (`external:NAME`), by name
+    external: BTreeSet<String>,
+}
+
+fn check_arms(arms: &[String]) -> Result<CheckedArms> {
     let mut seen = Vec::new();
     let mut files = BTreeMap::new();
+    let mut external = BTreeSet::new();
     for arm in arms {
         let arm = arm.trim();
         if arm.is_empty() {
@@ -309,7 +316,9 @@ fn check_arms(arms: &[String]) -> Result<(Vec<String>, BTreeMap<String, ProfileF
             // its network comes from --drs-checkpoint, checked with the cluster size
             arm.to_string()
         } else if crate::external_arm::is_external(arm) {
-            crate::external_arm::scheduler_name(arm)?
+            let name = crate::external_arm::scheduler_name(arm)?;
+            external.insert(name.clone());
+            name
         } else {
             scheduler::arm(arm, 0)?;
             arm.to_string()
@@ -322,7 +331,11 @@ fn check_arms(arms: &[String]) -> Result<(Vec<String>, BTreeMap<String, ProfileF
     if seen.is_empty() {
         bail!(InputError("--arms: give at least one arm".into()));
     }
-    Ok((seen, files))
+    Ok(CheckedArms {
+        names: seen,
+        profile_files: files,
+        external,
+    })
 }
 
 /// The untrained twins' init seed: `--init-seed`, which only those arms take, or the default.
