@@ -23,11 +23,12 @@ fn bundled(name: &str) -> PathBuf {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_drs_network_schedules_only_the_cluster_size_it_was_trained_for() {
-    let plane = plane("agmarl-drs");
-    let admin = admin(&plane).await;
-    let tmp = tempfile::tempdir().unwrap();
-    let kubeconfig = tmp.path().join("sa.kubeconfig");
-    as_scheduler_account(&admin, &kubeconfig).await;
+    let AccountLab {
+        plane: _plane,
+        admin,
+        tmp,
+        kubeconfig,
+    } = account_lab("agmarl-drs").await;
     lab(&admin, RUN, 10).await;
     let names = create_pods(&admin, RUN, 0..12).await;
 

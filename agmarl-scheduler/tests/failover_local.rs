@@ -55,11 +55,12 @@ async fn conflicts(r: &Replica) -> f64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_the_leader_binds_and_a_standby_takes_over() {
-    let plane = plane("agmarl-failover");
-    let admin = admin(&plane).await;
-    let tmp = tempfile::tempdir().unwrap();
-    let kubeconfig = tmp.path().join("sa.kubeconfig");
-    as_scheduler_account(&admin, &kubeconfig).await;
+    let AccountLab {
+        plane,
+        admin,
+        tmp,
+        kubeconfig,
+    } = account_lab("agmarl-failover").await;
     lab(&admin, RUN, 3).await;
     let (seen, watch_task) = watch_bindings(&admin);
 

@@ -118,11 +118,12 @@ fn terminating(pods: &[core::Pod]) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_high_priority_pod_preempts_and_binds_once_its_victims_are_gone() {
-    let plane = plane("agmarl-preempt");
-    let admin = admin(&plane).await;
-    let tmp = tempfile::tempdir().unwrap();
-    let kubeconfig = tmp.path().join("sa.kubeconfig");
-    as_scheduler_account(&admin, &kubeconfig).await;
+    let AccountLab {
+        plane,
+        admin,
+        tmp,
+        kubeconfig,
+    } = account_lab("agmarl-preempt").await;
     // one node of 8000m, full with four pods of 2000m and low priority
     let node = lab(&admin, RUN, 1).await.remove(0);
     priority_class(&admin, LOW).await;

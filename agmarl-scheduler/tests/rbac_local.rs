@@ -40,11 +40,12 @@ fn can_i(admin_kubeconfig: &std::path::Path, args: &[&str]) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_service_account_may_do_what_it_needs_and_nothing_more() {
-    let plane = plane("agmarl-rbac");
-    let admin = admin(&plane).await;
-    let tmp = tempfile::tempdir().unwrap();
-    let sa_kubeconfig = tmp.path().join("sa.kubeconfig");
-    as_scheduler_account(&admin, &sa_kubeconfig).await;
+    let AccountLab {
+        plane,
+        admin,
+        tmp: _tmp,
+        kubeconfig: sa_kubeconfig,
+    } = account_lab("agmarl-rbac").await;
     let kc = plane.admin_kubeconfig();
 
     let allowed: &[&[&str]] = &[

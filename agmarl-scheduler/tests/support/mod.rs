@@ -59,6 +59,32 @@ pub async fn admin(plane: &ScopedCluster) -> ApiClient {
     .unwrap()
 }
 
+/// A private control plane with the manifests' RBAC applied, its admin,
+/// and a kubeconfig of the scheduler's service account in a temporary
+/// folder: where every test against a scheduler process starts.
+pub struct AccountLab {
+    pub plane: ScopedCluster,
+    pub admin: ApiClient,
+    pub tmp: tempfile::TempDir,
+    /// the service account's kubeconfig, in `tmp`
+    pub kubeconfig: PathBuf,
+}
+
+/// [`AccountLab`] on a plane named `name`.
+pub async fn account_lab(name: &str) -> AccountLab {
+    let plane = plane(name);
+    let admin = admin(&plane).await;
+    let tmp = tempfile::tempdir().unwrap();
+    let kubeconfig = tmp.path().join("sa.kubeconfig");
+    as_scheduler_account(&admin, &kubeconfig).await;
+    AccountLab {
+        plane,
+        admin,
+        tmp,
+        kubeconfig,
+    }
+}
+
 /// Applies the RBAC manifests and writes a kubeconfig of the scheduler's
 /// service account to `out`.
 pub async fn as_scheduler_account(admin: &ApiClient, out: &Path) {
