@@ -7,6 +7,7 @@
 
 use crate::exit::InputError;
 use anyhow::{Result, bail};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// How an external arm is written in `--arms`.
 pub const PREFIX: &str = "external:";
@@ -46,9 +47,76 @@ pub fn scheduler_name(arm: &str) -> Result<String> {
     Ok(name.to_string())
 }
 
+/// One finished run as the warning needs it.
+pub struct RunBinds<'a> {
+    pub arm: &'a str,
+    pub seed: u64,
+    pub pods_created: u64,
+    pub pods_bound: u64,
+}
+
+/// A warning for every external arm that bound nothing in a run that
+/// created pods. A misspelt name, or a scheduler that is not running, leaves
+/// every pod Pending; the tables show that only as numbers, and the lab
+/// cannot know beforehand which names the cluster's schedulers answer to.
+pub fn unbound_warnings<'a>(runs: impl IntoIterator<Item = RunBinds<'a>>, external: &BTreeSet<String>) -> Vec<String> {
+    let mut idle: BTreeMap<&str, (Vec<u64>, u64)> = BTreeMap::new();
+    for run in runs {
+        if external.contains(run.arm) && run.pods_created > 0 && run.pods_bound == 0 {
+            let (seeds, pods) = idle.entry(run.arm).or_default();
+            seeds.push(run.seed);
+            *pods += run.pods_created;
+        }
+    }
+    idle.into_iter()
+        .map(|(name, (seeds, pods))| {
+            let seeds: Vec<String> = seeds.iter().map(u64::to_string).collect();
+            let (word, list) = match seeds.as_slice() {
+                [one] => ("seed", one.clone()),
+                _ => ("seeds", seeds.join(", ")),
+            };
+            format!(
+                "warning: {PREFIX}{name} bound none of the {pods} pods of {word} {list}: no scheduler in the cluster \
+                 took pods with schedulerName {name:?}. Is one running under that name (its profile's \
+                 schedulerName)?"
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn run(arm: &str, seed: u64, pods_created: u64, pods_bound: u64) -> RunBinds<'_> {
+        RunBinds {
+            arm,
+            seed,
+            pods_created,
+            pods_bound,
+        }
+    }
+
+    #[test]
+    fn an_external_arm_that_bound_nothing_is_named_with_its_seeds() {
+        let external: BTreeSet<String> = ["nobody".to_string(), "someone".to_string()].into();
+        let runs = [
+            run("nobody", 1, 40, 0),
+            run("someone", 1, 40, 38),
+            run("default", 1, 40, 0),
+            run("nobody", 2, 30, 0),
+            run("someone", 2, 0, 0),
+        ];
+        let warnings = unbound_warnings(runs, &external);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        let w = &warnings[0];
+        assert!(w.starts_with("warning: external:nobody bound none of the 70 pods of seeds 1, 2:"), "{w}");
+        assert!(w.contains("schedulerName \"nobody\""), "{w}");
+        let one = unbound_warnings([run("nobody", 7, 5, 0), run("nobody", 8, 5, 1)], &external);
+        assert_eq!(one.len(), 1);
+        assert!(one[0].contains("the 5 pods of seed 7:"), "{}", one[0]);
+        assert!(unbound_warnings([run("nobody", 1, 5, 1)], &external).is_empty());
+    }
 
     #[test]
     fn a_scheduler_name_is_checked_as_kubernetes_checks_it() {

@@ -240,15 +240,26 @@ fn scenarios_run_on_a_real_api_server_and_leave_nothing_behind() {
     assert_eq!(leftovers(plane.admin_kubeconfig()), Vec::<String>::new());
 
     // A scheduler already in the cluster as an arm: the control plane's own kube-scheduler under its
-    // name; the run's pods carry it, and it binds them.
+    // name; the run's pods carry it, and it binds them. A name no scheduler answers to binds nothing,
+    // and the run says so.
     let out_dir = tmp.path().join("external");
     let out = churn_on(
         &opts.state_dir,
         &out_dir,
-        &["--arms", "external:default-scheduler", "--set", "nodes=8", "--explain"],
+        &[
+            "--arms",
+            "external:default-scheduler,external:nobody-here",
+            "--set",
+            "nodes=8",
+            "--explain",
+        ],
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
     assert!(summary_value(&out_dir.join("summary.csv"), "default-scheduler", "nodes_in_use_mean") > 0.0);
+    assert_eq!(summary_value(&out_dir.join("summary.csv"), "nobody-here", "pods_bound"), 0.0);
+    assert!(stderr.contains("warning: external:nobody-here bound none of the"), "{stderr}");
+    assert!(!stderr.contains("external:default-scheduler bound none"), "{stderr}");
     let manifest = read_json(&out_dir.join("runs/default-scheduler/seed-1/manifest.json"));
     let reason = manifest["explain"]["not_applicable"]["reason"]
         .as_str()
