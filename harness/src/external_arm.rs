@@ -110,7 +110,10 @@ mod tests {
         let warnings = unbound_warnings(runs, &external);
         assert_eq!(warnings.len(), 1, "{warnings:?}");
         let w = &warnings[0];
-        assert!(w.starts_with("warning: external:nobody bound none of the 70 pods of seeds 1, 2:"), "{w}");
+        assert!(
+            w.starts_with("warning: external:nobody bound none of the 70 pods of seeds 1, 2:"),
+            "{w}"
+        );
         assert!(w.contains("schedulerName \"nobody\""), "{w}");
         let one = unbound_warnings([run("nobody", 7, 5, 0), run("nobody", 8, 5, 1)], &external);
         assert_eq!(one.len(), 1);

@@ -268,12 +268,16 @@ fn play_scenario<B: Backend, C: Serialize>(
     // The runs are read back once: the summaries and the report, then the folder is complete.
     let summary = results::run_folder::finish(&folder, &mut manifest, jiff::Timestamp::now())?;
     let report_dir = out.join(REPORT_DIR);
-    let runs = summary.arms().iter().flat_map(|a| &a.runs).map(|r| crate::external_arm::RunBinds {
-        arm: &r.arm,
-        seed: r.seed,
-        pods_created: r.metrics.pods_created,
-        pods_bound: r.metrics.pods_bound,
-    });
+    let runs = summary
+        .arms()
+        .iter()
+        .flat_map(|a| &a.runs)
+        .map(|r| crate::external_arm::RunBinds {
+            arm: &r.arm,
+            seed: r.seed,
+            pods_created: r.metrics.pods_created,
+            pods_bound: r.metrics.pods_bound,
+        });
     for warning in crate::external_arm::unbound_warnings(runs, &invocation.external) {
         crate::out::noteln!("{warning}");
     }

@@ -257,8 +257,14 @@ fn scenarios_run_on_a_real_api_server_and_leave_nothing_behind() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(summary_value(&out_dir.join("summary.csv"), "default-scheduler", "nodes_in_use_mean") > 0.0);
-    assert_eq!(summary_value(&out_dir.join("summary.csv"), "nobody-here", "pods_bound"), 0.0);
-    assert!(stderr.contains("warning: external:nobody-here bound none of the"), "{stderr}");
+    assert_eq!(
+        summary_value(&out_dir.join("summary.csv"), "nobody-here", "pods_bound"),
+        0.0
+    );
+    assert!(
+        stderr.contains("warning: external:nobody-here bound none of the"),
+        "{stderr}"
+    );
     assert!(!stderr.contains("external:default-scheduler bound none"), "{stderr}");
     let manifest = read_json(&out_dir.join("runs/default-scheduler/seed-1/manifest.json"));
     let reason = manifest["explain"]["not_applicable"]["reason"]

@@ -64,6 +64,19 @@ impl Default for DecisionTimes {
     }
 }
 
+/// A run's decision times as its metrics hold them (see
+/// [`DecisionTimes::facts`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DecisionTimeFacts {
+    pub decisions: u64,
+    /// the simulator charged decision time to virtual time
+    pub charged: bool,
+    /// `None` without decisions, as are the quantiles
+    pub mean_ns: Option<f64>,
+    pub p50_ns: Option<u64>,
+    pub p99_ns: Option<u64>,
+}
+
 /// The file's JSON.
 #[derive(Debug, Serialize, Deserialize)]
 struct File {
@@ -119,6 +132,18 @@ impl DecisionTimes {
 
     pub fn max_ns(&self) -> Option<u64> {
         (!self.histogram.is_empty()).then(|| self.histogram.max())
+    }
+
+    /// What a run's metrics keep: the histogram's counts take tens of KB per
+    /// run, and a summary of thousands of runs needs only these.
+    pub fn facts(&self) -> DecisionTimeFacts {
+        DecisionTimeFacts {
+            decisions: self.decisions(),
+            charged: self.charged,
+            mean_ns: self.mean_ns(),
+            p50_ns: self.quantile_ns(0.5),
+            p99_ns: self.quantile_ns(0.99),
+        }
     }
 
     /// Writes the file to a temporary name beside `path`, then renames it, so

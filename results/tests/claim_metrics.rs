@@ -216,6 +216,7 @@ fn result(arm: &str, seed: u64, metrics: RunMetrics) -> RunResult {
         seed,
         training_run: None,
         metrics,
+        correlations: None,
     }
 }
 

@@ -18,6 +18,7 @@ fn run(arm: &str, seed: u64, crashes: u32) -> RunResult {
         seed,
         training_run: None,
         metrics: metrics_of(&synthetic_run(seed, crashes)).expect("synthetic runs are consistent"),
+        correlations: None,
     }
 }
 

@@ -14,6 +14,7 @@ fn run(arm: &str, seed: u64, crashes: u32) -> RunResult {
         seed,
         training_run: None,
         metrics: metrics_of(&synthetic_run(seed, crashes)).expect("synthetic runs are consistent"),
+        correlations: None,
     }
 }
 
@@ -34,6 +35,7 @@ fn three_arms() -> Vec<RunResult> {
         seed: 1,
         training_run: None,
         metrics: metrics_of(&hand_run()).expect("the hand run is consistent"),
+        correlations: None,
     });
     runs
 }

@@ -12,6 +12,7 @@ fn run(arm: &str, seed: u64, crashes: u32) -> RunResult {
         seed,
         training_run: None,
         metrics: metrics_of(&synthetic_run(seed, crashes)).expect("synthetic runs are consistent"),
+        correlations: None,
     }
 }
 
@@ -201,6 +202,7 @@ fn one_seed_says_n_1_and_undefined_says_n_a() {
             seed: 5,
             training_run: None,
             metrics: empty.finish().unwrap(),
+            correlations: None,
         },
     ];
     let s = Summary::new("tiny", runs, 3);
@@ -237,6 +239,7 @@ fn partly_undefined_metric_is_counted() {
             seed: 3,
             training_run: None,
             metrics: idle.finish().unwrap(),
+            correlations: None,
         },
     ];
     let s = Summary::new("mixed", runs, 3);

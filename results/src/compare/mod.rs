@@ -278,6 +278,7 @@ mod tests {
                     seed,
                     training_run: None,
                     metrics: metrics_of(&synthetic_run(seed, crashes)).unwrap(),
+                    correlations: None,
                 })
             })
             .collect();

@@ -9,6 +9,7 @@ use super::pods::{Pods, name};
 use super::samples::Samples;
 use super::strata::strata;
 use super::{MetricsError, RunMetrics};
+use crate::hdr::EncodedHistogram;
 use crate::stats::{partial_pearson, pearson, spearman};
 use hdrhistogram::Histogram;
 use schedlab_core::record::{EventKind, OomCause, Record};
@@ -231,7 +232,7 @@ impl RunMetricsBuilder {
             sched_latency_p50_s: quantile_s(0.5),
             sched_latency_p99_s: quantile_s(0.99),
             sched_latency_mean_s: latency_mean_s,
-            sched_latency_ms: histogram,
+            sched_latency_ms: EncodedHistogram::encode(&histogram).map_err(MetricsError::Histogram)?,
             mem_failure_pearson: pearson(&mem, &failures),
             mem_failure_spearman: spearman(&mem, &failures),
             mem_failure_partial_pearson: partial_pearson(&mem, &failures, &templates),

@@ -18,10 +18,10 @@ pub use builder::RunMetricsBuilder;
 pub use cascades::BURST_GAP;
 pub use pareto_hv::{HV_REFERENCE, pareto_hv};
 
-use crate::decision_time::{DECISION_TIMES_FILE, DecisionTimes, DecisionTimesError};
+use crate::decision_time::{DECISION_TIMES_FILE, DecisionTimeFacts, DecisionTimes, DecisionTimesError};
+use crate::hdr::EncodedHistogram;
 use crate::records::{RecordsError, for_each_numbered_record};
 use crate::stats::{CONFIDENCE, CorrelationEstimate, PartialEstimate, correlation_ci, partial_correlation_ci};
-use hdrhistogram::Histogram;
 use rand::Rng;
 use schedlab_core::{PodId, Time, WorkloadId};
 use std::collections::BTreeMap;
@@ -159,7 +159,7 @@ pub struct RunMetrics {
     pub failure_rate: Option<f64>,
 
     /// creation → first bind, milliseconds, 3 significant digits
-    pub sched_latency_ms: Histogram<u64>,
+    pub sched_latency_ms: EncodedHistogram,
     pub sched_latency_p50_s: Option<f64>,
     pub sched_latency_p99_s: Option<f64>,
     pub sched_latency_mean_s: Option<f64>,
@@ -193,7 +193,7 @@ pub struct RunMetrics {
 
     /// from decision_times.json beside the records, when there is one; not
     /// from the records
-    pub decision_times: Option<DecisionTimes>,
+    pub decision_times: Option<DecisionTimeFacts>,
 }
 
 impl RunMetrics {
@@ -264,9 +264,9 @@ impl RunMetrics {
             "fault_cost_rate_step_max_usd_h" => self.fault_cost_volatility.and_then(|v| v.step_max),
             "running_pod_hours" => Some(self.running_pod_hours),
             "failures_per_running_pod_hour" => self.failures_per_running_pod_hour,
-            "decision_time_p50_ms" => self.decision_time_ms(|d| d.quantile_ns(0.5).map(|ns| ns as f64)),
-            "decision_time_p99_ms" => self.decision_time_ms(|d| d.quantile_ns(0.99).map(|ns| ns as f64)),
-            "decision_time_mean_ms" => self.decision_time_ms(DecisionTimes::mean_ns),
+            "decision_time_p50_ms" => self.decision_time_ms(|d| d.p50_ns.map(|ns| ns as f64)),
+            "decision_time_p99_ms" => self.decision_time_ms(|d| d.p99_ns.map(|ns| ns as f64)),
+            "decision_time_mean_ms" => self.decision_time_ms(|d| d.mean_ns),
             _ => None,
         }
         .filter(|v| v.is_finite())
@@ -284,7 +284,7 @@ impl RunMetrics {
         correlation_ci(&x, &y, CONFIDENCE, resamples, rng)
     }
 
-    fn decision_time_ms(&self, ns: impl Fn(&DecisionTimes) -> Option<f64>) -> Option<f64> {
+    fn decision_time_ms(&self, ns: impl Fn(&DecisionTimeFacts) -> Option<f64>) -> Option<f64> {
         self.decision_times.as_ref().and_then(ns).map(|ns| ns / 1e6)
     }
 
@@ -337,7 +337,7 @@ impl RunMetrics {
     /// base64: any HdrHistogram implementation can read it back, merge runs,
     /// or draw the full distribution.
     pub fn sched_latency_histogram_base64(&self) -> Result<String, MetricsError> {
-        crate::hdr::to_base64(&self.sched_latency_ms).map_err(MetricsError::Histogram)
+        Ok(self.sched_latency_ms.base64().to_string())
     }
 }
 
@@ -353,10 +353,10 @@ pub fn from_file(path: &Path) -> Result<RunMetrics, MetricsError> {
 }
 
 /// The decision times of [`DECISION_TIMES_FILE`] beside the records file `records`, when that file exists.
-pub(crate) fn decision_times_beside(records: &Path) -> Result<Option<DecisionTimes>, MetricsError> {
+pub(crate) fn decision_times_beside(records: &Path) -> Result<Option<DecisionTimeFacts>, MetricsError> {
     let path = records.with_file_name(DECISION_TIMES_FILE);
     Ok(if path.is_file() {
-        Some(DecisionTimes::read(&path)?)
+        Some(DecisionTimes::read(&path)?.facts())
     } else {
         None
     })

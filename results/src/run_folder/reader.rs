@@ -1,6 +1,12 @@
 //! A run folder (or several of the same scenario) read back from disk:
 //! its manifest, and every run's records, read once into the run's series
 //! and metrics.
+//!
+//! What is kept of a run is bounded by one run's needs, not by its size:
+//! every folder's manifest is read first, for the statistics seed, so that
+//! each run's correlations are computed as it is read and its per-pod pairs
+//! let go; and only each arm's first seed keeps its node and cluster
+//! samples, the ones the plots draw. Thousands of runs then fit in memory.
 
 use super::layout::{INCOMPLETE_MARKER, MANIFEST_FILE, RECORDS_FILE, RUNS_DIR, run_dir, seed_of_dir_name};
 use super::manifest_check::{self, FolderArmFacts, Manifest};
@@ -8,7 +14,7 @@ use crate::claims::catalogue::{ClaimUse, uses_of};
 use crate::metrics::{MetricsError, RunMetrics};
 use crate::report::ReportError;
 use crate::series::RunSeries;
-use crate::summary::{RunResult, Summary};
+use crate::summary::{RunCorrelations, RunResult, Summary};
 use schedlab_core::rng::{derive_seed, purpose};
 use std::path::{Path, PathBuf};
 
@@ -28,8 +34,12 @@ pub struct LoadedRun {
     /// what its folder's manifest says about its arm; `None` when it says
     /// nothing (a folder written before arm facts): unknown
     pub facts: Option<FolderArmFacts>,
-    /// everything the reports take from the records, from one reading of them
+    /// everything the reports take from the records, from one reading of
+    /// them (see the module's note for what is let go)
     pub series: std::sync::Arc<RunSeries>,
+    /// computed as the run was read, with the statistics seed of the
+    /// folders it was read with
+    pub correlations: RunCorrelations,
 }
 
 impl LoadedRun {
@@ -97,11 +107,11 @@ impl RunFolderData {
     /// Loads and merges folders of one scenario (equal resolved scenarios
     /// and backends); a run (arm, seed) may appear in one folder only.
     pub fn load_many(dirs: &[PathBuf], options: LoadOptions) -> crate::Result<RunFolderData> {
-        let mut loaded = Vec::new();
-        for dir in dirs {
-            loaded.push((dir.clone(), load_one(dir, options)?));
-        }
-        Ok(merge_all(loaded)?)
+        let heads = dirs
+            .iter()
+            .map(|dir| read_head(dir, options))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(load_group(heads, options)?)
     }
 
     /// Loads folders of one or more scenarios: grouped by scenario name,
@@ -109,19 +119,22 @@ impl RunFolderData {
     /// of one name with different parameters are refused), the groups in
     /// the order of their names.
     pub fn load_grouped(dirs: &[PathBuf], options: LoadOptions) -> crate::Result<Vec<RunFolderData>> {
-        let mut groups: Vec<(String, Vec<(PathBuf, RunFolderData)>)> = Vec::new();
+        let mut groups: Vec<(String, Vec<FolderHead>)> = Vec::new();
         for dir in dirs {
-            let next = load_one(dir, options)?;
-            match groups.iter_mut().find(|(name, _)| *name == next.scenario) {
-                Some((_, list)) => list.push((dir.clone(), next)),
-                None => groups.push((next.scenario.clone(), vec![(dir.clone(), next)])),
+            let next = read_head(dir, options)?;
+            match groups.iter_mut().find(|(name, _)| *name == next.manifest.scenario) {
+                Some((_, list)) => list.push(next),
+                None => groups.push((next.manifest.scenario.clone(), vec![next])),
             }
         }
         if groups.is_empty() {
             return Err(ReportError::NoFolders.into());
         }
         groups.sort_by(|a, b| a.0.cmp(&b.0));
-        let merged: Result<Vec<_>, ReportError> = groups.into_iter().map(|(_, loaded)| merge_all(loaded)).collect();
+        let merged: Result<Vec<_>, ReportError> = groups
+            .into_iter()
+            .map(|(_, heads)| load_group(heads, options))
+            .collect();
         Ok(merged?)
     }
 
@@ -157,7 +170,7 @@ impl RunFolderData {
     /// The statistics seed: derived from the lowest seed, as `schedlab
     /// scenario` does, so a rebuilt summary equals the original one.
     pub fn stats_seed(&self) -> u64 {
-        derive_seed(self.seeds.first().copied().unwrap_or(0), &[purpose::STATISTICS])
+        stats_seed_of(self.seeds.first().copied())
     }
 
     pub fn run_results(&self) -> Vec<RunResult> {
@@ -168,6 +181,7 @@ impl RunFolderData {
                 seed: r.seed,
                 training_run: r.training_run().map(str::to_string),
                 metrics: r.metrics().clone(),
+                correlations: Some(r.correlations.clone()),
             })
             .collect()
     }
@@ -207,10 +221,47 @@ fn merge_all(loaded: Vec<(PathBuf, RunFolderData)>) -> Result<RunFolderData, Rep
     data.skipped.sort_by_key(|x| (arm_index(&x.arm), x.seed));
     data.seeds.sort_unstable();
     data.seeds.dedup();
+    // each arm's first run (its lowest seed, the first of several training runs) keeps its samples
+    let mut previous_arm: Option<String> = None;
+    for run in &mut data.runs {
+        if previous_arm.as_deref() == Some(run.arm.as_str()) {
+            if !run.series.node_points.is_empty() || !run.series.cluster.is_empty() {
+                std::sync::Arc::make_mut(&mut run.series).shed_samples();
+            }
+        } else {
+            previous_arm = Some(run.arm.clone());
+        }
+    }
     Ok(data)
 }
 
-fn load_one(dir: &Path, options: LoadOptions) -> Result<RunFolderData, ReportError> {
+/// The statistics seed of runs whose lowest seed is `lowest`: derived from
+/// it, as `schedlab scenario` does, so a rebuilt summary equals the original.
+fn stats_seed_of(lowest: Option<u64>) -> u64 {
+    derive_seed(lowest.unwrap_or(0), &[purpose::STATISTICS])
+}
+
+/// A folder's manifest, read and checked, before its runs are read.
+struct FolderHead {
+    dir: PathBuf,
+    manifest: Manifest,
+    claims: Vec<ClaimUse>,
+    complete: bool,
+}
+
+/// Reads the runs of folders of one scenario and merges them, with the
+/// statistics seed of all their seeds.
+fn load_group(heads: Vec<FolderHead>, options: LoadOptions) -> Result<RunFolderData, ReportError> {
+    let stats_seed = stats_seed_of(heads.iter().flat_map(|h| h.manifest.seeds.iter().copied()).min());
+    let mut loaded = Vec::new();
+    for head in heads {
+        let dir = head.dir.clone();
+        loaded.push((dir, load_runs(head, options, stats_seed)?));
+    }
+    merge_all(loaded)
+}
+
+fn read_head(dir: &Path, options: LoadOptions) -> Result<FolderHead, ReportError> {
     let manifest_path = dir.join(MANIFEST_FILE);
     let manifest: Manifest = manifest_check::read(&manifest_path)?;
     let marker = dir.join(INCOMPLETE_MARKER).exists();
@@ -231,24 +282,58 @@ fn load_one(dir: &Path, options: LoadOptions) -> Result<RunFolderData, ReportErr
         path: manifest_path.clone(),
         reason: format!("field resolved_scenario.{field}: {why}"),
     })?;
+    Ok(FolderHead {
+        dir: dir.to_path_buf(),
+        manifest,
+        claims,
+        complete,
+    })
+}
+
+/// Reads the runs of a folder whose manifest `head` holds, each run's
+/// correlations drawn from `stats_seed`.
+fn load_runs(head: FolderHead, options: LoadOptions, stats_seed: u64) -> Result<RunFolderData, ReportError> {
+    let FolderHead {
+        dir,
+        manifest,
+        claims,
+        complete,
+    } = head;
+    let dir = dir.as_path();
     let facts_of = |arm: &str| manifest.arm_facts.as_ref().and_then(|f| f.get(arm)).cloned();
-    let mut runs = Vec::new();
+    let mut runs: Vec<LoadedRun> = Vec::new();
     let mut skipped = Vec::new();
     for arm in &manifest.arms {
+        // the arm's run that keeps its samples so far: the lowest seed read
+        let mut sampled: Option<usize> = None;
         for &seed in &manifest.seeds {
             let run_dir = run_dir(dir, arm, seed);
             let path = run_dir.join(RECORDS_FILE);
-            let loaded = load_run(&path, arm, seed).map(std::sync::Arc::new).and_then(|series| {
+            let loaded = load_run(&path, arm, seed).and_then(|series| {
                 manifest_check::check_run(&run_dir, &path, &manifest.scenario, arm, seed).map(|()| series)
             });
             match loaded {
-                Ok(series) => runs.push(LoadedRun {
-                    arm: arm.clone(),
-                    seed,
-                    records: path,
-                    facts: facts_of(arm),
-                    series,
-                }),
+                Ok(mut series) => {
+                    let correlations = RunCorrelations::of(&series.metrics, seed, stats_seed);
+                    series.shed_pod_outcomes();
+                    match sampled {
+                        Some(i) if runs[i].seed <= seed => series.shed_samples(),
+                        _ => {
+                            if let Some(i) = sampled {
+                                std::sync::Arc::make_mut(&mut runs[i].series).shed_samples();
+                            }
+                            sampled = Some(runs.len());
+                        }
+                    }
+                    runs.push(LoadedRun {
+                        arm: arm.clone(),
+                        seed,
+                        records: path,
+                        facts: facts_of(arm),
+                        series: std::sync::Arc::new(series),
+                        correlations,
+                    });
+                }
                 Err(err) if options.allow_incomplete && is_partial(&err) => {
                     tracing::warn!(%arm, seed, "left out: {err}");
                     skipped.push(SkippedRun {

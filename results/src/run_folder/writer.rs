@@ -84,8 +84,10 @@ impl RunFolder {
         // invocation's preflight removes the folders it created to check
         // them; the folder is then checked again as a fresh one
         let mut attempts = 0;
-        while root.exists() {
-            if !root.is_dir() {
+        // one look at what is there: a folder that vanishes between two
+        // looks (`exists`, then `is_dir`) was taken for a file
+        while let Ok(found) = fs::metadata(root) {
+            if !found.is_dir() {
                 return Err(bad("a file is there, not a folder; choose another".into()).into());
             }
             let vanished = |e: &std::io::Error| e.kind() == std::io::ErrorKind::NotFound && attempts < CLAIM_ATTEMPTS;

@@ -2,7 +2,7 @@
 //! builder runs alongside and decides what is consistent, so a records file
 //! yields series exactly when it yields metrics.
 
-use super::{ClusterPoint, NodeInfo, NodePoint, RunSeries};
+use super::{ClusterPoint, NodeInfo, NodePoint, OutcomeCount, RunSeries};
 use crate::metrics::{MetricsError, RunMetricsBuilder};
 use schedlab_core::record::{EventKind, Record};
 use schedlab_core::{NodeId, Resources, Time};
@@ -110,10 +110,23 @@ impl RunSeriesBuilder {
     /// (inconsistent records, no End record).
     pub fn finish(self) -> Result<RunSeries, MetricsError> {
         let metrics = self.metrics.finish()?;
+        let mut counts: BTreeMap<(u64, u32), u64> = BTreeMap::new();
+        for p in &metrics.pod_outcomes {
+            *counts.entry((p.memory_request_bytes, p.failures)).or_default() += 1;
+        }
+        let outcome_counts = counts
+            .into_iter()
+            .map(|((memory_request_bytes, failures), pods)| OutcomeCount {
+                memory_request_bytes,
+                failures,
+                pods,
+            })
+            .collect();
         Ok(RunSeries {
             nodes: self.nodes,
             node_points: self.node_points,
             cluster: self.cluster,
+            outcome_counts,
             restarts: self.restarts,
             metrics,
         })
@@ -154,6 +167,11 @@ mod tests {
         assert_eq!(s.restarts.len() as u64, s.metrics.restarts);
         assert_eq!(s.end(), Time(60_000));
         assert_eq!(s.pod_outcomes().len() as u64, s.metrics.pods_bound);
+        assert_eq!(
+            s.outcome_counts.iter().map(|c| c.pods).sum::<u64>(),
+            s.metrics.pods_bound
+        );
+        assert!(s.outcome_counts.windows(2).all(|w| w[0] < w[1]));
     }
 
     #[test]

@@ -48,7 +48,22 @@ pub struct NodeInfo {
     pub name: String,
 }
 
+/// Bound pod incarnations that share a memory request and a failure count:
+/// what the memory plot draws of a run's pods (many pods share a request).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct OutcomeCount {
+    pub memory_request_bytes: u64,
+    pub failures: u32,
+    pub pods: u64,
+}
+
 /// The time series of one run (one arm, one seed).
+///
+/// A run folder's reader keeps the samples (`nodes`, `node_points`,
+/// `cluster`) of each arm's first seed only, the one the plots draw them
+/// for, and no run's `metrics.pod_outcomes` (see [`RunSeries::shed_samples`]
+/// and [`RunSeries::shed_pod_outcomes`]): what a run keeps then does not
+/// grow with its nodes, samples or pods but for `restarts`.
 #[derive(Debug, Clone)]
 pub struct RunSeries {
     /// the nodes, in record order
@@ -57,6 +72,8 @@ pub struct RunSeries {
     pub node_points: Vec<NodePoint>,
     /// every ClusterSample, in record order (time order)
     pub cluster: Vec<ClusterPoint>,
+    /// the bound pod incarnations by (memory request, failures), ascending
+    pub outcome_counts: Vec<OutcomeCount>,
     /// times of the restarts (ContainerStarted with restart_count > 0), in
     /// record order; the `restarts` metric counts these
     pub restarts: Vec<Time>,
@@ -78,9 +95,25 @@ impl RunSeries {
         self.metrics.end
     }
 
-    /// Per bound pod incarnation: (memory request, failures).
+    /// Per bound pod incarnation: (memory request, failures); empty once
+    /// shed.
     pub fn pod_outcomes(&self) -> &[PodOutcome] {
         &self.metrics.pod_outcomes
+    }
+
+    /// Lets go of the node and cluster samples, which only an arm's first
+    /// seed's plots draw.
+    pub fn shed_samples(&mut self) {
+        self.nodes = Vec::new();
+        self.node_points = Vec::new();
+        self.cluster = Vec::new();
+    }
+
+    /// Lets go of the per-pod pairs, once what is computed from them (the
+    /// run's correlations, see [`crate::summary::RunCorrelations`]) is;
+    /// `outcome_counts` stays.
+    pub fn shed_pod_outcomes(&mut self) {
+        self.metrics.pod_outcomes = Vec::new();
     }
 
     /// Restarts per bucket of `width`, covering time zero to the End record;
@@ -112,7 +145,14 @@ impl RunSeries {
     /// Scheduling latencies (creation to first bind) in seconds with their
     /// counts, ascending, from the metrics' histogram (3 significant digits).
     pub fn sched_latencies_s(&self) -> Vec<(f64, u64)> {
-        let h = &self.metrics.sched_latency_ms;
+        let h = match self.metrics.sched_latency_ms.decode() {
+            Ok(h) => h,
+            // encoded by this program when the run was read: cannot fail short of a defect
+            Err(e) => {
+                tracing::warn!("scheduling latencies not decoded: {e}");
+                return Vec::new();
+            }
+        };
         // a bucket's lowest value: exact below 2048 ms, within 0.1% above
         h.iter_recorded()
             .map(|v| {

@@ -357,11 +357,42 @@ fn weighted_pearson(
     y: impl Iterator<Item = f64> + Clone,
     w: &[u32],
 ) -> Option<f64> {
-    let total: f64 = w.iter().map(|&wi| f64::from(wi)).sum();
+    pearson_weighted_by(x, y, w.iter().map(|&wi| f64::from(wi)))
+}
+
+/// Pearson's r of points that each stand for `w[i]` equal pairs: [`pearson`]
+/// of the pairs spelt out, without spelling them out (the memory plot pools
+/// the pods of thousands of runs by their distinct values). Undefined as
+/// for [`pearson`]: unequal lengths, fewer than 3 pairs, a value that is not
+/// finite, or a side that does not vary.
+pub fn pearson_of_counts(x: &[f64], y: &[f64], w: &[u64]) -> Option<f64> {
+    let drawn = || x.iter().zip(y).zip(w).filter(|(_, w)| **w > 0).map(|(p, _)| p);
+    let varies = |side: fn(&(&f64, &f64)) -> f64| {
+        let mut values = drawn().map(|p| side(&p));
+        values.next().is_some_and(|first| values.any(|v| v != first))
+    };
+    if x.len() != y.len()
+        || x.len() != w.len()
+        || w.iter().sum::<u64>() < 3
+        || x.iter().chain(y).any(|v| !v.is_finite())
+        || !varies(|p| *p.0)
+        || !varies(|p| *p.1)
+    {
+        return None;
+    }
+    pearson_weighted_by(x.iter().copied(), y.iter().copied(), w.iter().map(|&wi| wi as f64))
+}
+
+fn pearson_weighted_by(
+    x: impl Iterator<Item = f64> + Clone,
+    y: impl Iterator<Item = f64> + Clone,
+    weights: impl Iterator<Item = f64> + Clone,
+) -> Option<f64> {
+    let total: f64 = weights.clone().sum();
     if total <= 0.0 {
         return None;
     }
-    let weights = || w.iter().map(|&wi| f64::from(wi));
+    let weights = || weights.clone();
     let mx = x.clone().zip(weights()).map(|(v, wi)| v * wi).sum::<f64>() / total;
     let my = y.clone().zip(weights()).map(|(v, wi)| v * wi).sum::<f64>() / total;
     let (mut sxx, mut syy, mut sxy) = (0.0, 0.0, 0.0);
@@ -397,6 +428,21 @@ mod tests {
         assert!(close(r, 6.0 / 60f64.sqrt()), "{r}");
         let neg = pearson(&[1.0, 2.0, 3.0], &[3.0, 2.0, 1.0]).unwrap();
         assert!(close(neg, -1.0));
+    }
+
+    #[test]
+    fn counted_points_are_the_pairs_spelt_out() {
+        // (1,2) twice, (3,5) once, (4,4) three times
+        let spelt = pearson(&[1.0, 1.0, 3.0, 4.0, 4.0, 4.0], &[2.0, 2.0, 5.0, 4.0, 4.0, 4.0]).unwrap();
+        let counted = pearson_of_counts(&[1.0, 3.0, 4.0], &[2.0, 5.0, 4.0], &[2, 1, 3]).unwrap();
+        assert!(close(spelt, counted), "{spelt} {counted}");
+        // undefined where pearson is: too few pairs, a side that does not vary (an uncounted point
+        // does not make it vary), unequal lengths, a value that is not finite
+        assert_eq!(pearson_of_counts(&[1.0, 2.0], &[1.0, 2.0], &[1, 1]), None);
+        assert_eq!(pearson_of_counts(&[1.0, 1.0, 2.0], &[1.0, 2.0, 3.0], &[2, 3, 0]), None);
+        assert_eq!(pearson_of_counts(&[1.0, 2.0], &[1.0, 2.0], &[2]), None);
+        assert_eq!(pearson_of_counts(&[1.0, f64::NAN], &[1.0, 2.0], &[2, 2]), None);
+        assert!(pearson_of_counts(&[1.0, 2.0], &[1.0, 2.0], &[1, 2]).is_some());
     }
 
     #[test]

@@ -14,7 +14,7 @@ mod survival;
 pub use bootstrap::{BOOTSTRAP_RESAMPLES, CONFIDENCE, Interval, MeanEstimate, bootstrap_mean_ci, percentile_interval};
 pub use correlation::{
     CorrelationEstimate, Estimate, PartialEstimate, average_ranks, correlation_ci, partial_correlation_ci,
-    partial_pearson, pearson, spearman,
+    partial_pearson, pearson, pearson_of_counts, spearman,
 };
 pub use effect::{a12_from_delta, cliffs_delta, vargha_delaney_a12};
 pub use holm::holm;

@@ -1,7 +1,7 @@
 //! summary.json: every statistic and every per-seed value behind the tables.
 
 use super::{Summary, VS_REFERENCE, VsReference};
-use crate::decision_time::DecisionTimes;
+use crate::decision_time::DecisionTimeFacts;
 use crate::definitions::{ACROSS_SEEDS, CORRELATIONS, METRICS};
 use crate::pareto::OBJECTIVES;
 use crate::stats::{ALPHA, BOOTSTRAP_RESAMPLES, CONFIDENCE, Estimate};
@@ -44,8 +44,8 @@ fn estimate(e: Option<&Estimate>) -> Value {
 
 /// A run's decision-time facts beside its metrics: how many, and whether
 /// they were charged to virtual time (then they shaped the records too).
-fn decision_times(d: &DecisionTimes) -> Value {
-    json!({ "decisions": d.decisions(), "charged": d.charged })
+fn decision_times(d: &DecisionTimeFacts) -> Value {
+    json!({ "decisions": d.decisions, "charged": d.charged })
 }
 
 impl Summary {

@@ -54,6 +54,46 @@ pub struct RunResult {
     /// it is unknown
     pub training_run: Option<String>,
     pub metrics: RunMetrics,
+    /// the run's correlations, when they were computed as it was read (see
+    /// [`RunCorrelations`]); `None`: computed from `metrics.pod_outcomes`
+    pub correlations: Option<RunCorrelations>,
+}
+
+/// A run's memory/failure correlations with their bootstrap intervals. A run
+/// folder's reader computes them as it reads each run and then lets go of
+/// the run's per-pod pairs, so that a summary of thousands of runs holds
+/// only these.
+#[derive(Debug, Clone)]
+pub struct RunCorrelations {
+    /// the statistics seed they were drawn with: the summary's, or they are
+    /// not used
+    pub stats_seed: u64,
+    pub correlation: CorrelationEstimate,
+    pub decoupling: Decoupling,
+}
+
+impl RunCorrelations {
+    /// The correlations of the run of `seed`, from streams of `stats_seed`
+    /// that depend on the run's seed (and the template) only.
+    pub fn of(metrics: &RunMetrics, seed: u64, stats_seed: u64) -> RunCorrelations {
+        let mut rng = stream(stats_seed, &[purpose::STATISTICS, STREAM_CORRELATION, seed]);
+        let correlation = metrics.mem_failure_correlation(BOOTSTRAP_RESAMPLES, &mut rng);
+        let mut rng = stream(stats_seed, &[purpose::STATISTICS, STREAM_PARTIAL_CORRELATION, seed]);
+        let decoupling = Decoupling {
+            partial: metrics.mem_failure_partial_correlation(BOOTSTRAP_RESAMPLES, &mut rng),
+            templates: metrics.template_correlations(BOOTSTRAP_RESAMPLES, |w| {
+                stream(
+                    stats_seed,
+                    &[purpose::STATISTICS, STREAM_TEMPLATE_CORRELATION, seed, u64::from(w.0)],
+                )
+            }),
+        };
+        RunCorrelations {
+            stats_seed,
+            correlation,
+            decoupling,
+        }
+    }
 }
 
 /// One metric of one arm over its seeds.
@@ -175,28 +215,22 @@ impl Summary {
                     .iter()
                     .map(|def| metric_stats(def, &runs, stats_seed, hv_reference))
                     .collect();
-                let correlations = runs
+                let (correlations, decoupling) = runs
                     .iter()
                     .map(|r| {
-                        let mut rng = stream(stats_seed, &[purpose::STATISTICS, STREAM_CORRELATION, r.seed]);
-                        r.metrics.mem_failure_correlation(BOOTSTRAP_RESAMPLES, &mut rng)
+                        let c = match &r.correlations {
+                            Some(c) if c.stats_seed == stats_seed => c.clone(),
+                            _ => {
+                                debug_assert!(
+                                    r.metrics.pods_bound == 0 || !r.metrics.pod_outcomes.is_empty(),
+                                    "a run whose pods were let go takes its correlations from the reader"
+                                );
+                                RunCorrelations::of(&r.metrics, r.seed, stats_seed)
+                            }
+                        };
+                        (c.correlation, c.decoupling)
                     })
-                    .collect();
-                let decoupling = runs
-                    .iter()
-                    .map(|r| {
-                        let mut rng = stream(stats_seed, &[purpose::STATISTICS, STREAM_PARTIAL_CORRELATION, r.seed]);
-                        Decoupling {
-                            partial: r.metrics.mem_failure_partial_correlation(BOOTSTRAP_RESAMPLES, &mut rng),
-                            templates: r.metrics.template_correlations(BOOTSTRAP_RESAMPLES, |w| {
-                                stream(
-                                    stats_seed,
-                                    &[purpose::STATISTICS, STREAM_TEMPLATE_CORRELATION, r.seed, u64::from(w.0)],
-                                )
-                            }),
-                        }
-                    })
-                    .collect();
+                    .unzip();
                 ArmSummary {
                     arm,
                     runs,
