@@ -68,6 +68,25 @@ fn mean_std_and_interval_over_seeds() {
     assert_eq!(m.values.iter().map(|(seed, _)| *seed).collect::<Vec<_>>(), [1, 2, 3]);
 }
 
+/// summary.json is serialised from views, not from a `Value` (which took ~90 KB a run); the text
+/// is the one a `Value`'s sorted maps give, so a view's fields must stay in alphabetical order.
+#[test]
+fn the_written_summary_is_the_json_value_as_text() {
+    let s = Summary::new("churn", two_arms(), 7);
+    let text = s.json_document().to_pretty_text().unwrap();
+    assert_eq!(text, serde_json::to_string_pretty(&s.to_json()).unwrap() + "\n");
+    let mut partial = s.json_document();
+    partial.incomplete = Some("INCOMPLETE: 1 of 2 runs".into());
+    partial.skipped_runs = Some(serde_json::json!([{"arm": "default", "seed": 2, "reason": "gone"}]));
+    let mut value = s.to_json();
+    value["incomplete"] = "INCOMPLETE: 1 of 2 runs".into();
+    value["skipped_runs"] = serde_json::json!([{"arm": "default", "seed": 2, "reason": "gone"}]);
+    assert_eq!(
+        partial.to_pretty_text().unwrap(),
+        serde_json::to_string_pretty(&value).unwrap() + "\n"
+    );
+}
+
 #[test]
 fn reproducible_for_a_stats_seed() {
     let a = Summary::new("churn", two_arms(), 7);

@@ -284,18 +284,17 @@ pub fn render_scenario(
         tex.push_str(&c.to_latex());
     }
 
-    let mut json = summary.to_json();
-    if let (Some(b), Some(object)) = (&banner, json.as_object_mut()) {
-        object.insert("incomplete".into(), serde_json::Value::String(b.clone()));
+    let mut json = summary.json_document();
+    if let Some(b) = &banner {
+        json.incomplete = Some(b.clone());
         let skipped: Vec<serde_json::Value> = data
             .skipped
             .iter()
             .map(|s| serde_json::json!({"arm": s.arm, "seed": s.seed, "reason": relative_reason(&s.reason, data)}))
             .collect();
-        object.insert("skipped_runs".into(), serde_json::Value::Array(skipped));
+        json.skipped_runs = Some(serde_json::Value::Array(skipped));
     }
-    let mut json_text = serde_json::to_string_pretty(&json).unwrap_or_else(|_| "null".to_string());
-    json_text.push('\n');
+    let json_text = json.to_pretty_text().unwrap_or_else(|_| "null\n".to_string());
 
     files.push(OutputFile::text("summary.csv", csv));
     files.push(OutputFile::text("summary.json", json_text));

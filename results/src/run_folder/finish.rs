@@ -67,11 +67,13 @@ pub fn finish<C: Serialize>(
     }
     let summary = data.summary();
     // serde_json's own layout, byte for byte the report's summary.json
-    let mut json = serde_json::to_string_pretty(&summary.to_json()).map_err(|error| FolderError::Json {
-        what: "the summary",
-        error,
-    })?;
-    json.push('\n');
+    let json = summary
+        .json_document()
+        .to_pretty_text()
+        .map_err(|error| FolderError::Json {
+            what: "the summary",
+            error,
+        })?;
     folder.write(SUMMARY_CSV, &summary.to_csv())?;
     folder.write(SUMMARY_JSON, &json)?;
     folder.write(SUMMARY_MD, &summary.to_markdown())?;

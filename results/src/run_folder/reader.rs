@@ -673,6 +673,50 @@ pub(crate) mod tests {
         assert_eq!(summary.stats_seed(), derive_seed(1, &[purpose::STATISTICS]));
     }
 
+    /// What a run keeps once read does not grow with its samples or pods: only each arm's first run
+    /// keeps its samples, none its per-pod pairs, and the correlations are those the full run gives
+    /// with the statistics seed of every folder read together.
+    #[test]
+    fn a_read_run_keeps_its_samples_only_when_it_is_its_arms_first() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+        write_folder(&a, &["default", "binpack"], &[3, 1, 2], 4);
+        // a later folder with a lower seed: its run becomes default's first
+        write_folder(&b, &["default"], &[0], 4);
+        let data = RunFolderData::load_many(&[a.clone(), b], LoadOptions::default()).unwrap();
+        assert_eq!(data.stats_seed(), derive_seed(0, &[purpose::STATISTICS]));
+        let sampled: Vec<(&str, u64)> = data
+            .runs
+            .iter()
+            .filter(|r| !r.series.node_points.is_empty() || !r.series.cluster.is_empty() || !r.series.nodes.is_empty())
+            .map(|r| (r.arm.as_str(), r.seed))
+            .collect();
+        assert_eq!(sampled, [("default", 0), ("binpack", 1)]);
+        for run in &data.runs {
+            let full = crate::series::from_file(&run.records).unwrap();
+            assert!(!full.node_points.is_empty() && !full.pod_outcomes().is_empty());
+            assert!(run.series.pod_outcomes().is_empty(), "{} {}", run.arm, run.seed);
+            assert_eq!(run.series.outcome_counts, full.outcome_counts);
+            assert_eq!(run.series.restarts, full.restarts);
+            let expected = RunCorrelations::of(&full.metrics, run.seed, data.stats_seed());
+            assert_eq!(format!("{:?}", run.correlations), format!("{expected:?}"));
+        }
+        // the summary takes them, and equals one built from the full runs
+        let full_runs: Vec<RunResult> = data
+            .runs
+            .iter()
+            .map(|r| RunResult {
+                arm: r.arm.clone(),
+                seed: r.seed,
+                training_run: None,
+                metrics: crate::series::from_file(&r.records).unwrap().metrics,
+                correlations: None,
+            })
+            .collect();
+        let from_full = Summary::new(&data.scenario, full_runs, data.stats_seed());
+        assert_eq!(data.summary().to_json(), from_full.to_json());
+    }
+
     #[test]
     fn damaged_folders_are_refused_naming_the_file() {
         let tmp = tempfile::tempdir().unwrap();

@@ -18,6 +18,7 @@ pub use comparison::{VS_REFERENCE, VsReference};
 pub use csv::HEADER as CSV_HEADER;
 pub use format::latex_escape;
 pub use headline::{Collapsed, collapsed_rows, headline};
+pub use json::SummaryDocument;
 
 use crate::definitions::{METRICS, MetricDef};
 use crate::metrics::{RunMetrics, TemplateCorrelation};
