@@ -522,7 +522,7 @@ impl Target for Records {
                 let _ = m.mem_failure_correlation(20, &mut rng);
                 let _ = m.mem_failure_partial_correlation(20, &mut rng);
                 let _ = m.template_correlations(10, |w| ChaCha8Rng::seed_from_u64(u64::from(w.0)));
-                let _ = m.sched_latency_histogram_base64();
+                let _ = m.sched_latency_ms.decode();
             }
             Err(e) => {
                 if let Some(p) = check(e.to_string()) {

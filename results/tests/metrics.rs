@@ -176,7 +176,7 @@ fn latency_histogram_round_trips_through_base64() {
     use base64::Engine;
     use hdrhistogram::serialization::Deserializer;
     let m = hand();
-    let text = m.sched_latency_histogram_base64().unwrap();
+    let text = m.sched_latency_ms.base64();
     let bytes = base64::engine::general_purpose::STANDARD.decode(text).unwrap();
     let h: hdrhistogram::Histogram<u64> = Deserializer::new().deserialize(&mut bytes.as_slice()).unwrap();
     // any V2 reader gets the latencies the metrics were computed from

@@ -158,7 +158,9 @@ pub struct RunMetrics {
     pub pods_with_failure: u64,
     pub failure_rate: Option<f64>,
 
-    /// creation → first bind, milliseconds, 3 significant digits
+    /// creation → first bind, milliseconds, 3 significant digits; its
+    /// base64 is what summary.json carries, so that any HdrHistogram
+    /// implementation can read it back, merge runs, or draw the distribution
     pub sched_latency_ms: EncodedHistogram,
     pub sched_latency_p50_s: Option<f64>,
     pub sched_latency_p99_s: Option<f64>,
@@ -331,13 +333,6 @@ impl RunMetrics {
         let y: Vec<f64> = self.pod_outcomes.iter().map(|p| f64::from(p.failures)).collect();
         let g: Vec<u64> = self.pod_outcomes.iter().map(|p| u64::from(p.workload.0)).collect();
         partial_correlation_ci(&x, &y, &g, CONFIDENCE, resamples, rng)
-    }
-
-    /// The latency histogram in HdrHistogram's V2 format (uncompressed),
-    /// base64: any HdrHistogram implementation can read it back, merge runs,
-    /// or draw the full distribution.
-    pub fn sched_latency_histogram_base64(&self) -> Result<String, MetricsError> {
-        Ok(self.sched_latency_ms.base64().to_string())
     }
 }
 

@@ -119,13 +119,13 @@ struct DecisionTimesView {
 }
 
 #[derive(Debug, Serialize)]
-struct RunView {
+struct RunView<'a> {
     binds: u64,
     cluster_samples: u64,
     decision_times: Option<DecisionTimesView>,
     end_s: f64,
     nodes: u32,
-    sched_latency_ms_hdr_v2_base64: Option<String>,
+    sched_latency_ms_hdr_v2_base64: &'a str,
     seed: u64,
 }
 
@@ -134,7 +134,7 @@ struct ArmView<'a> {
     arm: &'a str,
     correlations: Vec<CorrelationView<'a>>,
     metrics: BTreeMap<&'a str, MetricView<'a>>,
-    runs: Vec<RunView>,
+    runs: Vec<RunView<'a>>,
     seeds: Vec<u64>,
 }
 
@@ -233,13 +233,7 @@ fn arm_view(arm: &super::ArmSummary) -> ArmView<'_> {
             }),
             end_s: run.metrics.end.as_secs_f64(),
             nodes: run.metrics.samples.nodes,
-            sched_latency_ms_hdr_v2_base64: run
-                .metrics
-                .sched_latency_histogram_base64()
-                .map_err(
-                    |e| tracing::warn!(arm = %arm.arm, seed = run.seed, error = %e, "latency histogram not serialised"),
-                )
-                .ok(),
+            sched_latency_ms_hdr_v2_base64: run.metrics.sched_latency_ms.base64(),
             seed: run.seed,
         })
         .collect();
