@@ -48,6 +48,18 @@ pub enum RunError {
     ElectionEnded,
 }
 
+impl RunError {
+    /// A refusal of what the user handed the scheduler (its flags, its
+    /// configuration or checkpoint files, a DRS network of another size),
+    /// which exits 2 as schedlab's bad input does; the rest exit 1.
+    pub fn is_input_error(&self) -> bool {
+        matches!(
+            self,
+            RunError::LeaseTiming(_) | RunError::Config(_) | RunError::Checkpoint(_) | RunError::Drs(_)
+        )
+    }
+}
+
 /// The options of [`ApiClient`] the flags ask for.
 pub fn client_options(args: &Args) -> ClientOptions {
     ClientOptions {
