@@ -3,9 +3,11 @@
 //! 1. Stress: the controller reads the cluster's stress signals and moves its
 //!    [`StressMonitor`] (hysteresis across decisions).
 //! 2. Feasibility: the default profile's filters ([`crate::filters`]) over
-//!    every node. Unlike kube-scheduler there is no `percentageOfNodesToScore`
-//!    sampling: every feasible node is an agent that gets to bid. As in
-//!    kube-scheduler, a node must also leave room for the pods nominated to
+//!    every node, by default: every feasible node is an agent that gets to
+//!    bid. [`AgmarlConfig::percentage_of_nodes_to_score`] turns on
+//!    kube-scheduler's sampling instead (the rotating scan that stops at
+//!    `numFeasibleNodesToFind` feasible nodes), so a large cluster scores a
+//!    share of its nodes as the `default` arm does. As in kube-scheduler, a node must also leave room for the pods nominated to
 //!    it of at least the pod's priority ([`Nominated`]), so a preemptor's
 //!    nomination is respected. When no node passes, kube-scheduler's
 //!    DefaultPreemption PostFilter, exactly as the `default` arm runs it
@@ -80,7 +82,8 @@ use crate::explain::{
     StressReading,
 };
 use crate::preemption::{Nominated, preempt};
-use crate::profile::filter_chain;
+use crate::feasible::NodeScan;
+use crate::profile::{Sampling, filter_chain};
 use rand::Rng;
 use schedlab_core::rng::{SimRng, purpose, stream};
 use schedlab_core::{ClusterView, PendingPod, Placement};
@@ -225,6 +228,14 @@ pub struct AgmarlConfig {
     /// true: the framework scheduler the method would run in preempts, so
     /// time to bind compares placement policies, not the PostFilter).
     pub preemption: bool,
+    /// Which nodes a decision scores. None (the default, the paper's): every
+    /// feasible node, each node being an agent. Otherwise kube-scheduler's
+    /// `percentageOfNodesToScore`: from a start index that rotates across
+    /// decisions, the filters stop once `numFeasibleNodesToFind` nodes pass
+    /// (0: the adaptive `50 − nodes/125` percent, at least 5%; 1–100: that
+    /// percent; never fewer than 100 nodes, every node below 100). The
+    /// graph still reads every node; only the candidates are sampled.
+    pub percentage_of_nodes_to_score: Option<u32>,
 }
 
 impl Default for AgmarlConfig {
@@ -237,6 +248,7 @@ impl Default for AgmarlConfig {
             stress: StressConfig::default(),
             restraint: RestraintConfig::default(),
             preemption: true,
+            percentage_of_nodes_to_score: None,
         }
     }
 }
@@ -250,6 +262,8 @@ pub enum AgmarlConfigError {
     ScoreTolerance([f32; 3]),
     #[error("linear_weights must be finite and >= 0, got {0:?}")]
     LinearWeights([f32; 3]),
+    #[error("percentage_of_nodes_to_score must be in 0..=100 (0: adaptive, as kube-scheduler), got {0}")]
+    PercentageOfNodesToScore(u32),
     #[error(transparent)]
     Stress(#[from] StressConfigError),
     #[error(transparent)]
@@ -272,9 +286,24 @@ impl AgmarlConfig {
         if !self.linear_weights.iter().all(|w| w.is_finite() && *w >= 0.0) {
             return Err(AgmarlConfigError::LinearWeights(self.linear_weights));
         }
+        if let Some(p) = self.percentage_of_nodes_to_score
+            && p > 100
+        {
+            return Err(AgmarlConfigError::PercentageOfNodesToScore(p));
+        }
         self.stress.validate()?;
         self.restraint.validate()?;
         Ok(())
+    }
+
+    /// Which nodes a decision examines
+    /// ([`AgmarlConfig::percentage_of_nodes_to_score`]).
+    pub fn sampling(&self) -> Sampling {
+        match self.percentage_of_nodes_to_score {
+            None => Sampling::Every,
+            Some(0) => Sampling::Adaptive,
+            Some(p) => Sampling::Percentage(p.min(100)),
+        }
     }
 
     /// The defaults for `variant`.
@@ -346,6 +375,9 @@ pub struct AgmarlScheduler {
     obs: Observation,
     /// the nodes' failure domains, remembered across decisions
     domains: DomainIndex,
+    /// kube-scheduler's rotating start index, when sampling
+    scan: NodeScan,
+    /// the feasible nodes examined, ascending
     candidates: Vec<usize>,
     scores: Vec<[f32; 3]>,
     cands: Vec<Candidate>,
@@ -418,6 +450,7 @@ impl AgmarlScheduler {
             rng: stream(seed, &[purpose::SCHEDULER]),
             obs: Observation::default(),
             domains: DomainIndex::default(),
+            scan: NodeScan::new(),
             candidates: Vec::new(),
             scores: Vec::new(),
             cands: Vec::new(),
@@ -589,12 +622,19 @@ impl AgmarlScheduler {
         // as kube-scheduler takes it (`RunFilterPluginsWithNominatedPods`)
         let mut filter = filter_chain(crate::default::PROFILE);
         let nominated = Nominated::for_pod(pod, view);
-        self.candidates.clear();
-        for (i, node) in nodes.iter().enumerate() {
-            match nominated.filter(&mut filter, pod.spec, node) {
-                Ok(()) => self.candidates.push(i),
-                Err(failure) => diagnosis.record(failure),
-            }
+        let sampling = self.config.sampling();
+        self.scan.find_with(
+            pod.spec,
+            nodes,
+            sampling.limit(nodes.len()),
+            &mut self.candidates,
+            &mut diagnosis,
+            |spec, node| nominated.filter(&mut filter, spec, node),
+        );
+        if sampling != Sampling::Every {
+            // a scan that wrapped around lists the nodes after the start
+            // first; candidates are kept in node order (the tie-break's)
+            self.candidates.sort_unstable();
         }
         if always_observe || !self.candidates.is_empty() {
             observe_into(pod, view, &mut self.domains, &mut self.obs);
@@ -929,6 +969,58 @@ mod tests {
             bad(|c| c.restraint.risk_margin = -1.0),
             AgmarlConfigError::Restraint(_)
         ));
+        let over = bad(|c| c.percentage_of_nodes_to_score = Some(101));
+        assert_eq!(over, AgmarlConfigError::PercentageOfNodesToScore(101));
+        assert!(over.to_string().contains("percentage_of_nodes_to_score") && over.to_string().contains("101"));
+        for (p, sampling) in [
+            (None, Sampling::Every),
+            (Some(0), Sampling::Adaptive),
+            (Some(100), Sampling::Percentage(100)),
+        ] {
+            let c = AgmarlConfig {
+                percentage_of_nodes_to_score: p,
+                ..AgmarlConfig::default()
+            };
+            c.validate().unwrap();
+            assert_eq!(c.sampling(), sampling);
+        }
+    }
+
+    #[test]
+    fn every_feasible_node_is_a_candidate_unless_sampling_is_asked_for() {
+        // 300 nodes, every third one too small for the pod: 200 feasible
+        let nodes = cluster((0..300).map(|i| {
+            let n = node(&format!("n{i}"));
+            if i % 3 == 0 { n.cpu("1") } else { n.cpu("8") }
+        }));
+        let spec = pod(2000, 0);
+        let v = view(&nodes);
+        let feasible: Vec<usize> = (0..300).filter(|i| i % 3 != 0).collect();
+        let mut every = AgmarlScheduler::analytic(AgmarlConfig::default(), 1);
+        for _ in 0..2 {
+            assert_eq!(every.decide(&pending(&spec), &v, None).candidates, feasible);
+        }
+        // kube-scheduler's rule: 300 nodes → max(300 × 10% = 30, 100) = 100
+        // feasible nodes, from a start index that moves on by the nodes examined
+        let sampled_config = AgmarlConfig {
+            percentage_of_nodes_to_score: Some(10),
+            ..AgmarlConfig::default()
+        };
+        let mut sampled = AgmarlScheduler::analytic(sampled_config, 1);
+        let first = sampled.decide(&pending(&spec), &v, None).candidates;
+        assert_eq!(first, feasible[..100]);
+        // the first scan examined nodes 0..=149 (the 100th feasible is 149)
+        let second = sampled.decide(&pending(&spec), &v, None).candidates;
+        assert_eq!(second.len(), 100);
+        assert!(second.is_sorted(), "{second:?}");
+        let mut want: Vec<usize> = feasible.iter().copied().filter(|&i| i >= 150).collect();
+        want.extend(feasible.iter().copied().filter(|&i| i < 150).take(100 - want.len()));
+        want.sort_unstable();
+        assert_eq!(second, want);
+        // under 100 nodes every node is examined
+        let small = cluster((0..50).map(|i| node(&format!("s{i}")).cpu("8")));
+        let got = sampled.decide(&pending(&spec), &view(&small), None).candidates;
+        assert_eq!(got, (0..50).collect::<Vec<_>>());
     }
 
     #[test]
