@@ -10,8 +10,10 @@
 //! [`FEATURE_SCHEMA_VERSION`]: checkpoints record the version they were
 //! trained on and refuse to load under another.
 
-use schedlab_core::node::{NodeCondition, NodeState, Provisioning};
+use schedlab_core::node::{NodeCondition, NodeState, Provisioning, RecentTrouble, UnlimitedMemory};
 use schedlab_core::pod::QosClass;
+use schedlab_core::resources::Resources;
+use schedlab_core::time::Time;
 use schedlab_core::{ClusterView, PendingPod};
 use std::sync::LazyLock;
 
@@ -287,10 +289,9 @@ impl Scale {
 /// The failure domains of a cluster's nodes, remembered from one decision
 /// to the next: a node keeps its domain while it is the same node (same id,
 /// same join time), so a decision compares two numbers per node instead of
-/// its pool name and labels. A scheduler keeps one; nothing it remembers
-/// changes an observation, only how fast it is made.
+/// its pool name and labels.
 #[derive(Debug, Clone, Default)]
-pub struct DomainIndex {
+struct DomainIndex {
     /// (pool name, zone label) of every domain seen so far
     names: Vec<(String, Option<String>)>,
     /// per row: the node it was computed for, and its index in `names`
@@ -357,63 +358,174 @@ impl DomainIndex {
     }
 }
 
-/// The observation of `pod` against `view`.
-pub fn observe(pod: &PendingPod<'_>, view: &ClusterView<'_>) -> Observation {
-    let mut obs = Observation::default();
-    observe_into(pod, view, &mut DomainIndex::default(), &mut obs);
-    obs
+/// What an observer remembers from one observation to the next, so that a
+/// decision's work on a node that did not change is a comparison: the
+/// nodes' failure domains and their state rows. A scheduler keeps one;
+/// nothing it remembers changes an observation, only how fast it is made.
+#[derive(Debug, Clone, Default)]
+pub struct ObservationMemory {
+    domains: DomainIndex,
+    rows: StateRows,
 }
 
-/// [`observe`] into `out`, reusing its buffers (no allocation once they are
-/// large enough) and `domains`' memory of the nodes' failure domains.
-pub fn observe_into(pod: &PendingPod<'_>, view: &ClusterView<'_>, domains: &mut DomainIndex, out: &mut Observation) {
-    let scale = Scale::of(view.nodes);
-    out.n = view.nodes.len();
-    domains.number(view.nodes, out);
-    out.node_features.clear();
-    out.node_features.reserve(out.n * NODE_FEATURES);
-    let request = pod.spec.requests;
-    for n in view.nodes {
-        let alloc = n.spec.allocatable;
-        let (alloc_cpu, alloc_mem) = (alloc.cpu_milli as f64, alloc.memory_bytes as f64);
+/// Everything a node's state columns (the first [`STATE_FEATURES`]) are
+/// computed from, besides the cluster's [`Scale`]: two nodes with equal
+/// inputs have bit-identical state columns, whichever node they are.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct StateInputs {
+    requested: Resources,
+    used: Resources,
+    allocatable: Resources,
+    pod_count: u32,
+    max_pods: u32,
+    condition: NodeCondition,
+    unschedulable: bool,
+    recent: RecentTrouble,
+    hourly_price: f64,
+    spot: bool,
+    /// whole minutes since the node joined
+    age_minutes: u64,
+    unlimited: UnlimitedMemory,
+    smoothed_memory_bytes: f64,
+    /// whole minutes since the node became Degraded (0 when it is not)
+    degraded_minutes: u64,
+}
+
+impl StateInputs {
+    fn of(n: &NodeState, now: Time) -> StateInputs {
         let degraded = n.condition == NodeCondition::Degraded;
+        StateInputs {
+            requested: n.requested,
+            used: n.used,
+            allocatable: n.spec.allocatable,
+            pod_count: n.pod_count,
+            max_pods: n.spec.max_pods,
+            condition: n.condition,
+            unschedulable: n.unschedulable,
+            recent: n.recent,
+            hourly_price: n.spec.pool.hourly_price,
+            spot: n.spec.pool.provisioning == Provisioning::Spot,
+            age_minutes: now.since(n.since).as_millis() / 60_000,
+            unlimited: n.unlimited,
+            smoothed_memory_bytes: n.memory_trend.smoothed_bytes,
+            degraded_minutes: if degraded {
+                now.since(n.condition_since).as_millis() / 60_000
+            } else {
+                0
+            },
+        }
+    }
+
+    /// The node's state columns: a function of the inputs and the scale
+    /// alone, which is what makes remembering them exact.
+    fn row(&self, scale: Scale) -> [f32; STATE_FEATURES] {
+        let (alloc_cpu, alloc_mem) = (self.allocatable.cpu_milli as f64, self.allocatable.memory_bytes as f64);
+        let degraded = self.condition == NodeCondition::Degraded;
         let degraded_for = if degraded {
-            let minutes = view.now.since(n.condition_since).as_millis() / 60_000;
-            squash((minutes + 1) as f32, DEGRADED_SCALE_MINUTES)
+            squash((self.degraded_minutes + 1) as f32, DEGRADED_SCALE_MINUTES)
         } else {
             0.0
         };
         let trend = if alloc_mem > 0.0 {
-            let t = (n.memory_trend_bytes() / alloc_mem / TREND_RANGE).clamp(-1.0, 1.0);
+            let trend_bytes = self.used.memory_bytes as f64 - self.smoothed_memory_bytes;
+            let t = (trend_bytes / alloc_mem / TREND_RANGE).clamp(-1.0, 1.0);
             if t.is_nan() { 0.0 } else { t }
         } else {
             0.0
         };
-        let row: [f32; NODE_FEATURES] = [
-            fraction(n.requested.cpu_milli as f64, alloc_cpu),
-            fraction(n.requested.memory_bytes as f64, alloc_mem),
-            fraction(n.used.cpu_milli as f64, alloc_cpu),
-            fraction(n.used.memory_bytes as f64, alloc_mem),
+        [
+            fraction(self.requested.cpu_milli as f64, alloc_cpu),
+            fraction(self.requested.memory_bytes as f64, alloc_mem),
+            fraction(self.used.cpu_milli as f64, alloc_cpu),
+            fraction(self.used.memory_bytes as f64, alloc_mem),
             fraction(alloc_cpu, scale.cpu),
             fraction(alloc_mem, scale.memory),
-            fraction(f64::from(n.pod_count), f64::from(n.spec.max_pods)),
-            f32::from(u8::from(n.condition.is_ready())),
+            fraction(f64::from(self.pod_count), f64::from(self.max_pods)),
+            f32::from(u8::from(self.condition.is_ready())),
             f32::from(u8::from(degraded)),
-            f32::from(u8::from(!n.unschedulable)),
-            squash(n.recent.restarts as f32, RECENT_RESTARTS_SCALE),
-            squash(n.recent.oom_kills as f32, RECENT_OOM_KILLS_SCALE),
-            squash(n.recent.failures as f32, RECENT_FAILURES_SCALE),
-            fraction(n.spec.pool.hourly_price, scale.price),
-            f32::from(u8::from(n.spec.pool.provisioning == Provisioning::Spot)),
-            age_feature(view.now.since(n.since).as_millis() / 60_000),
-            fraction(f64::from(n.unlimited.pods), f64::from(n.pod_count)),
-            fraction(n.unlimited.excess_bytes as f64, alloc_mem),
+            f32::from(u8::from(!self.unschedulable)),
+            squash(self.recent.restarts as f32, RECENT_RESTARTS_SCALE),
+            squash(self.recent.oom_kills as f32, RECENT_OOM_KILLS_SCALE),
+            squash(self.recent.failures as f32, RECENT_FAILURES_SCALE),
+            fraction(self.hourly_price, scale.price),
+            f32::from(u8::from(self.spot)),
+            age_feature(self.age_minutes),
+            fraction(f64::from(self.unlimited.pods), f64::from(self.pod_count)),
+            fraction(self.unlimited.excess_bytes as f64, alloc_mem),
             (0.5 + 0.5 * trend) as f32,
             degraded_for,
+        ]
+    }
+}
+
+/// The state columns of the last observation, per row, with their inputs.
+#[derive(Debug, Clone, Default)]
+struct StateRows {
+    /// the scale they were computed with (None: nothing remembered)
+    scale: Option<[u64; 3]>,
+    rows: Vec<(StateInputs, [f32; STATE_FEATURES])>,
+    /// rows taken from memory so far (for tests)
+    reused: u64,
+}
+
+impl StateRows {
+    /// Row `i`'s state columns for `inputs`, computed only when row `i`'s
+    /// remembered inputs differ.
+    fn row(&mut self, i: usize, inputs: StateInputs, scale: Scale) -> &[f32; STATE_FEATURES] {
+        if i >= self.rows.len() {
+            self.rows.push((inputs, inputs.row(scale)));
+        } else if self.rows[i].0 != inputs {
+            self.rows[i] = (inputs, inputs.row(scale));
+        } else {
+            self.reused += 1;
+        }
+        &self.rows[i].1
+    }
+
+    /// Forgets every row when the scale changed (bit for bit) since the last
+    /// observation, and rows past `n`.
+    fn prepare(&mut self, scale: Scale, n: usize) {
+        let bits = [scale.cpu.to_bits(), scale.memory.to_bits(), scale.price.to_bits()];
+        if self.scale != Some(bits) {
+            self.rows.clear();
+            self.scale = Some(bits);
+        }
+        self.rows.truncate(n);
+    }
+}
+
+/// The observation of `pod` against `view`.
+pub fn observe(pod: &PendingPod<'_>, view: &ClusterView<'_>) -> Observation {
+    let mut obs = Observation::default();
+    observe_into(pod, view, &mut ObservationMemory::default(), &mut obs);
+    obs
+}
+
+/// [`observe`] into `out`, reusing its buffers (no allocation once they are
+/// large enough) and what `memory` remembers of the nodes' failure domains
+/// and state rows (the observation is the same with or without it).
+pub fn observe_into(
+    pod: &PendingPod<'_>,
+    view: &ClusterView<'_>,
+    memory: &mut ObservationMemory,
+    out: &mut Observation,
+) {
+    let scale = Scale::of(view.nodes);
+    out.n = view.nodes.len();
+    memory.domains.number(view.nodes, out);
+    memory.rows.prepare(scale, out.n);
+    out.node_features.clear();
+    out.node_features.reserve(out.n * NODE_FEATURES);
+    let request = pod.spec.requests;
+    for (i, n) in view.nodes.iter().enumerate() {
+        let state = memory.rows.row(i, StateInputs::of(n, view.now), scale);
+        out.node_features.extend_from_slice(state);
+        let alloc = n.spec.allocatable;
+        let (alloc_cpu, alloc_mem) = (alloc.cpu_milli as f64, alloc.memory_bytes as f64);
+        out.node_features.extend_from_slice(&[
             fraction(n.requested.cpu_milli as f64 + request.cpu_milli as f64, alloc_cpu),
             fraction(n.requested.memory_bytes as f64 + request.memory_bytes as f64, alloc_mem),
-        ];
-        out.node_features.extend_from_slice(&row);
+        ]);
     }
     out.pod_features.clear();
     out.pod_features.extend_from_slice(&pod_row(pod, scale));
@@ -666,7 +778,7 @@ mod tests {
         assert!(approx(obs.domain_features[domain::FAILURES], 1.0 - (-1.5f32).exp()));
         assert_eq!(obs.domain_features[DOMAIN_FEATURES + domain::FAILURES], 0.0);
         // a remembering index numbers the same, and follows a replaced node
-        let mut index = DomainIndex::default();
+        let mut index = ObservationMemory::default();
         let mut again = Observation::default();
         observe_into(&pending(&spec), &v, &mut index, &mut again);
         assert_eq!(again, obs);
@@ -685,9 +797,74 @@ mod tests {
         let spec = pod(1000, 0);
         let mut obs = observe(&pending(&spec), &view(&nodes));
         let one = cluster([node("a").cpu("2")]);
-        observe_into(&pending(&spec), &view(&one), &mut DomainIndex::default(), &mut obs);
+        observe_into(
+            &pending(&spec),
+            &view(&one),
+            &mut ObservationMemory::default(),
+            &mut obs,
+        );
         assert_eq!(obs, observe(&pending(&spec), &view(&one)));
         assert_eq!(obs.node_features.len(), NODE_FEATURES);
         assert_eq!(NODE_FEATURE_NAMES.len(), NODE_FEATURES);
+    }
+
+    /// A long random walk of node changes (usage, requests, conditions,
+    /// troubles, prices, joins and departures, a larger node changing the
+    /// scale, time passing): an observer with a memory sees bit for bit
+    /// what a fresh one sees at every step.
+    #[test]
+    fn a_remembering_observer_sees_exactly_what_a_fresh_one_sees() {
+        use rand::Rng;
+        use schedlab_core::node::NodeCondition;
+        let mut rng = schedlab_core::rng::stream(3, &[17]);
+        let mut nodes = cluster((0..30).map(|i| node(&format!("n{i}")).cpu("4").memory("16Gi")));
+        let mut memory = ObservationMemory::default();
+        let mut seen = Observation::default();
+        let mut now = Time(0);
+        let mut observed = 0;
+        for step in 0..3_000 {
+            let i = rng.random_range(0..nodes.len());
+            match rng.random_range(0..10) {
+                0 => nodes[i].used.memory_bytes = rng.random_range(0..16 * GI),
+                1 => nodes[i].requested.cpu_milli = rng.random_range(0..4000),
+                2 => nodes[i].recent.failures = rng.random_range(0..4),
+                3 => {
+                    nodes[i].condition = [NodeCondition::Ready, NodeCondition::Degraded, NodeCondition::NotReady]
+                        [rng.random_range(0..3)];
+                    nodes[i].condition_since = now;
+                }
+                4 => nodes[i].memory_trend.smoothed_bytes = rng.random_range(0.0..1e10),
+                5 => nodes[i].unlimited.pods = rng.random_range(0..3),
+                6 => nodes[i].spec.pool.hourly_price = rng.random_range(0.0..2.0),
+                7 if nodes.len() > 2 => {
+                    nodes.remove(i);
+                }
+                8 => {
+                    let big = if rng.random_bool(0.2) { "64" } else { "4" };
+                    let mut n = node(&format!("m{step}"))
+                        .cpu(big)
+                        .memory("16Gi")
+                        .build(nodes.len() as u32);
+                    n.since = now;
+                    nodes.push(n);
+                }
+                _ => now = Time(now.0 + rng.random_range(0..120_000)),
+            }
+            let spec = pod(rng.random_range(0..2000), rng.random_range(0..GI));
+            let mut v = view(&nodes);
+            v.now = now;
+            observe_into(&pending(&spec), &v, &mut memory, &mut seen);
+            let fresh = observe(&pending(&spec), &v);
+            let bits = |o: &Observation| o.node_features.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&seen), bits(&fresh), "step {step}");
+            assert_eq!(seen, fresh, "step {step}");
+            observed += nodes.len() as u64;
+        }
+        // most steps change one node: most rows come from memory
+        assert!(
+            memory.rows.reused * 2 > observed,
+            "{} of {observed}",
+            memory.rows.reused
+        );
     }
 }

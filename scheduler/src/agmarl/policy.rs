@@ -60,7 +60,7 @@
 //! second selection, and only while explaining.
 
 use crate::agmarl::analytic;
-use crate::agmarl::features::{DomainIndex, Observation, observe_into};
+use crate::agmarl::features::{Observation, ObservationMemory, observe_into};
 use crate::agmarl::lexicographic::{
     Candidate, Survivors, Tolerance, lexicographic_select_traced, lexicographic_survivors, weighted_select,
     weighted_select_traced,
@@ -81,8 +81,8 @@ use crate::explain::{
     AgmarlTrace, DeclineBy, DeclineTrace, Explanation, NodeChoice, NodeScore, Selection, Steps, StressBasis,
     StressReading,
 };
-use crate::preemption::{Nominated, preempt};
 use crate::feasible::NodeScan;
+use crate::preemption::{Nominated, preempt};
 use crate::profile::{Sampling, filter_chain};
 use rand::Rng;
 use schedlab_core::rng::{SimRng, purpose, stream};
@@ -373,8 +373,8 @@ pub struct AgmarlScheduler {
     /// DefaultPreemption's draws (see the module docs)
     rng: SimRng,
     obs: Observation,
-    /// the nodes' failure domains, remembered across decisions
-    domains: DomainIndex,
+    /// the nodes' failure domains and state rows, remembered across decisions
+    observed: ObservationMemory,
     /// kube-scheduler's rotating start index, when sampling
     scan: NodeScan,
     /// the feasible nodes examined, ascending
@@ -449,7 +449,7 @@ impl AgmarlScheduler {
             seed,
             rng: stream(seed, &[purpose::SCHEDULER]),
             obs: Observation::default(),
-            domains: DomainIndex::default(),
+            observed: ObservationMemory::default(),
             scan: NodeScan::new(),
             candidates: Vec::new(),
             scores: Vec::new(),
@@ -637,7 +637,7 @@ impl AgmarlScheduler {
             self.candidates.sort_unstable();
         }
         if always_observe || !self.candidates.is_empty() {
-            observe_into(pod, view, &mut self.domains, &mut self.obs);
+            observe_into(pod, view, &mut self.observed, &mut self.obs);
         }
         if self.candidates.is_empty() {
             if self.explanation.is_some() {

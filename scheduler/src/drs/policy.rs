@@ -14,7 +14,7 @@
 //! - While training, [`DrsScheduler::explore`] makes the choice ε-greedy
 //!   and every decision with a candidate is logged for the learner.
 
-use crate::agmarl::features::{DomainIndex, Observation, observe_into};
+use crate::agmarl::features::{Observation, ObservationMemory, observe_into};
 use crate::api::Scheduler;
 use crate::diagnosis::Diagnosis;
 use crate::drs::network::QWeights;
@@ -98,7 +98,7 @@ pub struct DrsScheduler {
     explore: Option<Explore>,
     log: Option<Vec<Logged>>,
     obs: Observation,
-    domains: DomainIndex,
+    observed: ObservationMemory,
     state: Vec<f32>,
     feasible: Vec<usize>,
     q: Vec<f32>,
@@ -119,7 +119,7 @@ impl DrsScheduler {
             explore: None,
             log: None,
             obs: Observation::default(),
-            domains: DomainIndex::default(),
+            observed: ObservationMemory::default(),
             state: Vec::new(),
             feasible: Vec::new(),
             q: Vec::new(),
@@ -225,7 +225,7 @@ impl Scheduler for DrsScheduler {
             }
             return Placement::Unschedulable { reason: reason.into() };
         }
-        observe_into(pod, view, &mut self.domains, &mut self.obs);
+        observe_into(pod, view, &mut self.observed, &mut self.obs);
         state_into(&self.obs, size, &mut self.state);
         self.weights.q_values_into(&self.state, &self.feasible, &mut self.q);
         // the feasible slot of highest value, the lowest slot on a tie (a NaN
