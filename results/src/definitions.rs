@@ -1,6 +1,7 @@
 //! The exact definition of every metric. These strings are printed into
-//! report.md and the README: a number in a report means what is written here
-//! and nothing else.
+//! report.md and the book's metrics chapter (`docs/src/metrics.md`, rendered
+//! by [`metrics_page`]): a number in a report means what is written here and
+//! nothing else.
 
 use serde::Serialize;
 
@@ -620,6 +621,38 @@ pub const ACROSS_SEEDS: &str = "For each arm and metric: n is the number of runs
 /// The definition of `key`, among [`METRICS`] and [`CORRELATIONS`].
 pub fn find(key: &str) -> Option<&'static MetricDef> {
     METRICS.iter().chain(CORRELATIONS).find(|d| d.key == key)
+}
+
+/// The book's metrics chapter, `docs/src/metrics.md`, rendered from these
+/// definitions so that the book cannot say anything else; a test checks the
+/// committed file against it.
+pub fn metrics_page() -> String {
+    let mut out = String::from(
+        "# Metrics\n\n\
+         <!-- Generated from results::definitions; edit the definitions, not this file, and regenerate it with \
+         `SCHEDLAB_BLESS=1 cargo test -p results --test book`. -->\n\n\
+         ## Across seeds\n\n",
+    );
+    out.push_str(ACROSS_SEEDS);
+    out.push_str("\n\n## Metrics of a run\n\n");
+    push_definitions(&mut out, METRICS);
+    out.push_str("\n## Correlations of a run\n\n");
+    push_definitions(&mut out, CORRELATIONS);
+    out
+}
+
+fn push_definitions(out: &mut String, defs: &[MetricDef]) {
+    for d in defs {
+        let direction = match d.better {
+            Better::Lower => ", lower is better",
+            Better::Higher => ", higher is better",
+            Better::Neither => "",
+        };
+        out.push_str(&format!(
+            "- **`{}`** ({}{direction}): {}\n",
+            d.key, d.unit, d.definition
+        ));
+    }
 }
 
 #[cfg(test)]

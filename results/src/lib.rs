@@ -11,6 +11,7 @@
 //! - [`decisions`]: decision records on request (`--explain`), a file beside
 //!   the records that reports plot and tabulate but no metric reads.
 //! - [`definitions`]: what each metric means, word for word as reports print it.
+//! - [`evaluations_index`]: the book's index of the committed evaluations.
 //! - [`stats`]: quantiles, seeded bootstrap intervals, correlations.
 //! - [`summary`]: the A/B comparison of arms over seeds, as CSV, JSON,
 //!   Markdown, LaTeX and a terminal table.
@@ -35,6 +36,7 @@ pub mod decision_time;
 pub mod decisions;
 pub mod definitions;
 mod error;
+pub mod evaluations_index;
 pub mod hdr;
 pub mod jsonl;
 pub mod metrics;
