@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates every evaluation the README reports for the bundled checkpoints,
+# Regenerates every evaluation the book reports for the bundled checkpoints,
 # into evaluations/bundled-checkpoint/ (summaries, report.md and the claims
 # table; the raw records stay in a temporary folder and are removed):
 #
@@ -13,7 +13,7 @@
 #
 # What evaluations/bundled-checkpoint/ holds was written by an earlier
 # revision with the v2 checkpoints, before the agmarl arms preempted (the
-# README's "How it did before controls and preemption"); run today, the main
+# book's "How it did before controls and preemption", docs/src/agmarl-history.md); run today, the main
 # part plays today's bundled checkpoints and the spread part today's runs of
 # training seeds 1000 (bundled), 2000 and 3000 (evaluations/training-seeds/).
 # The v2 and v3 checkpoints are in evaluations/claims-v2/checkpoints/ and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The faithfulness check (README, "Faithfulness: simulator, emulated and
+# The faithfulness check (docs/src/faithfulness.md, "Faithfulness: simulator, emulated and
 # real nodes"): evaluations/faithfulness/small-churn.yaml, the default and
 # binpack arms, the same seeds, on the simulator, on emulated nodes of a
 # private local control plane, and on real kubelets of this machine (root,

@@ -3,7 +3,7 @@
 # for N in NODES (default 1 2 3 4) plays `churn --nodes real:N+emulated`
 # with the default arm, seed 1, at TIME_SCALE (default 30), and prints per N
 # whether any real node failed beyond the scenario's own kubelet stops, and
-# how far pod creates fell behind the scenario (README, "Real nodes on this
+# how far pod creates fell behind the scenario (docs/src/real-nodes.md, "Real nodes on this
 # machine"). Needs root and cgroup v1, as real nodes do.
 #
 #   scripts/real-nodes-through-churn.sh   # after `cargo build -p harness -p workload-runner -p agmarl-scheduler`

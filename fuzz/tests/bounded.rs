@@ -1,7 +1,7 @@
 //! A bounded fuzz run of every target with a fixed seed, in the test suite:
 //! a regression in a parser's handling of odd input shows up here without a
 //! fuzzing campaign. (`cargo run --release -p schedlab-fuzz -- all` runs
-//! the long campaign; see the README's "Fuzzing".)
+//! the long campaign; see the book's "Fuzzing", docs/src/bad-input.md.)
 //!
 //! Counts are sized to keep the whole file at about 30 s in a debug build
 //! on two cores (the targets run in parallel, one test each). Inputs run

@@ -1,6 +1,6 @@
 //! Each built-in reaches the regime its description promises, as facts
 //! about the `default` arm's own records over a few seeds (never about
-//! which arm wins). The same facts are in the README's "Scenarios" table.
+//! which arm wins). The same facts are in the book's "Scenarios" table (docs/src/scenarios.md).
 
 use schedlab_core::record::{DeleteCause, EventKind, ExitReason, OomCause, Record};
 use schedlab_core::{NodeCondition, NodeId, PodId, Resources, Time};

@@ -18,8 +18,8 @@ use crate::target_load::TargetLoadScheduler;
 use crate::{binpack, cost_binpack, default, load_aware, target_load};
 
 /// The baselines that are kube-scheduler-like profiles of plugins, in
-/// [`BASELINE_NAMES`]' order (`random` is not one): the data the README's
-/// profile table is checked against.
+/// [`BASELINE_NAMES`]' order (`random` is not one): the data the book's
+/// profile table (docs/src/arms.md) is checked against.
 pub const PROFILES: &[Profile] = &[
     default::PROFILE,
     binpack::PROFILE,

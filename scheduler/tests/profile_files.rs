@@ -84,11 +84,12 @@ fn the_comparison_tells_the_two_files_apart() {
 }
 
 #[test]
-fn the_readme_example_is_read_as_it_says() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).expect("README");
-    let after = readme
+fn the_book_example_is_read_as_it_says() {
+    let arms =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/src/arms.md")).expect("docs/src/arms.md");
+    let after = arms
         .split_once("- `--arms profile:FILE`")
-        .expect("the README's profile file subsection")
+        .expect("the book's profile file entry (docs/src/arms.md)")
         .1;
     let yaml: String = after
         .lines()
@@ -97,7 +98,7 @@ fn the_readme_example_is_read_as_it_says() {
         .take_while(|l| l.trim() != "```")
         .map(|l| format!("{}\n", l.strip_prefix("  ").unwrap_or(l)))
         .collect();
-    let (profile, name) = match parse("README.md", "packed", &yaml) {
+    let (profile, name) = match parse("docs/src/arms.md", "packed", &yaml) {
         Ok(read) => read,
         Err(e) => panic!("{e}\n{yaml}"),
     };

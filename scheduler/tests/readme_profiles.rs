@@ -1,4 +1,4 @@
-//! The README's table of the profile arms (under `--arms`) says what the
+//! The book's table of the profile arms (docs/src/arms.md) says what the
 //! profiles are: a profile changed without its row fails here.
 
 use scheduler::profile::Profile;
@@ -34,23 +34,45 @@ fn expected_table() -> String {
 }
 
 /// The table under the header line, each line trimmed of the list indent.
-fn readme_table(readme: &str) -> Option<String> {
-    let mut lines = readme.lines().map(str::trim).skip_while(|l| *l != HEADER);
+fn table_in(page: &str) -> Option<String> {
+    let mut lines = page.lines().map(str::trim).skip_while(|l| *l != HEADER);
     let header = lines.next()?;
     let rest = lines.take_while(|l| l.starts_with('|'));
     Some(std::iter::once(header).chain(rest).collect::<Vec<_>>().join("\n"))
 }
 
+fn docs_file(path: &str) -> String {
+    let path = format!("{}/../{path}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
 #[test]
-fn the_readme_arm_table_is_the_profiles() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md");
-    let readme = std::fs::read_to_string(path).expect("the workspace README");
-    assert_eq!(readme.matches(HEADER).count(), 1, "one profile table in README.md");
+fn the_book_arm_table_is_the_profiles() {
+    let arms = docs_file("docs/src/arms.md");
     let want = expected_table();
     assert_eq!(
-        readme_table(&readme).as_deref(),
+        table_in(&arms).as_deref(),
         Some(want.as_str()),
-        "README.md's profile table differs from the profiles; it should read:\n{want}"
+        "docs/src/arms.md's profile table differs from the profiles; it should read:\n{want}"
+    );
+}
+
+/// One table, so that a stale copy elsewhere cannot pass for the real one.
+#[test]
+fn the_profile_table_is_written_once() {
+    let book = std::fs::read_dir(format!("{}/../docs/src", env!("CARGO_MANIFEST_DIR"))).expect("docs/src");
+    let mut places: Vec<String> = book
+        .flatten()
+        .map(|e| format!("docs/src/{}", e.file_name().to_string_lossy()))
+        .filter(|p| p.ends_with(".md"))
+        .chain(["README.md".to_string()])
+        .filter(|p| docs_file(p).contains(HEADER))
+        .collect();
+    places.sort();
+    assert_eq!(
+        places,
+        ["docs/src/arms.md"],
+        "the profile table is in docs/src/arms.md only"
     );
 }
 
@@ -70,9 +92,6 @@ fn a_changed_profile_no_longer_matches_its_row() {
     let mut changed = PROFILES[0];
     changed.filters = &changed.filters[1..];
     assert_ne!(row(&changed), row(&PROFILES[0]));
-    let readme = format!("intro\n  {HEADER}\n  | --- |\n  {}\n\nafter", row(&changed));
-    assert_eq!(
-        readme_table(&readme),
-        Some(format!("{HEADER}\n| --- |\n{}", row(&changed)))
-    );
+    let page = format!("intro\n  {HEADER}\n  | --- |\n  {}\n\nafter", row(&changed));
+    assert_eq!(table_in(&page), Some(format!("{HEADER}\n| --- |\n{}", row(&changed))));
 }

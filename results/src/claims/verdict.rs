@@ -4,7 +4,8 @@
 use super::mapping::Role;
 use serde::Serialize;
 
-/// The rule, word for word as the reports and the README print it.
+/// The rule, word for word as the reports and the book's claims chapter
+/// (docs/src/claims.md) print it.
 pub const VERDICT_RULE: &str = "As pre-registered (evaluations/PREREGISTRATION.md): per judged arm, claim and \
                                 baseline, over every applicable row (each row of the claim on each scenario of the \
                                 table whose declared role it covers): `supported` when the judged arm is \
