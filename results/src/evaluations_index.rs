@@ -7,20 +7,30 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
-/// How the chapter, in `docs/src/`, reaches the repository's root.
-const TO_ROOT: &str = "../../";
+/// The repository, as the workspace's `Cargo.toml` names it. The book links
+/// a file outside itself by its address there: mdBook rewrites a relative
+/// link to a `.md` file into `.html`, which exists only inside the book.
+pub const REPOSITORY_URL: &str = "https://github.com/schedlab/schedlab";
+
+/// The address of `path` (relative to the repository's root) on its main
+/// branch: a folder (ending in `/`) under `tree/`, a file under `blob/`.
+pub fn repository_link(path: &str) -> String {
+    let kind = if path.ends_with('/') { "tree" } else { "blob" };
+    format!("{REPOSITORY_URL}/{kind}/main/{path}")
+}
 
 /// The chapter over `evaluations` (the repository's `evaluations/` folder).
 /// Entries are sorted by name and hidden ones (`.heldout`) left out, so the
 /// same folder gives the same text on every machine.
 pub fn evaluations_page(evaluations: &Path) -> io::Result<String> {
-    let mut out = String::from(
+    let mut out = format!(
         "# Evaluations\n\n\
          <!-- Generated from the folders of evaluations/ by results::evaluations_index; regenerate it with \
          `SCHEDLAB_BLESS=1 cargo test -p results --test book`. -->\n\n\
-         Every measured evaluation is committed under [evaluations/](../../evaluations/), one folder each, \
+         Every measured evaluation is committed under [evaluations/]({evaluations}), one folder each, \
          with the command that wrote it in its README. Below: each folder's title and first paragraph, and \
          what it holds.\n",
+        evaluations = repository_link("evaluations/"),
     );
     let (folders, files) = entries(evaluations)?;
     if !files.is_empty() {
@@ -38,7 +48,10 @@ pub fn evaluations_page(evaluations: &Path) -> io::Result<String> {
         };
         let (title, paragraph) = readme.as_deref().map(title_and_paragraph).unwrap_or_default();
         let title = title.unwrap_or_else(|| name.clone());
-        out.push_str(&format!("\n## {title}\n\n[`{base}/`]({TO_ROOT}{base}/)"));
+        out.push_str(&format!(
+            "\n## {title}\n\n[`{base}/`]({})",
+            repository_link(&format!("{base}/"))
+        ));
         if readme.is_none() {
             out.push_str(" (no README)");
         }
@@ -79,7 +92,7 @@ fn entries(dir: &Path) -> io::Result<(Vec<String>, Vec<String>)> {
 fn links(base: &str, names: &[String]) -> String {
     names
         .iter()
-        .map(|n| format!("[{n}]({TO_ROOT}{base}/{n})"))
+        .map(|n| format!("[{n}]({})", repository_link(&format!("{base}/{n}"))))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -116,8 +129,7 @@ fn rebase_links(text: &str, base: &str) -> String {
         if target.contains(':') || target.starts_with('#') || target.starts_with('/') {
             out.push_str(target);
         } else {
-            out.push_str(TO_ROOT);
-            out.push_str(&normalise(&format!("{base}/{target}")));
+            out.push_str(&repository_link(&normalise(&format!("{base}/{target}"))));
         }
         rest = &after[end..];
     }
@@ -158,8 +170,8 @@ mod tests {
         let text = "see [the pre-registration](../PREREGISTRATION.md) and [x](https://e.org/a) [h](#h) [d](runs/)";
         assert_eq!(
             rebase_links(text, "evaluations/scaling"),
-            "see [the pre-registration](../../evaluations/PREREGISTRATION.md) and [x](https://e.org/a) [h](#h) \
-             [d](../../evaluations/scaling/runs/)"
+            "see [the pre-registration](https://github.com/schedlab/schedlab/blob/main/evaluations/PREREGISTRATION.md) \
+             and [x](https://e.org/a) [h](#h) [d](https://github.com/schedlab/schedlab/tree/main/evaluations/scaling/runs/)"
         );
         assert_eq!(normalise("a/../../b"), "../b");
     }

@@ -74,3 +74,13 @@ fn every_link_of_the_book_and_the_readme_resolves() {
     let problems = links::check_book(&root(), Path::new("docs/src"), &[Path::new("README.md")]);
     assert!(problems.is_empty(), "broken links:\n{}", problems.join("\n"));
 }
+
+#[test]
+fn the_book_links_the_repository_cargo_toml_names() {
+    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).expect("the workspace Cargo.toml");
+    let want = format!("repository = \"{}\"", results::evaluations_index::REPOSITORY_URL);
+    assert!(
+        manifest.lines().any(|l| l.trim() == want),
+        "Cargo.toml's repository is not results::evaluations_index::REPOSITORY_URL ({want})"
+    );
+}

@@ -1,7 +1,12 @@
 //! A link check of the book: every relative link of a chapter (and of the
 //! extra files given, such as the README) names a file or folder that exists
 //! and, for a Markdown file, an anchor one of its headings produces by
-//! mdBook's rule; and every chapter is listed in SUMMARY.md. Written by hand
+//! mdBook's rule; and every chapter is listed in SUMMARY.md. A chapter
+//! reaches a file outside the book by its repository address
+//! ([`results::evaluations_index::repository_link`]), which is checked
+//! against the checkout the same way: a relative link out of the book
+//! breaks once mdBook has built it (a `.md` target becomes `.html`) or the
+//! book is hosted apart from the repository. Written by hand
 //! because the workspace has no Markdown parser: it reads paragraphs outside
 //! fenced code, with inline code spans taken out, which is all the book uses.
 
@@ -22,8 +27,10 @@ pub fn check_book(root: &Path, src: &Path, extra: &[&Path]) -> Vec<String> {
             problems.push(format!("{}: cannot be read", shown(root, &file)));
             continue;
         };
+        let book = root.join(src);
+        let inside = file.starts_with(&book).then_some(book.as_path());
         for (line, target) in links(&text) {
-            if let Err(what) = check_link(&file, &target, &mut anchors) {
+            if let Err(what) = check_link(root, inside, &file, &target, &mut anchors) {
                 problems.push(format!("{}:{line}: {target}: {what}", shown(root, &file)));
             }
         }
@@ -76,17 +83,40 @@ fn lexical(path: &Path) -> PathBuf {
     out
 }
 
-fn check_link(file: &Path, target: &str, anchors: &mut Anchors) -> Result<(), String> {
-    if target.contains("://") || target.starts_with("mailto:") {
+/// Checks `target`, a link of `file`; `book` is the book's source folder
+/// when `file` is one of its chapters.
+fn check_link(
+    root: &Path,
+    book: Option<&Path>,
+    file: &Path,
+    target: &str,
+    anchors: &mut Anchors,
+) -> Result<(), String> {
+    let repository = results::evaluations_index::REPOSITORY_URL;
+    let in_repository = ["blob", "tree"]
+        .iter()
+        .find_map(|kind| target.strip_prefix(&format!("{repository}/{kind}/main/")));
+    let local = in_repository.unwrap_or(target);
+    let (path, anchor) = local.split_once('#').unwrap_or((local, ""));
+    let resolved = if in_repository.is_some() {
+        lexical(&root.join(path))
+    } else if target.contains("://") || target.starts_with("mailto:") {
         return Ok(());
-    }
-    let (path, anchor) = target.split_once('#').unwrap_or((target, ""));
-    let resolved = if path.is_empty() {
+    } else if path.is_empty() {
         file.to_path_buf()
     } else if path.starts_with('/') {
         return Err("an absolute path, which neither the book nor a clone resolves".to_string());
     } else {
-        lexical(&file.parent().unwrap_or(Path::new(".")).join(path))
+        let resolved = lexical(&file.parent().unwrap_or(Path::new(".")).join(path));
+        if let Some(book) = book
+            && !resolved.starts_with(lexical(book))
+        {
+            return Err(format!(
+                "leaves the book: link it by its repository address ({repository}/blob/main/...), as a \
+                 relative link breaks once mdBook has built the book"
+            ));
+        }
+        resolved
     };
     if !resolved.exists() {
         return Err("no such file or folder".to_string());
@@ -108,10 +138,26 @@ impl Anchors {
     fn of(&mut self, file: &Path) -> &BTreeSet<String> {
         self.0.entry(file.to_path_buf()).or_insert_with(|| {
             fs::read_to_string(file)
-                .map(|t| heading_anchors(&t))
+                .map(|t| heading_anchors(&with_includes(file, &t)))
                 .unwrap_or_default()
         })
     }
+}
+
+/// `text` with each line `{{#include PATH}}` (mdBook's, relative to `file`)
+/// replaced by that file's text, so that a chapter that includes a
+/// repository file has its headings.
+fn with_includes(file: &Path, text: &str) -> String {
+    text.lines()
+        .map(|line| {
+            line.trim()
+                .strip_prefix("{{#include ")
+                .and_then(|rest| rest.strip_suffix("}}"))
+                .and_then(|path| fs::read_to_string(file.parent().unwrap_or(Path::new(".")).join(path.trim())).ok())
+                .unwrap_or_else(|| line.to_string())
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Every link target of `text` with its line: inline links and images
@@ -313,14 +359,24 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let src = dir.path().join("docs/src");
         fs::create_dir_all(&src).expect("mkdir");
-        fs::write(src.join("SUMMARY.md"), "# Summary\n\n- [A](a.md)\n- [Gone](gone.md)\n").expect("write");
+        fs::write(
+            src.join("SUMMARY.md"),
+            "# Summary\n\n- [A](a.md)\n- [Gone](gone.md)\n- [Inc](inc.md)\n",
+        )
+        .expect("write");
         fs::write(
             src.join("a.md"),
-            "# A\n\n## Part two\n\n[ok](#part-two) [ok](b.md#b) [ok](../../README.md) [bad](#part-three)\n\
-             [bad](b.md#nope) [bad](../../missing.md) [ok](https://example.org/x)\n\n```\n[ignored](nowhere.md)\n```\n",
+            "# A\n\n## Part two\n\n[ok](#part-two) [ok](b.md#b) [bad](../../README.md) [bad](#part-three)\n\
+             [bad](b.md#nope) [bad](../../missing.md) [ok](https://example.org/x)\n\
+             [ok](https://github.com/schedlab/schedlab/blob/main/README.md#r) \
+             [bad](https://github.com/schedlab/schedlab/blob/main/README.md#q) \
+             [bad](https://github.com/schedlab/schedlab/tree/main/gone/) [ok](inc.md#included)\n\n\
+             ```\n[ignored](nowhere.md)\n```\n",
         )
         .expect("write");
         fs::write(src.join("b.md"), "# B\n").expect("write");
+        fs::write(src.join("inc.md"), "{{#include ../../INC.md}}\n").expect("write");
+        fs::write(dir.path().join("INC.md"), "# Included\n").expect("write");
         fs::write(
             dir.path().join("README.md"),
             "# R\n\n[ok](docs/src/a.md#part-two) [bad](docs/src/a.md#a-b)\n",
@@ -329,9 +385,12 @@ mod tests {
         let problems = check_book(dir.path(), Path::new("docs/src"), &[Path::new("README.md")]);
         let want = [
             "docs/src/SUMMARY.md:4: gone.md: no such file or folder",
+            "docs/src/a.md:5: ../../README.md: leaves the book",
             "docs/src/a.md:5: #part-three: no heading of",
             "docs/src/a.md:6: b.md#nope: no heading of",
-            "docs/src/a.md:6: ../../missing.md: no such file or folder",
+            "docs/src/a.md:6: ../../missing.md: leaves the book",
+            "docs/src/a.md:7: https://github.com/schedlab/schedlab/blob/main/README.md#q: no heading of",
+            "docs/src/a.md:7: https://github.com/schedlab/schedlab/tree/main/gone/: no such file or folder",
             "README.md:3: docs/src/a.md#a-b: no heading of",
             "docs/src/b.md: not listed in SUMMARY.md",
         ];
