@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Renders a report.html in headless Chromium and checks that the screenshot
-# exists and is not blank. Usage: scripts/check-report-html.sh REPORT.html [SCREENSHOT.png]
-# Exits 0 when the page rendered with visible content, non-zero otherwise.
+# exists and is not blank, and that the first screen of a 1280x800 window
+# holds what a reader wants first: each section FIRST_SCREEN names (by id;
+# default "claims headline") starts on it, heading and what follows, and the
+# page does not overflow sideways.
+# Usage: [FIRST_SCREEN="claims headline"] scripts/check-report-html.sh REPORT.html [SCREENSHOT.png]
+# Exits 0 when all of that holds, non-zero otherwise.
 set -euo pipefail
 
 html="${1:?usage: $0 REPORT.html [SCREENSHOT.png]}"
@@ -78,5 +82,55 @@ share = ink / (width * height)
 print(f"{path}: {width}x{height}, {rows_with_ink} rows with content, {share:.1%} of pixels dark")
 if rows_with_ink < height // 4 or share < 0.005:
     sys.exit(f"{path}: the page looks blank")
+PY
+# The first screen: a copy of the page with a probe that writes where each
+# section starts, read back from the DOM Chromium dumps (the report itself
+# carries no script).
+probe="$profile/probe.html"
+python3 - "$html" "$probe" <<'PY'
+import sys
+page = open(sys.argv[1], encoding="utf-8").read()
+script = """<script>
+(function () {
+  var at = function (id) {
+    var e = document.getElementById(id);
+    if (!e) return null;
+    var next = e.nextElementSibling;
+    return [e.getBoundingClientRect().top, next ? next.getBoundingClientRect().top : null];
+  };
+  var ids = {};
+  document.querySelectorAll('[id]').forEach(function (e) { ids[e.id] = at(e.id); });
+  document.body.setAttribute('data-first-screen', JSON.stringify({
+    height: window.innerHeight, ids: ids,
+    overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth
+  }));
+})();
+</script>"""
+end = page.rfind("</body>")
+if end < 0:
+    sys.exit(f"{sys.argv[1]}: no </body>")
+open(sys.argv[2], "w", encoding="utf-8").write(page[:end] + script + page[end:])
+PY
+timeout 120 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars \
+    --user-data-dir="$profile" --window-size=1280,800 --dump-dom "file://$probe" \
+    >"$profile/dom.html" 2>/dev/null || true
+FIRST_SCREEN="${FIRST_SCREEN:-claims headline}" python3 - "$html" "$profile/dom.html" <<'PY'
+import html, json, os, re, sys
+m = re.search(r'data-first-screen="([^"]*)"', open(sys.argv[2], encoding="utf-8").read())
+if not m:
+    sys.exit(f"{sys.argv[1]}: the first-screen probe did not run")
+facts = json.loads(html.unescape(m.group(1)))
+height, problems = facts["height"], []
+for want in os.environ["FIRST_SCREEN"].split():
+    where = facts["ids"].get(want)
+    if where is None:
+        problems.append(f"no section #{want}")
+    elif where[0] >= height or where[1] is None or where[1] >= height:
+        problems.append(f"#{want} starts at {where[0]:.0f} px, its content at {where[1]}, below the first {height} px")
+if facts["overflow"] > 0:
+    problems.append(f"the page overflows sideways by {facts['overflow']} px")
+if problems:
+    sys.exit(f"{sys.argv[1]}: first screen (1280x800): " + "; ".join(problems))
+print(f"{sys.argv[1]}: first screen holds #{', #'.join(os.environ['FIRST_SCREEN'].split())}; no sideways overflow")
 PY
 echo "ok: $html renders ($shot)"

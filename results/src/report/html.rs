@@ -55,6 +55,9 @@ details{margin:8px 0}summary{cursor:pointer;color:var(--accent);font-weight:600}
 .scroll{overflow:auto;max-width:100%}
 details .scroll{max-height:75vh;border:1px solid var(--rule);border-radius:4px}
 ul.headline{margin:6px 0 10px}
+p.compared{margin:0 0 4px}
+details.claim{margin:14px 0 0}details.claim>summary{color:var(--ink)}
+ul.verdicts{margin:2px 0 0}
 dl.defs dt{margin-top:10px;font-weight:600}dl.defs dd{margin:2px 0 0 0}
 ul.skipped li{color:var(--warn)}
 ";
@@ -241,6 +244,12 @@ fn definition(out: &mut String, d: &MetricDef) {
     );
 }
 
+/// `text` up to its first full stop followed by a space (all of it without
+/// one): a scenario's description in one sentence.
+fn first_sentence(text: &str) -> &str {
+    text.find(". ").map_or(text, |at| &text[..=at])
+}
+
 /// The whole report.html.
 pub fn html(input: &HtmlInput<'_>) -> String {
     let HtmlInput {
@@ -260,10 +269,16 @@ pub fn html(input: &HtmlInput<'_>) -> String {
         esc(summary.scenario())
     );
     let _ = writeln!(out, "<h1>Scenario <code>{}</code></h1>", esc(summary.scenario()));
-    out.push_str(
-        "<p class=\"lead\">Every number below was computed by <code>schedlab report</code> from the raw records of \
-         the run folders, and from nothing else.</p>\n",
-    );
+    // the scenario in one sentence; the whole description is in the provenance
+    let description = data
+        .resolved_scenario
+        .get("description")
+        .and_then(serde_json::Value::as_str)
+        .map(str::trim)
+        .filter(|d| !d.is_empty());
+    if let Some(d) = description {
+        let _ = writeln!(out, "<p class=\"lead\">{}</p>", esc(first_sentence(d)));
+    }
     if let Some(banner) = data.incomplete_banner() {
         let _ = writeln!(
             out,
@@ -272,14 +287,21 @@ pub fn html(input: &HtmlInput<'_>) -> String {
         );
     }
 
-    // provenance
-    out.push_str("<dl class=\"facts\">\n");
+    // what was compared, in one line; where it comes from, folded
     let arms: Vec<String> = summary
         .arms()
         .iter()
         .map(|a| format!("<code>{}</code>", esc(&a.arm)))
         .collect();
     let seeds: Vec<String> = data.seeds.iter().map(u64::to_string).collect();
+    let runs = format!("{} of {}", data.runs.len(), data.expected_runs());
+    let _ = writeln!(
+        out,
+        "<p class=\"compared\">{} (the first is the reference) · seeds {} · {runs} runs · backend {}</p>",
+        arms.join(", "),
+        seeds.join(", "),
+        esc(&data.backend)
+    );
     let revisions = data.git_revisions();
     let revision = if revisions.is_empty() {
         "unknown".to_string()
@@ -290,20 +312,28 @@ pub fn html(input: &HtmlInput<'_>) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let facts = [
+    let mut facts = vec![
         ("scenario", format!("<code>{}</code>", esc(summary.scenario()))),
         ("backend", esc(&data.backend)),
         ("arms", format!("{} (the first is the reference)", arms.join(", "))),
         ("seeds", seeds.join(", ")),
-        ("runs", format!("{} of {}", data.runs.len(), data.expected_runs())),
+        ("runs", runs),
         ("run folders", data.folders.len().to_string()),
         ("git revision", revision),
         ("statistics seed", summary.stats_seed().to_string()),
     ];
+    if let Some(d) = description {
+        facts.insert(1, ("description", esc(d)));
+    }
+    out.push_str(
+        "<details>\n<summary>Provenance</summary>\n<p class=\"note\">Every number below was computed by \
+         <code>schedlab report</code> from the raw records of the run folders, and from nothing else.</p>\n\
+         <dl class=\"facts\">\n",
+    );
     for (k, v) in facts {
         let _ = writeln!(out, "<dt>{k}</dt><dd>{v}</dd>");
     }
-    out.push_str("</dl>\n");
+    out.push_str("</dl>\n</details>\n");
 
     // what a reader wants first: the claims, then the headline
     if let Some(claims) = claims {
@@ -312,14 +342,6 @@ pub fn html(input: &HtmlInput<'_>) -> String {
 
     // headline table
     out.push_str("<h2 id=\"headline\">Headline</h2>\n");
-    let _ = writeln!(
-        out,
-        "<p class=\"note\">Each cell: the mean over the arm's runs ± half the width of the {pct}% percentile-bootstrap \
-         interval of that mean ({BOOTSTRAP_RESAMPLES} resamples, seeded). ↓ / ↑: lower / higher is better; bold marks \
-         the best mean of such a row, which is not a significance test. *: differs from the reference arm \
-         (two-sided Mann–Whitney U over seeds, Holm-adjusted across metrics, p &lt; 0.05; hover for p and effect \
-         sizes). n/a: no run defines the metric.</p>"
-    );
     let lines = summary.brief_headline();
     if !lines.is_empty() {
         out.push_str("<ul class=\"headline\">\n");
@@ -331,6 +353,14 @@ pub fn html(input: &HtmlInput<'_>) -> String {
     out.push_str("<div class=\"scroll\">\n");
     metric_table(&mut out, summary, HEADLINE);
     out.push_str("</div>\n");
+    let _ = writeln!(
+        out,
+        "<p class=\"note\">Each cell: the mean over the arm's runs ± half the width of the {pct}% percentile-bootstrap \
+         interval of that mean ({BOOTSTRAP_RESAMPLES} resamples, seeded). ↓ / ↑: lower / higher is better; bold marks \
+         the best mean of such a row, which is not a significance test. *: differs from the reference arm \
+         (two-sided Mann–Whitney U over seeds, Holm-adjusted across metrics, p &lt; 0.05; hover for p and effect \
+         sizes). n/a: no run defines the metric.</p>"
+    );
 
     // plots
     out.push_str("<h2 id=\"plots\">Plots</h2>\n");
@@ -416,6 +446,19 @@ pub(super) fn relative_reason(reason: &str, data: &RunFolderData) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_description_is_led_by_its_first_sentence() {
+        assert_eq!(
+            first_sentence("Volatile churn. Nodes fail. e.g. more"),
+            "Volatile churn."
+        );
+        assert_eq!(
+            first_sentence("One sentence without a stop"),
+            "One sentence without a stop"
+        );
+        assert_eq!(first_sentence("Ends here."), "Ends here.");
+    }
     use crate::run_folder::reader::tests::write_folder;
     use crate::run_folder::{LoadOptions, RunFolderData};
 

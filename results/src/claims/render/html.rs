@@ -19,9 +19,10 @@ fn class(v: Verdict) -> &'static str {
 
 impl ClaimsTable {
     /// `<h2 id="claims">Claims</h2>` and everything of the section, for
-    /// report.html: each claim's verdicts in view, how they were reached and
-    /// each claim's rows folded (`<details>`), so that the verdicts and the
-    /// headline fit the first screen. Empty when no claim applies.
+    /// report.html: each claim's title and verdicts in view, how they were
+    /// reached, the paper's words and each claim's rows folded
+    /// (`<details>`), so that the verdicts and the headline fit the first
+    /// screen. Empty when no claim applies.
     pub fn to_html(&self) -> String {
         if self.is_empty() {
             return String::new();
@@ -34,46 +35,43 @@ impl ClaimsTable {
         for line in incomplete_lines(self) {
             let _ = writeln!(out, "<div class=\"banner\">INCOMPLETE {}</div>", text(&line));
         }
+        // a claim takes two lines in view, its title (which unfolds the
+        // paper's words and the rows) and its verdicts, so that every
+        // verdict and the headline after them fit the first screen
         for claim in &self.claims {
             let _ = writeln!(
                 out,
-                "<h3 id=\"claim-{}\">{}</h3>\n<p>{}.</p>",
+                "<details class=\"claim\" id=\"claim-{}\">\n<summary>{}</summary>\n<p>{}.</p>",
                 claim.spec.number,
                 text(&claim_title(claim)),
                 esc(claim.spec.paper)
             );
-            out.push_str("<ul class=\"verdicts\">\n");
+            if !claim.rows.is_empty() {
+                out.push_str("<div class=\"scroll\">\n<table>\n<thead><tr>");
+                for h in header(&self.arm) {
+                    let _ = write!(out, "<th>{}</th>", esc(&h));
+                }
+                out.push_str("<th>result</th></tr></thead>\n<tbody>\n");
+                for (row, cell) in lines(claim) {
+                    let (c, outcome) = cells(row, cell);
+                    out.push_str("<tr>");
+                    for (i, x) in c.iter().enumerate() {
+                        if matches!(i, 0 | 3) {
+                            let _ = write!(out, "<td><code>{}</code></td>", esc(x));
+                        } else {
+                            let _ = write!(out, "<td>{}</td>", esc(x));
+                        }
+                    }
+                    let _ = writeln!(out, "<td>{}</td></tr>", text(&outcome));
+                }
+                out.push_str("</tbody>\n</table>\n</div>\n");
+            }
+            out.push_str("</details>\n<ul class=\"verdicts\">\n");
             for (v, line) in verdict_lines(claim, &self.arm, &self.controls) {
                 let class = v.map_or("none", class);
                 let _ = writeln!(out, "<li class=\"verdict-{class}\">{}</li>", text(&line));
             }
             out.push_str("</ul>\n");
-            if claim.rows.is_empty() {
-                continue;
-            }
-            let _ = writeln!(
-                out,
-                "<details>\n<summary>The rows of claim {}</summary>\n<div class=\"scroll\">",
-                claim.spec.number
-            );
-            out.push_str("<table>\n<thead><tr>");
-            for h in header(&self.arm) {
-                let _ = write!(out, "<th>{}</th>", esc(&h));
-            }
-            out.push_str("<th>result</th></tr></thead>\n<tbody>\n");
-            for (row, cell) in lines(claim) {
-                let (c, outcome) = cells(row, cell);
-                out.push_str("<tr>");
-                for (i, x) in c.iter().enumerate() {
-                    if matches!(i, 0 | 3) {
-                        let _ = write!(out, "<td><code>{}</code></td>", esc(x));
-                    } else {
-                        let _ = write!(out, "<td>{}</td>", esc(x));
-                    }
-                }
-                let _ = writeln!(out, "<td>{}</td></tr>", text(&outcome));
-            }
-            out.push_str("</tbody>\n</table>\n</div>\n</details>\n");
         }
         if !self.learning.is_empty() {
             out.push_str("<h3 id=\"learning\">What learning adds</h3>\n");
