@@ -1,9 +1,10 @@
-//! The key metrics at a glance: one panel per metric, each arm's mean with
-//! its 95% bootstrap interval (a forest plot), the reference arm's mean as
-//! a dashed line, and the arms that differ from the reference (Mann–Whitney,
-//! Holm, as in the tables) drawn filled. The intervals are those of the
-//! means the tables print, not of the differences: two intervals that
-//! overlap can still belong to arms that differ.
+//! The key metrics at a glance: one panel per metric, each arm's difference
+//! from the reference arm (arm − reference, in the metric's unit) with the
+//! 95% bootstrap interval of that difference (a forest plot), zero (the
+//! reference) as a dashed line, and the arms that differ from the reference
+//! (Mann–Whitney, Holm, as in the tables) drawn filled. An interval that
+//! leaves out zero and a filled dot say the same thing by two methods; they
+//! can disagree near the edge.
 
 use super::render::{DrawResult, FONT, Figure, draw_no_data, small_font, title_font, to_plot};
 use super::style::Palette;
@@ -11,26 +12,28 @@ use super::{Plot, PlotError};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-/// One arm's estimate of one metric.
+/// One arm's difference from the reference on one metric.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ArmInterval {
     pub arm: String,
-    pub mean: f64,
+    /// mean(arm) − mean(reference)
+    pub diff: f64,
+    /// the percentile-bootstrap interval of `diff`
     pub low: f64,
     pub high: f64,
     /// differs from the reference arm (Holm p < 0.05)
     pub differs: bool,
 }
 
-/// One panel: a metric and every arm that defines it.
+/// One panel: a metric and every other arm that defines it with the reference.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MetricIntervals {
     pub key: String,
     pub unit: String,
     /// "lower is better" and the like, or empty
     pub better: String,
-    /// the reference arm's mean, if it defines the metric
-    pub reference: Option<f64>,
+    /// the reference arm's name
+    pub reference: String,
     pub arms: Vec<ArmInterval>,
 }
 
@@ -43,21 +46,10 @@ struct IntervalsFigure<'a> {
     palette: &'a Palette,
 }
 
+/// The x range: every interval and zero, padded.
 fn range(panel: &MetricIntervals) -> (f64, f64) {
-    let lo = panel
-        .arms
-        .iter()
-        .map(|a| a.low.min(a.mean))
-        .fold(f64::INFINITY, f64::min);
-    let hi = panel
-        .arms
-        .iter()
-        .map(|a| a.high.max(a.mean))
-        .fold(f64::NEG_INFINITY, f64::max);
-    let (lo, hi) = match panel.reference {
-        Some(r) => (lo.min(r), hi.max(r)),
-        None => (lo, hi),
-    };
+    let lo = panel.arms.iter().map(|a| a.low.min(a.diff)).fold(0.0, f64::min);
+    let hi = panel.arms.iter().map(|a| a.high.max(a.diff)).fold(0.0, f64::max);
     let pad = if hi > lo {
         (hi - lo) * 0.08
     } else {
@@ -78,7 +70,7 @@ impl Figure for IntervalsFigure<'_> {
         for (panel, cell) in panels.iter().zip(cells) {
             let (x0, x1) = range(panel);
             let n = panel.arms.len();
-            // the first arm (the reference) on top: segment n − 1 − i holds arm i
+            // the first arm on top: segment n − 1 − i holds arm i
             let label = |i: &usize| {
                 panel
                     .arms
@@ -86,9 +78,9 @@ impl Figure for IntervalsFigure<'_> {
                     .map_or_else(String::new, |a| a.arm.clone())
             };
             let caption = if panel.better.is_empty() {
-                format!("{} ({})", panel.key, panel.unit)
+                format!("{} − {} ({})", panel.key, panel.reference, panel.unit)
             } else {
-                format!("{} ({}; {})", panel.key, panel.unit, panel.better)
+                format!("{} − {} ({}; {})", panel.key, panel.reference, panel.unit, panel.better)
             };
             let mut chart = ChartBuilder::on(&cell)
                 .margin(8)
@@ -108,14 +100,12 @@ impl Figure for IntervalsFigure<'_> {
                 })
                 .label_style(small_font())
                 .draw()?;
-            if let Some(r) = panel.reference {
-                chart.draw_series(DashedLineSeries::new(
-                    [(r, SegmentValue::Exact(0)), (r, SegmentValue::Exact(n))],
-                    4,
-                    3,
-                    BLACK.mix(0.5).stroke_width(1),
-                ))?;
-            }
+            chart.draw_series(DashedLineSeries::new(
+                [(0.0, SegmentValue::Exact(0)), (0.0, SegmentValue::Exact(n))],
+                4,
+                3,
+                BLACK.mix(0.5).stroke_width(1),
+            ))?;
             for (i, a) in panel.arms.iter().enumerate() {
                 let colour = self.palette.colour(&a.arm);
                 let y = SegmentValue::CenterOf(n - 1 - i);
@@ -128,7 +118,7 @@ impl Figure for IntervalsFigure<'_> {
                 } else {
                     colour.stroke_width(2)
                 };
-                chart.draw_series(std::iter::once(Circle::new((a.mean, y), 5, style)))?;
+                chart.draw_series(std::iter::once(Circle::new((a.diff, y), 5, style)))?;
             }
         }
         Ok(())
@@ -150,7 +140,8 @@ pub(super) fn render(
         .max(1);
     let arms = panels.iter().map(|p| p.arms.len()).max().unwrap_or(1);
     let height = 60 + rows as u32 * (70 + 22 * arms as u32);
-    let title = format!("{scenario}: key metrics, mean and 95% interval per arm");
+    let reference = panels.first().map_or("the reference", |p| p.reference.as_str());
+    let title = format!("{scenario}: key metrics, difference from {reference} with its 95% interval");
     let mut plot = to_plot(
         "key-metrics",
         &title,
@@ -163,10 +154,10 @@ pub(super) fn render(
         stamp,
     )?;
     plot.caption = Some(
-        "Each arm's mean over its runs with the 95% percentile-bootstrap interval of that mean; the dashed line is \
-         the reference arm's mean; a filled dot differs from the reference (two-sided Mann–Whitney U, Holm over \
-         every metric of the arm, p < 0.05), a hollow one does not. The intervals are of the means, not of the \
-         differences."
+        "Each arm's mean over its runs minus the reference arm's, in the metric's unit, with the 95% \
+         percentile-bootstrap interval of that difference (each arm's seeds resampled on their own, seeded); the \
+         dashed line is zero, the reference; a filled dot differs from the reference (two-sided Mann–Whitney U, \
+         Holm over every metric of the arm, p < 0.05), a hollow one does not."
             .into(),
     );
     Ok(plot)
@@ -176,25 +167,25 @@ pub(super) fn render(
 mod tests {
     use super::*;
 
-    fn panel(reference: Option<f64>) -> MetricIntervals {
+    fn panel() -> MetricIntervals {
         MetricIntervals {
             key: "cost_usd".into(),
             unit: "USD".into(),
             better: "lower is better".into(),
-            reference,
+            reference: "default".into(),
             arms: vec![
                 ArmInterval {
-                    arm: "default".into(),
-                    mean: 9.4,
-                    low: 9.2,
-                    high: 9.6,
+                    arm: "binpack".into(),
+                    diff: 0.4,
+                    low: 0.2,
+                    high: 0.6,
                     differs: false,
                 },
                 ArmInterval {
                     arm: "agmarl".into(),
-                    mean: 7.7,
-                    low: 7.5,
-                    high: 7.9,
+                    diff: -1.7,
+                    low: -1.9,
+                    high: -1.5,
                     differs: true,
                 },
             ],
@@ -202,27 +193,35 @@ mod tests {
     }
 
     #[test]
-    fn the_axis_holds_every_interval_and_the_reference() {
-        let (lo, hi) = range(&panel(Some(10.5)));
-        assert!(lo < 7.5 && hi > 10.5, "{lo} {hi}");
-        // a single point still gets a width
-        let mut flat = panel(None);
-        flat.arms.truncate(1);
-        flat.arms[0].low = 9.4;
-        flat.arms[0].high = 9.4;
-        let (lo, hi) = range(&flat);
-        assert!(lo < 9.4 && hi > 9.4);
+    fn the_axis_holds_every_interval_and_zero() {
+        let (lo, hi) = range(&panel());
+        assert!(lo < -1.9 && hi > 0.6, "{lo} {hi}");
+        // zero is on the axis even when every difference is on one side
+        let mut above = panel();
+        above.arms.truncate(1);
+        let (lo, hi) = range(&above);
+        assert!(lo < 0.0 && hi > 0.6, "{lo} {hi}");
+        // a single point at zero still gets a width
+        above.arms[0] = ArmInterval {
+            diff: 0.0,
+            low: 0.0,
+            high: 0.0,
+            ..above.arms[0].clone()
+        };
+        let (lo, hi) = range(&above);
+        assert!(lo < 0.0 && hi > 0.0);
     }
 
     #[test]
     fn it_renders_and_says_what_it_shows() {
-        let palette = Palette::new(["default", "agmarl"].into_iter());
-        let plot = render("churn", &[panel(Some(9.4)), panel(None)], &palette, None).unwrap();
+        let palette = Palette::new(["default", "binpack", "agmarl"].into_iter());
+        let plot = render("churn", &[panel(), panel()], &palette, None).unwrap();
         assert_eq!(plot.name, "key-metrics");
-        assert!(plot.svg.contains("cost_usd"));
-        assert!(plot.svg.contains("agmarl") && plot.svg.contains("default"));
+        assert!(plot.svg.contains("cost_usd − default"));
+        assert!(plot.svg.contains("agmarl") && plot.svg.contains("binpack"));
+        assert!(plot.title.contains("difference from default"), "{}", plot.title);
         assert!(plot.png.starts_with(&[0x89, b'P', b'N', b'G']));
-        assert!(plot.caption.unwrap().contains("not of the differences"));
+        assert!(plot.caption.unwrap().contains("interval of that difference"));
         // nothing to show: the no-data figure, not an error
         let empty = render("churn", &[], &palette, None).unwrap();
         assert!(

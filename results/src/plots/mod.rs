@@ -3,7 +3,8 @@
 //! from the runs' [`RunSeries`] and the Pareto points handed in; the same
 //! input gives byte-identical SVG and PNG.
 //!
-//! - `key-metrics`: the key metrics' means and 95% intervals per arm (a
+//! - `key-metrics`: each arm's difference from the reference on the key
+//!   metrics, with the 95% interval of the difference (a
 //!   forest plot), when the input has them.
 //! - `heatmap-<arm>`: requested CPU and memory per node over time, first seed
 //!   (the lowest seed number) of each arm.
@@ -76,7 +77,8 @@ pub struct PlotInput {
     /// the arms' decisions, for the stress plot: only arms with a run that
     /// has decisions.jsonl; empty, and the plot is left out, without any
     pub stress: Vec<ArmStress>,
-    /// the key metrics' means and intervals per arm, for the forest plot;
+    /// each arm's difference from the reference on the key metrics, with its
+    /// interval, for the forest plot;
     /// empty, and the plot is left out
     pub intervals: Vec<MetricIntervals>,
     /// "INCOMPLETE: n of m runs" for a partial report: drawn into every

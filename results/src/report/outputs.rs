@@ -157,31 +157,57 @@ pub fn render_report_with(
 }
 
 /// The forest plot's panels: the key metrics that say something (not zero,
-/// constant or undefined in every run), each arm's mean and interval.
+/// constant or undefined in every run), each other arm's difference from the
+/// reference with the bootstrap interval of that difference (each side's
+/// seeds resampled on their own, from streams of the statistics seed, the
+/// metric and the arm).
 fn key_intervals(summary: &Summary) -> Vec<crate::plots::MetricIntervals> {
+    use crate::claims::effect::{Sample, effect};
     use crate::definitions::{Better, METRICS};
     use crate::plots::{ArmInterval, MetricIntervals};
+    use crate::stats::BOOTSTRAP_RESAMPLES;
+    use crate::summary::{STREAM_DIFFERENCE, key_hash};
+    use schedlab_core::rng::{purpose, stream};
+    let Some(reference) = summary.reference_arm() else {
+        return Vec::new();
+    };
+    let defined = |values: &[(u64, Option<f64>)]| values.iter().filter_map(|(_, v)| *v).collect::<Vec<f64>>();
     summary
         .key_metric_indices()
         .into_iter()
         .map(|i| {
             let def = &METRICS[i];
-            let reference = summary
-                .reference_arm()
-                .and_then(|r| r.metrics.get(i))
-                .and_then(|m| m.estimate)
-                .map(|e| e.mean);
+            let base = reference.metrics.get(i).map(|m| Sample::seeds(&defined(&m.values)));
             let arms = summary
                 .arms()
                 .iter()
+                .filter(|arm| arm.arm != reference.arm)
                 .filter_map(|arm| {
                     let m = arm.metrics.get(i)?;
-                    let e = m.estimate?;
+                    let rng = |k: u64| {
+                        stream(
+                            summary.stats_seed(),
+                            &[
+                                purpose::STATISTICS,
+                                STREAM_DIFFERENCE,
+                                key_hash(def.key),
+                                key_hash(&arm.arm),
+                                k,
+                            ],
+                        )
+                    };
+                    let e = effect(
+                        &Sample::seeds(&defined(&m.values)),
+                        base.as_ref()?,
+                        BOOTSTRAP_RESAMPLES,
+                        rng,
+                    )?;
+                    let ci = e.ci?;
                     Some(ArmInterval {
                         arm: arm.arm.clone(),
-                        mean: e.mean,
-                        low: e.ci.low,
-                        high: e.ci.high,
+                        diff: e.diff,
+                        low: ci.low,
+                        high: ci.high,
                         differs: m.vs_reference.is_some_and(|c| c.significant),
                     })
                 })
@@ -194,7 +220,7 @@ fn key_intervals(summary: &Summary) -> Vec<crate::plots::MetricIntervals> {
                     Better::Higher => "higher is better".into(),
                     Better::Neither => String::new(),
                 },
-                reference,
+                reference: reference.arm.clone(),
                 arms,
             }
         })

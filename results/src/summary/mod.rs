@@ -33,6 +33,8 @@ use schedlab_core::rng::{purpose, stream};
 const STREAM_MEAN: u64 = 1;
 const STREAM_CORRELATION: u64 = 2;
 const STREAM_PARTIAL_CORRELATION: u64 = 3;
+/// the forest plot's bootstrap of each arm's difference from the reference
+pub(crate) const STREAM_DIFFERENCE: u64 = 4;
 const STREAM_TEMPLATE_CORRELATION: u64 = 4;
 
 /// Whether the memory/failure correlation of a run survives within its
