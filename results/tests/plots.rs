@@ -12,13 +12,14 @@ use schedlab_core::Time;
 
 const PNG_SIGNATURE: [u8; 8] = [0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a];
 
-const EXPECTED: [&str; 7] = [
+const EXPECTED: [&str; 8] = [
     "heatmap-default",
     "heatmap-binpack",
     "cluster-over-time",
     "restarts-over-time",
     "sched-latency-cdf",
     "pareto",
+    "pareto-pairs",
     "mem-vs-failures",
 ];
 
@@ -200,7 +201,7 @@ fn empty_input_gives_no_data_plots() {
         ..PlotInput::default()
     };
     let plots = render_all(&empty).unwrap();
-    assert_eq!(plots.len(), 5);
+    assert_eq!(plots.len(), 6);
     for plot in &plots {
         assert_well_formed(plot);
         assert!(plot.svg.contains("no data"), "{}", plot.name);

@@ -14,6 +14,8 @@
 //! - `sched-latency-cdf`: scheduling latency CDF per arm, all seeds pooled.
 //! - `pareto`: cost vs failure rate, marker area for restarts, dominated arms
 //!   hollow.
+//! - `pareto-pairs`: the 2-D Pareto front of each pair of cost, failure rate
+//!   and restarts, one panel each.
 //! - `mem-vs-failures`: memory request vs failures per bound pod incarnation,
 //!   all seeds pooled, with each arm's least-squares line and Pearson r.
 //! - `stress-over-time`: the stress score and level of each decision's
@@ -27,6 +29,7 @@ mod intervals;
 mod latency;
 mod memory;
 mod pareto;
+mod pareto_pairs;
 mod render;
 mod restarts;
 mod scaling;
@@ -134,6 +137,7 @@ pub fn render_all(input: &PlotInput) -> Result<Vec<Plot>, PlotError> {
     plots.push(restarts::render(&input.scenario, &input.arms, &palette, stamp)?);
     plots.push(latency::render(&input.scenario, &input.arms, &palette, stamp)?);
     plots.push(pareto::render(&input.scenario, &input.pareto, &palette, stamp)?);
+    plots.push(pareto_pairs::render(&input.scenario, &input.pareto, &palette, stamp)?);
     plots.push(memory::render(&input.scenario, &input.arms, &palette, stamp)?);
     if input.stress.iter().any(|a| !a.runs.is_empty()) {
         let all_runs = input.arms.iter().map(|a| a.runs.len()).sum();

@@ -106,11 +106,11 @@ impl Figure for ParetoFigure<'_> {
 
 /// A label's box in pixels: its top left corner, width and height.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct LabelBox {
-    x: i32,
-    y: i32,
-    w: i32,
-    h: i32,
+pub(super) struct LabelBox {
+    pub(super) x: i32,
+    pub(super) y: i32,
+    pub(super) w: i32,
+    pub(super) h: i32,
 }
 
 impl LabelBox {
@@ -125,7 +125,7 @@ impl LabelBox {
 /// Where each label goes: top to bottom, a label that would overlap one
 /// already placed moves down below it (a line at a time), so that no two
 /// overlap; its x stays.
-fn place_labels(wanted: &[LabelBox]) -> Vec<LabelBox> {
+pub(super) fn place_labels(wanted: &[LabelBox]) -> Vec<LabelBox> {
     let mut order: Vec<usize> = (0..wanted.len()).collect();
     order.sort_by_key(|&i| (wanted[i].y, wanted[i].x));
     let mut placed = wanted.to_vec();
