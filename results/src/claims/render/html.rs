@@ -19,10 +19,12 @@ fn class(v: Verdict) -> &'static str {
 
 impl ClaimsTable {
     /// `<h2 id="claims">Claims</h2>` and everything of the section, for
-    /// report.html: each claim's title and verdicts in view, how they were
-    /// reached, the paper's words and each claim's rows folded
-    /// (`<details>`), so that the verdicts and the headline fit the first
-    /// screen. Empty when no claim applies.
+    /// report.html: each claim's title and its verdict against the headline
+    /// baseline (the controls' beside it) in view; how they were reached,
+    /// the paper's words, the verdicts against the other baselines, each
+    /// claim's rows and what learning adds folded (`<details>`), so that the
+    /// verdicts and the headline fit the first screen. Empty when no claim
+    /// applies.
     pub fn to_html(&self) -> String {
         if self.is_empty() {
             return String::new();
@@ -35,10 +37,12 @@ impl ClaimsTable {
         for line in incomplete_lines(self) {
             let _ = writeln!(out, "<div class=\"banner\">INCOMPLETE {}</div>", text(&line));
         }
-        // a claim takes two lines in view, its title (which unfolds the
-        // paper's words and the rows) and its verdicts, so that every
-        // verdict and the headline after them fit the first screen
+        // a claim takes two lines in view: its title (which unfolds the
+        // paper's words, every verdict and the rows) and its verdict against
+        // the headline baseline with the controls' beside it, so that every
+        // claim and the headline after them fit the first screen
         for claim in &self.claims {
+            let verdicts = verdict_lines(claim, &self.arm, &self.controls);
             let _ = writeln!(
                 out,
                 "<details class=\"claim\" id=\"claim-{}\">\n<summary>{}</summary>\n<p>{}.</p>",
@@ -46,6 +50,14 @@ impl ClaimsTable {
                 text(&claim_title(claim)),
                 esc(claim.spec.paper)
             );
+            if verdicts.len() > 1 {
+                out.push_str("<ul class=\"verdicts\">\n");
+                for (v, line) in &verdicts {
+                    let class = v.map_or("none", class);
+                    let _ = writeln!(out, "<li class=\"verdict-{class}\">{}</li>", text(line));
+                }
+                out.push_str("</ul>\n");
+            }
             if !claim.rows.is_empty() {
                 out.push_str("<div class=\"scroll\">\n<table>\n<thead><tr>");
                 for h in header(&self.arm) {
@@ -67,14 +79,28 @@ impl ClaimsTable {
                 out.push_str("</tbody>\n</table>\n</div>\n");
             }
             out.push_str("</details>\n<ul class=\"verdicts\">\n");
-            for (v, line) in verdict_lines(claim, &self.arm, &self.controls) {
+            if let Some((v, line)) = verdicts.first() {
                 let class = v.map_or("none", class);
-                let _ = writeln!(out, "<li class=\"verdict-{class}\">{}</li>", text(&line));
+                let controls: Vec<String> = self
+                    .controls
+                    .iter()
+                    .filter_map(|c| {
+                        let v = c.claim(claim.spec.number)?.headline()?;
+                        Some(format!("<code>{}</code> {}", esc(&c.arm), v.verdict.as_str()))
+                    })
+                    .collect();
+                let beside = if controls.is_empty() {
+                    String::new()
+                } else {
+                    format!(" Controls: {}.", controls.join(", "))
+                };
+                let _ = writeln!(out, "<li class=\"verdict-{class}\">{}{beside}</li>", text(line));
             }
             out.push_str("</ul>\n");
         }
         if !self.learning.is_empty() {
-            out.push_str("<h3 id=\"learning\">What learning adds</h3>\n");
+            // folded whole: its families are tests of their own, below the claims
+            out.push_str("<details class=\"claim\" id=\"learning\">\n<summary>What learning adds</summary>\n");
             let _ = writeln!(out, "<p class=\"note\">{}</p>", text(&learning_intro(self)));
             for family in &self.learning {
                 let _ = writeln!(
@@ -95,6 +121,7 @@ impl ClaimsTable {
                 }
                 out.push_str("</tbody>\n</table>\n</div>\n</details>\n");
             }
+            out.push_str("</details>\n");
         }
         out
     }
