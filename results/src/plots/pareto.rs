@@ -87,21 +87,34 @@ impl Figure for ParetoFigure<'_> {
                 },
             ));
         }
-        // labels of points close together are moved down until none overlaps another
-        let boxes: Vec<LabelBox> = labels.iter().map(|(_, _, b)| *b).collect();
-        for ((at, label, wanted), placed) in labels.into_iter().zip(place_labels(&boxes)) {
-            let offset = (
-                wanted.x - chart.backend_coord(&at).0,
-                placed.y - chart.backend_coord(&at).1,
-            );
-            chart.draw_series(std::iter::once(
-                EmptyElement::at(at) + Text::new(label, offset, small_font()),
-            ))?;
-        }
+        draw_labels(&mut chart, labels)?;
         let text = "filled: on the Pareto front over cost, failure rate and restarts; hollow: dominated; marker area ~ mean restarts";
         note.draw(&Text::new(text, (12.min(w as i32), 4), (FONT, 13).into_font()))?;
         Ok(())
     }
+}
+
+/// A point's label, where it is wanted (beside the point, in pixels).
+pub(super) type Label = ((f64, f64), String, LabelBox);
+
+/// Draws `labels`, those of points close together moved down until none
+/// overlaps another ([`place_labels`]).
+pub(super) fn draw_labels<DB: DrawingBackend>(
+    chart: &mut ChartContext<
+        '_,
+        DB,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
+    labels: Vec<Label>,
+) -> DrawResult<DB> {
+    let boxes: Vec<LabelBox> = labels.iter().map(|(_, _, b)| *b).collect();
+    for ((at, label, wanted), placed) in labels.into_iter().zip(place_labels(&boxes)) {
+        let (x, y) = chart.backend_coord(&at);
+        chart.draw_series(std::iter::once(
+            EmptyElement::at(at) + Text::new(label, (wanted.x - x, placed.y - y), small_font()),
+        ))?;
+    }
+    Ok(())
 }
 
 /// A label's box in pixels: its top left corner, width and height.

@@ -6,7 +6,7 @@
 //! on it.
 
 use super::ParetoPoint;
-use super::pareto::{LabelBox, place_labels};
+use super::pareto::{LabelBox, draw_labels};
 use super::render::{DrawResult, Figure, draw_no_data, house_mesh, small_font, title_font, to_plot};
 use super::style::{Palette, padded_range};
 use super::{Plot, PlotError};
@@ -115,13 +115,7 @@ impl Figure for PairsFigure<'_> {
                     },
                 ));
             }
-            let boxes: Vec<LabelBox> = labels.iter().map(|(_, _, b)| *b).collect();
-            for ((at, label, wanted), placed) in labels.into_iter().zip(place_labels(&boxes)) {
-                let (x, y) = chart.backend_coord(&at);
-                chart.draw_series(std::iter::once(
-                    EmptyElement::at(at) + Text::new(label, (wanted.x - x, placed.y - y), small_font()),
-                ))?;
-            }
+            draw_labels(&mut chart, labels)?;
         }
         Ok(())
     }
