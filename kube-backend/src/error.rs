@@ -25,15 +25,16 @@ pub enum Error {
     #[error("kubeconfig {}: {}", origin(.path), redacted_line(.message))]
     Config { path: Option<PathBuf>, message: String },
     /// The API server did not answer.
-    #[error("API server {server} is unreachable: {}", redacted_line(.message))]
+    #[error("API server {} is unreachable: {}", one_line(.server), redacted_line(.message))]
     Unreachable { server: String, message: String },
-    #[error("API server {server} did not answer within {}s", .after.as_secs_f64())]
+    #[error("API server {} did not answer within {}s", one_line(.server), .after.as_secs_f64())]
     Timeout { server: String, after: Duration },
     /// The kubeconfig user's exec credential plugin did not answer.
     #[error(
-        "kubeconfig {}: its credential plugin {command} did not answer within {}s (it was stopped); run it by hand to \
+        "kubeconfig {}: its credential plugin {} did not answer within {}s (it was stopped); run it by hand to \
          see what it waits for",
         origin(.path),
+        one_line(.command),
         .after.as_secs_f64()
     )]
     CredentialTimeout {
@@ -45,9 +46,11 @@ pub enum Error {
     /// program and exit status only (its arguments, environment and output
     /// may hold secrets).
     #[error(
-        "kubeconfig {}: its credential plugin {command} failed ({status}); its arguments, environment and output \
+        "kubeconfig {}: its credential plugin {} failed ({}); its arguments, environment and output \
          are not shown: run it by hand to see why",
-        origin(.path)
+        origin(.path),
+        one_line(.command),
+        one_line(.status)
     )]
     CredentialFailed {
         path: Option<PathBuf>,
@@ -57,9 +60,10 @@ pub enum Error {
     /// The kubeconfig user's exec credential plugin wrote more than an
     /// ExecCredential can be.
     #[error(
-        "kubeconfig {}: its credential plugin {command} wrote more than {} MiB (it was stopped); an ExecCredential is \
+        "kubeconfig {}: its credential plugin {} wrote more than {} MiB (it was stopped); an ExecCredential is \
          a few kilobytes",
         origin(.path),
+        one_line(.command),
         crate::credential_probe::MAX_PLUGIN_OUTPUT_BYTES >> 20
     )]
     CredentialOutput { path: Option<PathBuf>, command: String },
@@ -69,7 +73,7 @@ pub enum Error {
     #[error("{what}: {}", redacted_line(&chain_text(.error)))]
     Api { what: String, error: kube::Error },
     /// An object lacks or garbles something schedlab needs from it.
-    #[error("{kind} {name}: field {field}: {}", redacted_line(.message))]
+    #[error("{kind} {}: field {field}: {}", one_line(.name), redacted_line(.message))]
     Object {
         kind: &'static str,
         name: String,
@@ -253,6 +257,50 @@ mod tests {
     use super::*;
 
     const TOKEN: &str = "tok-9f8e7d";
+
+    /// A kubeconfig's server URL, a credential plugin's command and status
+    /// and an object's name come from outside: no control character of
+    /// theirs reaches the terminal raw (the fuzzer found U+0085 in a server
+    /// URL's path printed as is).
+    #[test]
+    fn text_from_outside_is_shown_without_raw_control_characters() {
+        let raw = "x\u{85}\u{1b}]0;title\u{7}";
+        let errors = [
+            Error::Unreachable {
+                server: format!("https://127.0.0.1:1/{raw}"),
+                message: "refused".into(),
+            },
+            Error::Timeout {
+                server: format!("https://127.0.0.1:1/{raw}"),
+                after: Duration::from_secs(5),
+            },
+            Error::CredentialTimeout {
+                path: None,
+                command: raw.into(),
+                after: Duration::from_secs(10),
+            },
+            Error::CredentialFailed {
+                path: None,
+                command: raw.into(),
+                status: format!("exit status 1{raw}"),
+            },
+            Error::CredentialOutput {
+                path: None,
+                command: raw.into(),
+            },
+            Error::Object {
+                kind: "Pod",
+                name: raw.into(),
+                field: "spec",
+                message: "missing".into(),
+            },
+        ];
+        for e in errors {
+            let shown = e.to_string();
+            assert!(!shown.chars().any(schedlab_core::text::is_unsafe), "{shown:?}");
+            assert!(shown.contains("title"), "the rest is still shown: {shown:?}");
+        }
+    }
 
     #[test]
     fn a_time_limit_under_the_client_is_a_timeout() {
