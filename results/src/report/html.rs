@@ -33,7 +33,7 @@ pub(super) const CSS: &str = "\
 *{box-sizing:border-box}
 body{margin:0;background:var(--bg);color:var(--ink);font:15px/1.5 'DejaVu Sans','Helvetica Neue',Arial,sans-serif}
 main{max-width:1180px;margin:0 auto;padding:24px 28px 64px}
-h1{font-size:26px;margin:0 0 4px}h2{font-size:20px;margin:36px 0 8px;border-bottom:1px solid var(--rule);padding-bottom:4px}
+h1{font-size:26px;margin:0 0 4px}h2{font-size:20px;margin:28px 0 8px;border-bottom:1px solid var(--rule);padding-bottom:4px}
 h3{font-size:16px;margin:20px 0 6px}
 code{font-family:'DejaVu Sans Mono',Menlo,Consolas,monospace;font-size:.92em}
 p.lead{color:var(--muted);margin:0 0 16px}
@@ -56,7 +56,7 @@ details{margin:8px 0}summary{cursor:pointer;color:var(--accent);font-weight:600}
 details .scroll{max-height:75vh;border:1px solid var(--rule);border-radius:4px}
 ul.headline{margin:6px 0 10px}
 p.compared{margin:0 0 4px}
-details.claim{margin:14px 0 0}details.claim>summary{color:var(--ink)}
+details.claim{margin:8px 0 0}details.claim>summary{color:var(--ink)}
 ul.verdicts{margin:2px 0 0}
 dl.defs dt{margin-top:10px;font-weight:600}dl.defs dd{margin:2px 0 0 0}
 ul.skipped li{color:var(--warn)}
