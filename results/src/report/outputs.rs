@@ -171,13 +171,12 @@ fn key_intervals(summary: &Summary) -> Vec<crate::plots::MetricIntervals> {
     let Some(reference) = summary.reference_arm() else {
         return Vec::new();
     };
-    let defined = |values: &[(u64, Option<f64>)]| values.iter().filter_map(|(_, v)| *v).collect::<Vec<f64>>();
     summary
         .key_metric_indices()
         .into_iter()
         .map(|i| {
             let def = &METRICS[i];
-            let base = reference.metrics.get(i).map(|m| Sample::seeds(&defined(&m.values)));
+            let base = reference.metrics.get(i).map(|m| Sample::seeds(&m.defined_values()));
             let arms = summary
                 .arms()
                 .iter()
@@ -197,7 +196,7 @@ fn key_intervals(summary: &Summary) -> Vec<crate::plots::MetricIntervals> {
                         )
                     };
                     let e = effect(
-                        &Sample::seeds(&defined(&m.values)),
+                        &Sample::seeds(&m.defined_values()),
                         base.as_ref()?,
                         BOOTSTRAP_RESAMPLES,
                         rng,
