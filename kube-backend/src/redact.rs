@@ -6,6 +6,8 @@
 //! (registered with [`remember_sent`] when a client is made) is redacted
 //! wherever it appears, whatever surrounds it.
 
+use aho_corasick::{AhoCorasick, MatchKind};
+use std::borrow::Cow;
 use std::sync::{Mutex, PoisonError};
 
 /// What replaces a credential.
@@ -13,7 +15,21 @@ pub const REDACTED: &str = "[REDACTED]";
 
 /// Values the clients of this process send (tokens, passwords, key data),
 /// redacted wherever they appear.
-static SENT: Mutex<Vec<String>> = Mutex::new(Vec::new());
+static SENT: Mutex<Register> = Mutex::new(Register {
+    values: Vec::new(),
+    matcher: None,
+});
+
+/// The sent values and a matcher over them that finds every occurrence of
+/// every value in one pass over a text, whatever the number of values
+/// (replacing value by value scanned the text once per value), and finds
+/// overlapping occurrences too, so that two values sharing a stretch of a
+/// text are both hidden whole.
+struct Register {
+    values: Vec<String>,
+    /// built on the first redaction after the values change
+    matcher: Option<AhoCorasick>,
+}
 
 /// Values shorter than this are not registered: redacting every `a` or
 /// `42` would garble messages, and so short a credential guards nothing.
@@ -28,10 +44,9 @@ pub fn remember_sent(value: &str) {
         return;
     }
     let mut sent = SENT.lock().unwrap_or_else(PoisonError::into_inner);
-    if !sent.iter().any(|v| v == value) {
-        sent.push(value.to_string());
-        // longest first, so a value that holds another is replaced whole
-        sent.sort_by_key(|v| std::cmp::Reverse(v.len()));
+    if !sent.values.iter().any(|v| v == value) {
+        sent.values.push(value.to_string());
+        sent.matcher = None;
     }
 }
 
@@ -39,12 +54,14 @@ pub fn remember_sent(value: &str) {
 /// the life of the process, since an error made with a client may be shown
 /// after the client is gone; a process that makes many clients, each done
 /// with (its errors shown) before the next is made, calls this between them
-/// so that redacting does not slow down as values pile up (one redaction
-/// scans its text once per value). The fuzzer does, between inputs: a
-/// million connections left a million values and made one input's message
-/// take seconds.
+/// so that the register does not grow with every client (the matcher over
+/// it is rebuilt, in time and memory linear in the values, after each
+/// change). The fuzzer does, between inputs: a million connections left a
+/// million values.
 pub fn forget_sent() {
-    SENT.lock().unwrap_or_else(PoisonError::into_inner).clear();
+    let mut sent = SENT.lock().unwrap_or_else(PoisonError::into_inner);
+    sent.values.clear();
+    sent.matcher = None;
 }
 
 /// `text` with every credential value replaced by [`REDACTED`]: every value
@@ -92,19 +109,65 @@ pub fn redact(text: &str) -> String {
     out
 }
 
-/// `text` with every registered sent value replaced.
-fn redact_sent(text: &str) -> std::borrow::Cow<'_, str> {
-    let sent = SENT.lock().unwrap_or_else(PoisonError::into_inner);
-    if !sent.iter().any(|v| text.contains(v.as_str())) {
-        return std::borrow::Cow::Borrowed(text);
+/// `text` with every registered sent value replaced: each stretch of the
+/// text covered by one or more occurrences (overlapping ones merged) becomes
+/// one [`REDACTED`].
+fn redact_sent(text: &str) -> Cow<'_, str> {
+    let mut sent = SENT.lock().unwrap_or_else(PoisonError::into_inner);
+    if sent.values.is_empty() {
+        return Cow::Borrowed(text);
     }
+    if sent.matcher.is_none() {
+        // Standard semantics: the only kind that reports overlapping matches
+        sent.matcher = AhoCorasick::builder()
+            .match_kind(MatchKind::Standard)
+            .build(&sent.values)
+            .ok();
+    }
+    let Some(matcher) = &sent.matcher else {
+        // too large an automaton to build: hide every value the slow way
+        // rather than show one
+        return Cow::Owned(replace_each(text, &sent.values));
+    };
+    let mut covered: Vec<(usize, usize)> = matcher
+        .find_overlapping_iter(text)
+        .map(|m| (m.start(), m.end()))
+        .collect();
+    if covered.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    covered.sort_unstable();
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    let mut i = 0;
+    while i < covered.len() {
+        let (start, mut end) = covered[i];
+        i += 1;
+        while i < covered.len() && covered[i].0 <= end {
+            end = end.max(covered[i].1);
+            i += 1;
+        }
+        // values are whole strings, so their ends are character boundaries
+        out.push_str(&text[copied..start]);
+        out.push_str(REDACTED);
+        copied = end;
+    }
+    out.push_str(&text[copied..]);
+    Cow::Owned(out)
+}
+
+/// `text` with each of `values` replaced, longest first so that a value
+/// that holds another is replaced whole.
+fn replace_each(text: &str, values: &[String]) -> String {
+    let mut values: Vec<&String> = values.iter().collect();
+    values.sort_by_key(|v| std::cmp::Reverse(v.len()));
     let mut out = text.to_string();
-    for v in sent.iter() {
+    for v in values {
         if out.contains(v.as_str()) {
             out = out.replace(v.as_str(), REDACTED);
         }
     }
-    std::borrow::Cow::Owned(out)
+    out
 }
 
 /// What kube writes for a credential plugin that failed:
@@ -116,9 +179,9 @@ const EXEC_STATUS: &str = "' failed with status ";
 /// `text` with a failed credential plugin's command line and output (kube
 /// quotes them whole: arguments such as `--client-secret X`, environment
 /// values, the plugin's stdout) replaced, its exit status kept.
-fn redact_exec_commands(text: &str) -> std::borrow::Cow<'_, str> {
+fn redact_exec_commands(text: &str) -> Cow<'_, str> {
     let Some(start) = text.find(EXEC_FAILED) else {
-        return std::borrow::Cow::Borrowed(text);
+        return Cow::Borrowed(text);
     };
     let mut out = text[..start].to_string();
     out.push_str("auth exec command ");
@@ -136,7 +199,7 @@ fn redact_exec_commands(text: &str) -> std::borrow::Cow<'_, str> {
         }
     }
     out.push_str(" (its command line and output are not shown)");
-    std::borrow::Cow::Owned(out)
+    Cow::Owned(out)
 }
 
 /// Standard error for log lines, with credentials [`redact`]ed: libraries
@@ -253,7 +316,7 @@ fn escaped_quote(b: &[u8], k: usize) -> bool {
 /// server's URL is shown and recorded as the kubeconfig gives it. The
 /// userinfo is found back from its `@` to the `//` before it, so that a
 /// mangled URL (`http://pro://user:pw@host`) is covered too.
-fn redact_url_passwords(text: &str) -> std::borrow::Cow<'_, str> {
+fn redact_url_passwords(text: &str) -> Cow<'_, str> {
     let mut spans = Vec::new();
     for (at, _) in text.match_indices('@') {
         let before = &text[..at];
@@ -273,7 +336,7 @@ fn redact_url_passwords(text: &str) -> std::borrow::Cow<'_, str> {
         }
     }
     if spans.is_empty() {
-        return std::borrow::Cow::Borrowed(text);
+        return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len());
     let mut copied = 0;
@@ -283,7 +346,7 @@ fn redact_url_passwords(text: &str) -> std::borrow::Cow<'_, str> {
         copied = to;
     }
     out.push_str(&text[copied..]);
-    std::borrow::Cow::Owned(out)
+    Cow::Owned(out)
 }
 
 /// What a URL's userinfo cannot hold unescaped (it may hold `'`, `,`, `;`
@@ -414,6 +477,39 @@ mod tests {
         }
         // too short to register: left alone
         assert_eq!(redact("about a tab"), "about a tab");
+    }
+
+    /// Two sent values that share a stretch of a text (the end of one is
+    /// the start of the other), or one inside another: every character of
+    /// each is hidden, and the text around them kept.
+    #[test]
+    fn overlapping_and_nested_sent_values_are_hidden_whole() {
+        let left = "left-cred-OVERLAP-7";
+        let right = "OVERLAP-7-right-cred";
+        let outer = "outer-NESTED-inner-cred-x";
+        let inner = "NESTED-inner-cred";
+        for v in [left, right, outer, inner] {
+            remember_sent(v);
+        }
+        let shown = redact("a left-cred-OVERLAP-7-right-cred b");
+        assert_eq!(shown, format!("a {REDACTED} b"));
+        let shown = redact("x outer-NESTED-inner-cred-x y NESTED-inner-cred z");
+        assert_eq!(shown, format!("x {REDACTED} y {REDACTED} z"));
+        // the slow way hides them too, if the matcher cannot be built
+        let values: Vec<String> = [left, right].map(String::from).to_vec();
+        assert!(!replace_each("left-cred-OVERLAP-7 OVERLAP-7-right-cred", &values).contains("cred"));
+    }
+
+    /// A redaction's cost follows the text, not the number of values: with
+    /// 20,000 registered, a text holding three of them is redacted exactly.
+    #[test]
+    fn many_sent_values_are_found_in_one_pass() {
+        let values: Vec<String> = (0..20_000).map(|i| format!("many-values-{i:06}-tok")).collect();
+        for v in &values {
+            remember_sent(v);
+        }
+        let text = format!("first {} then {}{} end", values[3], values[19_999], values[7]);
+        assert_eq!(redact(&text), format!("first {REDACTED} then {REDACTED} end"));
     }
 
     /// Hardening round 2, item 2: kube's error for a failed credential

@@ -93,7 +93,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         arms,
         pareto,
         // `schedlab report` adds the stress plot from decisions.jsonl
-        stress: Vec::new(),
+        stress: None,
         // `schedlab report` adds the key metrics' forest plot from the summary
         intervals: Vec::new(),
         incomplete: None,

@@ -5,7 +5,9 @@ mod common;
 
 use common::*;
 use results::decisions::{Basis, Level, StressPoint};
-use results::plots::{ArmSeries, ArmStress, ParetoPoint, PlotInput, SeedSeries, SeedStress, render_all, write_plots};
+use results::plots::{
+    ArmSeries, ArmStress, ParetoPoint, PlotInput, SeedSeries, SeedStress, StressInput, render_all, write_plots,
+};
 use results::series::{RunSeries, RunSeriesBuilder};
 use schedlab_core::Record;
 use schedlab_core::Time;
@@ -67,7 +69,7 @@ fn input() -> PlotInput {
                 on_front: false,
             },
         ],
-        stress: Vec::new(),
+        stress: None,
         incomplete: None,
     }
 }
@@ -114,33 +116,33 @@ fn every_plot_renders_as_svg_and_png() {
 /// `input()` with decision records: `agmarl` in force on two seeds, its
 /// level rising with time; `default` observed on one.
 fn with_stress() -> PlotInput {
-    let points = |shift: f32| -> Vec<StressPoint> {
-        (0..40u64)
-            .map(|i| StressPoint {
+    let mut stress = StressInput::until(Time(40_000));
+    let axis = stress.axis;
+    let seed = |seed: u64, shift: f32| {
+        let mut s = SeedStress::new(seed, Time(40_000), axis);
+        for i in 0..40u64 {
+            s.add(StressPoint {
                 t: Time(i * 1000),
                 score: (i as f32 / 40.0 + shift).min(1.0),
                 level: Level::ALL[(i / 14) as usize],
-            })
-            .collect()
+            });
+        }
+        s
     };
-    let seed = |seed: u64, shift: f32| SeedStress {
-        seed,
-        end: Time(40_000),
-        points: points(shift),
-    };
+    stress.arms = vec![
+        ArmStress {
+            arm: "binpack".into(),
+            basis: Basis::InForce,
+            runs: vec![seed(1, 0.0), seed(2, 0.1)],
+        },
+        ArmStress {
+            arm: "default".into(),
+            basis: Basis::Observed,
+            runs: vec![seed(1, 0.05)],
+        },
+    ];
     PlotInput {
-        stress: vec![
-            ArmStress {
-                arm: "binpack".into(),
-                basis: Basis::InForce,
-                runs: vec![seed(1, 0.0), seed(2, 0.1)],
-            },
-            ArmStress {
-                arm: "default".into(),
-                basis: Basis::Observed,
-                runs: vec![seed(1, 0.05)],
-            },
-        ],
+        stress: Some(stress),
         ..input()
     }
 }
@@ -234,7 +236,7 @@ fn arms_without_runs_or_samples_give_no_data() {
             restarts: 0.0,
             on_front: true,
         }],
-        stress: Vec::new(),
+        stress: None,
         incomplete: None,
     };
     let plots = render_all(&input).unwrap();

@@ -408,7 +408,7 @@ pub(crate) mod tests {
         assert_eq!(tally.count(Level::Calm, Outcome::Bind), 1);
         assert_eq!(tally.at_level(Level::Elevated), 0);
         assert_eq!(tally.declines.get("strategic restraint"), Some(&2));
-        assert_eq!((run.decisions(), run.basis), (4, Some(Basis::InForce)));
+        assert_eq!((run.decisions, run.basis), (4, Some(Basis::InForce)));
         let mut twice = tally.clone();
         twice.add(&tally);
         assert_eq!(twice.count(Level::Stressed, Outcome::Decline), 4);
@@ -428,13 +428,13 @@ pub(crate) mod tests {
         let path = tmp.path().join(DECISIONS_FILE);
         let good = serde_json::to_string(&agmarl_decision(0, Level::Calm, Outcome::Bind)).unwrap();
         std::fs::write(&path, format!("{good}\n\n{{\"t\": 5\n")).unwrap();
-        let err = RunDecisions::from_file(&path).unwrap_err().to_string();
+        let err = RunDecisions::from_file(&path, |_| ()).unwrap_err().to_string();
         assert!(
             err.contains(&path.display().to_string()) && err.contains("line 3"),
             "{err}"
         );
         std::fs::remove_file(&path).unwrap();
-        let err = RunDecisions::from_file(&path).unwrap_err().to_string();
+        let err = RunDecisions::from_file(&path, |_| ()).unwrap_err().to_string();
         assert!(err.contains("cannot open") && err.contains(DECISIONS_FILE), "{err}");
         // a folder where the file should go
         let err = DecisionsWriter::create(tmp.path()).unwrap_err().to_string();

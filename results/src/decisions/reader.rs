@@ -75,11 +75,24 @@ impl AgmarlTally {
 /// The reason a decline without one is counted under.
 pub const NO_REASON: &str = "(no reason given)";
 
-/// What a report needs from one run's decisions.jsonl.
+impl StressPoint {
+    /// The decision's time and stress.
+    pub fn of(d: &DecisionRecord) -> StressPoint {
+        StressPoint {
+            t: d.t,
+            score: d.stress.score,
+            level: d.stress.level,
+        }
+    }
+}
+
+/// What a report needs from one run's decisions.jsonl, in memory that does
+/// not grow with the decisions (the stress over time goes to the caller as
+/// it is read).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunDecisions {
-    /// every decision's time and stress, in file order
-    pub stress: Vec<StressPoint>,
+    /// the decisions read
+    pub decisions: u64,
     /// whether the arm acted on that stress (the first decision's basis;
     /// one arm has one); None without decisions
     pub basis: Option<Basis>,
@@ -88,20 +101,20 @@ pub struct RunDecisions {
 }
 
 impl RunDecisions {
-    /// Reads and tallies the decisions of `path`.
-    pub fn from_file(path: &Path) -> Result<RunDecisions, DecisionsError> {
+    /// Reads and tallies the decisions of `path`, handing every decision's
+    /// stress to `stress` in file order.
+    pub fn from_file(path: &Path, mut stress: impl FnMut(StressPoint)) -> Result<RunDecisions, DecisionsError> {
         let mut run = RunDecisions::default();
-        for_each_decision(path, |_, d| run.push(&d))?;
+        for_each_decision(path, |_, d| {
+            stress(StressPoint::of(&d));
+            run.push(&d);
+        })?;
         Ok(run)
     }
 
     /// Counts one decision in.
     pub fn push(&mut self, d: &DecisionRecord) {
-        self.stress.push(StressPoint {
-            t: d.t,
-            score: d.stress.score,
-            level: d.stress.level,
-        });
+        self.decisions += 1;
         self.basis.get_or_insert(d.stress.basis);
         if let Some(agmarl) = &d.agmarl {
             let tally = self.agmarl.get_or_insert_with(AgmarlTally::default);
@@ -111,9 +124,5 @@ impl RunDecisions {
                 *tally.declines.entry(reason.to_string()).or_default() += 1;
             }
         }
-    }
-
-    pub fn decisions(&self) -> usize {
-        self.stress.len()
     }
 }

@@ -41,7 +41,7 @@ pub use scaling::scaling_plot;
 use crate::series::RunSeries;
 pub use intervals::{ArmInterval, MetricIntervals};
 use std::path::{Path, PathBuf};
-pub use stress::{ArmStress, SeedStress};
+pub use stress::{ArmStress, BucketSums, SeedStress, StressAxis, StressInput};
 
 /// An arm's means over seeds and its place relative to the Pareto front over
 /// (cost, failure rate, restarts), as computed by the summary.
@@ -78,8 +78,8 @@ pub struct PlotInput {
     pub arms: Vec<ArmSeries>,
     pub pareto: Vec<ParetoPoint>,
     /// the arms' decisions, for the stress plot: only arms with a run that
-    /// has decisions.jsonl; empty, and the plot is left out, without any
-    pub stress: Vec<ArmStress>,
+    /// has decisions.jsonl; the plot is left out without any run
+    pub stress: Option<StressInput>,
     /// each arm's difference from the reference on the key metrics, with its
     /// interval, for the forest plot;
     /// empty, and the plot is left out
@@ -139,15 +139,9 @@ pub fn render_all(input: &PlotInput) -> Result<Vec<Plot>, PlotError> {
     plots.push(pareto::render(&input.scenario, &input.pareto, &palette, stamp)?);
     plots.push(pareto_pairs::render(&input.scenario, &input.pareto, &palette, stamp)?);
     plots.push(memory::render(&input.scenario, &input.arms, &palette, stamp)?);
-    if input.stress.iter().any(|a| !a.runs.is_empty()) {
+    if let Some(stress) = input.stress.as_ref().filter(|s| s.has_runs()) {
         let all_runs = input.arms.iter().map(|a| a.runs.len()).sum();
-        plots.push(stress::render(
-            &input.scenario,
-            &input.stress,
-            all_runs,
-            &palette,
-            stamp,
-        )?);
+        plots.push(stress::render(&input.scenario, stress, all_runs, &palette, stamp)?);
     }
     Ok(plots)
 }

@@ -20,13 +20,76 @@ const BUCKETS: u64 = 60;
 /// The file stem of the plot.
 pub const NAME: &str = "stress-over-time";
 
-/// One seed's decisions of an arm.
-#[derive(Debug, Clone)]
+/// The time buckets of the stress plot, which every arm and seed shares:
+/// about [`BUCKETS`] of a "nice" width over the longest run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StressAxis {
+    pub width_ms: u64,
+    pub buckets: usize,
+}
+
+impl StressAxis {
+    /// The buckets over runs that end at `end` at the latest.
+    pub fn until(end: Time) -> StressAxis {
+        let width_ms = bucket_width_ms(end.0, BUCKETS);
+        StressAxis {
+            width_ms,
+            buckets: end.0.div_ceil(width_ms).max(1) as usize,
+        }
+    }
+
+    /// The bucket of a decision at `t`; one at the very end (or past it)
+    /// falls into the last.
+    fn bucket(&self, t: Time) -> usize {
+        ((t.0 / self.width_ms) as usize).min(self.buckets.saturating_sub(1))
+    }
+}
+
+/// One bucket's decisions of one seed: sums, so that a report holds a
+/// bucket's worth of numbers per run however many decisions it made.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct BucketSums {
+    pub score: f64,
+    /// of the levels' indices (calm 0, elevated 1, stressed 2)
+    pub level: f64,
+    pub decisions: u64,
+}
+
+/// One seed's decisions of an arm, summed per bucket of the plot's axis.
+#[derive(Debug, Clone, PartialEq)]
 pub struct SeedStress {
     pub seed: u64,
-    /// the run's end (its End record), so that every arm shares the time axis
+    /// the run's end (its End record)
     pub end: Time,
-    pub points: Vec<StressPoint>,
+    axis: StressAxis,
+    sums: Vec<BucketSums>,
+}
+
+impl SeedStress {
+    /// A seed without decisions yet, summed on `axis`.
+    pub fn new(seed: u64, end: Time, axis: StressAxis) -> SeedStress {
+        SeedStress {
+            seed,
+            end,
+            axis,
+            sums: vec![BucketSums::default(); axis.buckets],
+        }
+    }
+
+    /// Counts one decision in (in file order, so that the sums, and the
+    /// plot, do not depend on anything but the file).
+    pub fn add(&mut self, p: StressPoint) {
+        if let Some(b) = self.sums.get_mut(self.axis.bucket(p.t)) {
+            b.score += f64::from(p.score);
+            b.level += p.level.index() as f64;
+            b.decisions += 1;
+        }
+    }
+
+    /// The decisions counted in.
+    pub fn decisions(&self) -> u64 {
+        self.sums.iter().map(|b| b.decisions).sum()
+    }
 }
 
 /// An arm's decisions over seeds, for the stress plot.
@@ -38,28 +101,42 @@ pub struct ArmStress {
     pub runs: Vec<SeedStress>,
 }
 
+/// What the stress plot is drawn from: the arms' seeds, every one summed on
+/// `axis`.
+#[derive(Debug, Clone)]
+pub struct StressInput {
+    pub axis: StressAxis,
+    pub arms: Vec<ArmStress>,
+}
+
+impl StressInput {
+    /// No arm yet, on the axis of runs that end at `end` at the latest.
+    pub fn until(end: Time) -> StressInput {
+        StressInput {
+            axis: StressAxis::until(end),
+            arms: Vec::new(),
+        }
+    }
+
+    /// Whether any seed of any arm has decisions to draw.
+    pub fn has_runs(&self) -> bool {
+        self.arms.iter().any(|a| !a.runs.is_empty())
+    }
+}
+
 /// Per bucket: the mean stress score and the mean level (calm 0, elevated
 /// 1, stressed 2), each the mean over seeds of the seed's mean over its
 /// decisions in the bucket; None where no seed decided.
 type Means = Vec<Option<(f64, f64)>>;
 
-fn means_per_bucket(arm: &ArmStress, width_ms: u64, buckets: usize) -> Means {
+fn means_per_bucket(arm: &ArmStress, buckets: usize) -> Means {
     // (sum of the seeds' mean scores, of their mean levels, seeds)
     let mut over_seeds = vec![(0.0f64, 0.0f64, 0u32); buckets];
     for run in &arm.runs {
-        let mut within = vec![(0.0f64, 0.0f64, 0u32); buckets];
-        for p in &run.points {
-            let i = ((p.t.0 / width_ms) as usize).min(buckets.saturating_sub(1));
-            if let Some(b) = within.get_mut(i) {
-                b.0 += f64::from(p.score);
-                b.1 += p.level.index() as f64;
-                b.2 += 1;
-            }
-        }
-        for (acc, (score, level, n)) in over_seeds.iter_mut().zip(within) {
-            if n > 0 {
-                acc.0 += score / f64::from(n);
-                acc.1 += level / f64::from(n);
+        for (acc, b) in over_seeds.iter_mut().zip(&run.sums) {
+            if b.decisions > 0 {
+                acc.0 += b.score / b.decisions as f64;
+                acc.1 += b.level / b.decisions as f64;
                 acc.2 += 1;
             }
         }
@@ -159,46 +236,24 @@ pub fn caption(width_ms: u64, with: usize, runs: usize) -> String {
     )
 }
 
-/// The bucket width the plot of `arms` uses.
-pub fn width_ms(arms: &[ArmStress]) -> u64 {
-    let end_ms = arms
-        .iter()
-        .flat_map(|a| a.runs.iter().map(|r| r.end.0))
-        .max()
-        .unwrap_or(0);
-    bucket_width_ms(end_ms, BUCKETS)
-}
-
 /// Stress score and level over time, one step line per arm.
 pub(super) fn render(
     scenario: &str,
-    arms: &[ArmStress],
+    input: &StressInput,
     all_runs: usize,
     palette: &Palette,
     stamp: Option<&str>,
 ) -> Result<Plot, PlotError> {
-    let width_ms = width_ms(arms);
-    let end_ms = arms
-        .iter()
-        .flat_map(|a| a.runs.iter().map(|r| r.end.0))
-        .max()
-        .unwrap_or(0);
-    let buckets = end_ms.div_ceil(width_ms).max(1) as usize;
+    let StressAxis { width_ms, buckets } = input.axis;
     let title = format!(
         "{scenario}: cluster stress over time (per {} bucket, mean over seeds)",
         describe_width(width_ms)
     );
-    let lines = arms
+    let lines = input
+        .arms
         .iter()
         .filter(|a| !a.runs.is_empty())
-        .map(|a| {
-            (
-                a.arm.as_str(),
-                a.basis,
-                a.runs.len(),
-                means_per_bucket(a, width_ms, buckets),
-            )
-        })
+        .map(|a| (a.arm.as_str(), a.basis, a.runs.len(), means_per_bucket(a, buckets)))
         .collect();
     let figure = StressFigure {
         title: title.clone(),
@@ -206,7 +261,7 @@ pub(super) fn render(
         lines,
         palette,
     };
-    let runs: usize = arms.iter().map(|a| a.runs.len()).sum();
+    let runs: usize = input.arms.iter().map(|a| a.runs.len()).sum();
     let mut plot = to_plot(NAME, &title, (1100, 640), &figure, stamp)?;
     plot.caption = Some(caption(width_ms, runs, all_runs.max(runs)));
     Ok(plot)
@@ -224,45 +279,60 @@ mod tests {
         }
     }
 
+    fn seed(seed: u64, axis: StressAxis, points: &[StressPoint]) -> SeedStress {
+        let mut s = SeedStress::new(seed, Time(3000), axis);
+        for p in points {
+            s.add(*p);
+        }
+        s
+    }
+
     #[test]
     fn buckets_average_within_a_seed_then_over_the_seeds_that_decided() {
+        let axis = StressAxis {
+            width_ms: 1000,
+            buckets: 3,
+        };
         let arm = ArmStress {
             arm: "agmarl".into(),
             basis: Basis::InForce,
             runs: vec![
-                SeedStress {
-                    seed: 1,
-                    end: Time(3000),
-                    // bucket 0: two decisions, bucket 2: one
-                    points: vec![
+                // bucket 0: two decisions, bucket 2: one
+                seed(
+                    1,
+                    axis,
+                    &[
                         point(0, 0.2, Level::Calm),
                         point(900, 0.4, Level::Elevated),
                         point(2500, 0.6, Level::Stressed),
                     ],
-                },
-                SeedStress {
-                    seed: 2,
-                    end: Time(3000),
-                    points: vec![point(100, 0.6, Level::Stressed)],
-                },
+                ),
+                seed(2, axis, &[point(100, 0.6, Level::Stressed)]),
             ],
         };
-        let means = means_per_bucket(&arm, 1000, 3);
+        assert_eq!(arm.runs[0].decisions(), 3);
+        let means = means_per_bucket(&arm, 3);
         // bucket 0: seed 1 (0.3, 0.5), seed 2 (0.6, 2): mean (0.45, 1.25)
         let (score, level) = means[0].unwrap();
         assert!((score - 0.45).abs() < 1e-6 && (level - 1.25).abs() < 1e-9, "{means:?}");
         assert_eq!(means[1], None, "no decision: a gap");
         let (score, level) = means[2].unwrap();
         assert!((score - 0.6).abs() < 1e-6 && level == 2.0);
-        // a decision at the very end falls into the last bucket
-        let late = ArmStress {
-            runs: vec![SeedStress {
-                seed: 1,
-                end: Time(3000),
-                points: vec![point(3000, 0.1, Level::Calm)],
-            }],
-            ..arm
-        };
-        assert!(means_per_bucket(&late, 1000, 3)[2].is_some());
+        // a decision at the very end, or past it, falls into the last bucket
+        let late = seed(1, axis, &[point(3000, 0.1, Level::Calm), point(9000, 0.1, Level::Calm)]);
+        assert_eq!(late.sums[2].decisions, 2);
+    }
+
+    #[test]
+    fn a_seed_holds_one_bucket_of_sums_per_bucket_however_many_decisions() {
+        let axis = StressAxis::until(Time(3_600_000));
+        assert_eq!((axis.width_ms, axis.buckets), (60_000, 60));
+        let mut s = SeedStress::new(1, Time(3_600_000), axis);
+        for i in 0..100_000u64 {
+            s.add(point(i * 36, 0.5, Level::Elevated));
+        }
+        assert_eq!((s.sums.len(), s.decisions()), (60, 100_000));
+        // a run shorter than a bucket still has one
+        assert_eq!(StressAxis::until(Time(0)).buckets, 1);
     }
 }

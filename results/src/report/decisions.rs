@@ -6,7 +6,7 @@
 
 use super::html::esc;
 use crate::decisions::{AgmarlTally, DECISIONS_FILE, DecisionsError, Level, Outcome, RunDecisions};
-use crate::plots::{ArmStress, SeedStress};
+use crate::plots::{ArmStress, SeedStress, StressInput};
 use crate::run_folder::RunFolderData;
 use crate::summary::format::md_escape;
 use std::fmt::Write;
@@ -26,39 +26,60 @@ pub struct ArmTally {
 }
 
 /// The decision records of a report's runs.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct DecisionsOverview {
     /// runs with a decisions.jsonl
     pub runs_with: usize,
     /// all runs of the report
     pub runs: usize,
-    /// the arms with decision records, in arm order
-    pub stress: Vec<ArmStress>,
+    /// the arms with decision records, in arm order, on a time axis over
+    /// the runs with a decisions.jsonl
+    pub stress: StressInput,
     /// the AGMARL arms among them, in arm order
     pub agmarl: Vec<ArmTally>,
 }
 
+impl Default for DecisionsOverview {
+    fn default() -> DecisionsOverview {
+        DecisionsOverview {
+            runs_with: 0,
+            runs: 0,
+            stress: StressInput::until(schedlab_core::time::Time(0)),
+            agmarl: Vec::new(),
+        }
+    }
+}
+
 impl DecisionsOverview {
     /// Reads the decisions.jsonl beside every run's records, where there is
-    /// one. A damaged file is an error naming it and the line.
+    /// one. A damaged file is an error naming it and the line. A run's
+    /// stress is summed per bucket of the plot as it is read, so the memory
+    /// this takes grows with runs × buckets, not with decisions.
     pub fn load(data: &RunFolderData) -> Result<DecisionsOverview, DecisionsError> {
+        let with: Vec<_> = data
+            .runs
+            .iter()
+            .map(|run| (run, run.records.with_file_name(DECISIONS_FILE)))
+            .filter(|(_, path)| path.is_file())
+            .collect();
+        // every arm shares the time axis: up to the latest end of a run with records
+        let end = with.iter().map(|(run, _)| run.metrics().end).max().unwrap_or_default();
         let mut out = DecisionsOverview {
+            runs_with: 0,
             runs: data.runs.len(),
-            ..DecisionsOverview::default()
+            stress: StressInput::until(end),
+            agmarl: Vec::new(),
         };
-        for run in &data.runs {
-            let path = run.records.with_file_name(DECISIONS_FILE);
-            if !path.is_file() {
-                continue;
-            }
-            let decisions = RunDecisions::from_file(&path)?;
+        for (run, path) in with {
+            let mut stress = SeedStress::new(run.seed, run.metrics().end, out.stress.axis);
+            let decisions = RunDecisions::from_file(&path, |p| stress.add(p))?;
             out.runs_with += 1;
-            out.add(&run.arm, run.seed, run.metrics().end, decisions);
+            out.add(&run.arm, stress, decisions);
         }
         Ok(out)
     }
 
-    fn add(&mut self, arm: &str, seed: u64, end: schedlab_core::time::Time, run: RunDecisions) {
+    fn add(&mut self, arm: &str, stress: SeedStress, run: RunDecisions) {
         if let Some(tally) = &run.agmarl {
             match self.agmarl.iter_mut().find(|a| a.arm == arm) {
                 Some(a) => {
@@ -75,17 +96,12 @@ impl DecisionsOverview {
         let Some(basis) = run.basis else {
             return;
         };
-        let seed_stress = SeedStress {
-            seed,
-            end,
-            points: run.stress,
-        };
-        match self.stress.iter_mut().find(|a| a.arm == arm) {
-            Some(a) => a.runs.push(seed_stress),
-            None => self.stress.push(ArmStress {
+        match self.stress.arms.iter_mut().find(|a| a.arm == arm) {
+            Some(a) => a.runs.push(stress),
+            None => self.stress.arms.push(ArmStress {
                 arm: arm.to_string(),
                 basis,
-                runs: vec![seed_stress],
+                runs: vec![stress],
             }),
         }
     }

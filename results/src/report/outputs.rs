@@ -270,7 +270,7 @@ pub fn render_scenario(
         scenario: data.scenario.clone(),
         arms,
         pareto,
-        stress: decisions.stress.clone(),
+        stress: Some(decisions.stress.clone()),
         intervals: key_intervals(summary),
         incomplete: banner.clone(),
     })?;
