@@ -428,8 +428,9 @@ impl Target for Kubeconfig {
         };
         self.allowance = Duration::ZERO;
         // the input before is done with (its message checked): its client's
-        // credentials need no redacting any more, and kept, every message
-        // would be scanned for a million of them
+        // credentials need no redacting any more, and kept, the register (and
+        // the matcher rebuilt over it after each input) would grow to a
+        // million of them
         kube_backend::redact::forget_sent();
         let result = self.runtime.block_on(ApiClient::connect(&opts));
         let err = match result {
