@@ -203,11 +203,6 @@ pub struct ScenarioArgs {
     #[arg(long, value_name = "GIB", default_value_t = 4.0)]
     pub max_records_gib: f64,
 
-    /// --cluster local: use the running control plane of this state folder (see `schedlab cluster up --local
-    /// --state`). Default: the default state folder's when it runs, else one brought up for this invocation.
-    #[arg(long, value_name = "DIR")]
-    pub local_state: Option<PathBuf>,
-
     /// --cluster sim: charge each decision's wall-clock time to virtual time, so a slow policy builds a
     /// queue as it would in a cluster (records then depend on the machine, not only on the seed).
     #[arg(long)]
@@ -225,17 +220,45 @@ pub struct ScenarioArgs {
     #[arg(long)]
     pub all_metrics: bool,
 
-    /// Real clusters: scenario seconds per wall second (60 plays a scenario hour in a wall minute).
+    /// Settings of the real clusters (--cluster local, kube, kind, gke), each group for its provider.
+    #[command(flatten)]
+    pub real: RealClusterArgs,
+
+    #[command(flatten)]
+    pub kube: KubeArgs,
+
+    #[command(flatten)]
+    pub kind: KindArgs,
+
+    #[command(flatten)]
+    pub gke: GkeArgs,
+}
+
+/// Settings every real cluster takes.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Real clusters (--cluster local|kube|kind|gke)")]
+pub struct RealClusterArgs {
+    /// Scenario seconds per wall second (60 plays a scenario hour in a wall minute).
     #[arg(long, default_value_t = 1.0)]
     pub time_scale: f64,
 
-    /// --cluster kube: the kubeconfig file (default: KUBECONFIG, else ~/.kube/config).
-    #[arg(long, value_name = "FILE")]
-    pub kubeconfig: Option<PathBuf>,
-
-    /// --cluster kube: the kubeconfig context (default: the current one).
+    /// Client QPS of schedlab's scheduler and emulator (default: the local kube-scheduler's, else 50).
     #[arg(long)]
-    pub context: Option<String>,
+    pub qps: Option<f32>,
+
+    /// Client burst (default: the local kube-scheduler's, else 100).
+    #[arg(long)]
+    pub burst: Option<u32>,
+
+    /// Print what bringing the cluster up would do (every external command, the kind config, the GKE cost
+    /// estimate, the control plane used) and the runs, then exit without touching anything.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// --cluster local: use the running control plane of this state folder (see `schedlab cluster up --local
+    /// --state`). Default: the default state folder's when it runs, else one brought up for this invocation.
+    #[arg(long, value_name = "DIR")]
+    pub local_state: Option<PathBuf>,
 
     /// --cluster kube: emulated nodes made from the scenario (`emulated`), or the cluster's existing
     /// nodes (`existing`). --cluster local: `emulated`, or the scenario's first N nodes as real kubelets
@@ -243,76 +266,86 @@ pub struct ScenarioArgs {
     #[arg(long, value_name = "emulated|existing|real:N[+emulated]", default_value_t = NodesFrom::Emulated)]
     pub nodes: NodesFrom,
 
-    /// --nodes existing: a label selector of the nodes to use.
-    #[arg(long, value_name = "SELECTOR")]
-    pub node_selector: Option<String>,
-
-    /// Real clusters: client QPS of schedlab's scheduler and emulator (default: the local kube-scheduler's, else 50).
-    #[arg(long)]
-    pub qps: Option<f32>,
-
-    /// Real clusters: client burst (default: the local kube-scheduler's, else 100).
-    #[arg(long)]
-    pub burst: Option<u32>,
-
-    /// --cluster kind|gke: print every external command (kind, docker, gcloud), the kind config and the cost
-    /// estimate, then exit without touching anything.
-    #[arg(long)]
-    pub dry_run: bool,
+    /// --cluster kind|gke and --nodes real:N: the schedlab repository (docker build context, deploy/kustomize overlays).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub repo: PathBuf,
 
     /// --cluster kind, gke --provision: keep the cluster afterwards (it is deleted by default).
     #[arg(long)]
     pub keep: bool,
+}
 
-    /// --cluster gke: create a cluster for the scenario first (printing the cost estimate) and delete it after.
+/// `--cluster kube` (and gke without --provision): the kubeconfig.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "--cluster kube")]
+pub struct KubeArgs {
+    /// --cluster kube|gke: the kubeconfig file (default: KUBECONFIG, else ~/.kube/config).
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// --cluster kube|gke: the kubeconfig context (default: the current one).
     #[arg(long)]
-    pub provision: bool,
+    pub context: Option<String>,
 
-    /// --cluster gke: the zone (e.g. us-central1-a); needed with --provision.
-    #[arg(long)]
-    pub zone: Option<String>,
+    /// --nodes existing: a label selector of the nodes to use.
+    #[arg(long, value_name = "SELECTOR")]
+    pub node_selector: Option<String>,
+}
 
-    /// --cluster gke --provision: the name of the cluster to create.
-    #[arg(long, default_value = "schedlab")]
-    pub gke_cluster_name: String,
-
-    /// --cluster gke: the registry holding the images (REGISTRY/agmarl-scheduler:dev, REGISTRY/workload:dev).
-    #[arg(long, value_name = "REGISTRY")]
-    pub image_registry: Option<String>,
-
-    /// --cluster gke: fail nodes by stopping their VMs (`gcloud compute instances stop|start`) instead of
-    /// cordoning them and deleting their pods.
-    #[arg(long)]
-    pub allow_vm_faults: bool,
-
-    /// --cluster kind: the kind cluster's name.
+/// `--cluster kind`.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "--cluster kind")]
+pub struct KindArgs {
+    /// The kind cluster's name.
     #[arg(long, default_value = "schedlab")]
     pub kind_name: String,
 
-    /// --cluster kind: at most this many workers (each is a container on this machine).
+    /// At most this many workers (each is a container on this machine).
     #[arg(long, default_value_t = provisioning::kind::DEFAULT_MAX_WORKERS)]
     pub kind_max_workers: usize,
 
-    /// --cluster kind: play the scenario's nodes beyond --kind-max-workers as emulated nodes (node emulator)
+    /// Play the scenario's nodes beyond --kind-max-workers as emulated nodes (node emulator)
     /// instead of refusing the scenario.
     #[arg(long)]
     pub kind_extra_emulated: bool,
 
-    /// --cluster kind: how a failed node goes down.
+    /// How a failed node goes down.
     #[arg(long, value_enum, default_value_t = KindFault::Stop)]
     pub kind_fault: KindFault,
 
-    /// --cluster kind: the node image (`kind create cluster --image`), e.g. kindest/node:v1.31.0.
+    /// The node image (`kind create cluster --image`), e.g. kindest/node:v1.31.0.
     #[arg(long, value_name = "IMAGE")]
     pub kind_node_image: Option<String>,
 
-    /// --cluster kind: do not build the images; load the ones docker already has.
+    /// Do not build the images; load the ones docker already has.
     #[arg(long)]
     pub no_image_build: bool,
+}
 
-    /// --cluster kind|gke and --nodes real:N: the schedlab repository (docker build context, deploy/kustomize overlays).
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub repo: PathBuf,
+/// `--cluster gke`.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "--cluster gke")]
+pub struct GkeArgs {
+    /// Create a cluster for the scenario first (printing the cost estimate) and delete it after.
+    #[arg(long, conflicts_with_all = ["kubeconfig", "context"])]
+    pub provision: bool,
+
+    /// The zone (e.g. us-central1-a); needed with --provision.
+    #[arg(long)]
+    pub zone: Option<String>,
+
+    /// With --provision: the name of the cluster to create.
+    #[arg(long, default_value = "schedlab")]
+    pub gke_cluster_name: String,
+
+    /// The registry holding the images (REGISTRY/agmarl-scheduler:dev, REGISTRY/workload:dev).
+    #[arg(long, value_name = "REGISTRY")]
+    pub image_registry: Option<String>,
+
+    /// Fail nodes by stopping their VMs (`gcloud compute instances stop|start`) instead of
+    /// cordoning them and deleting their pods.
+    #[arg(long)]
+    pub allow_vm_faults: bool,
 }
 
 /// Episodes of a default `schedlab train` run, with which the bundled

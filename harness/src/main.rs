@@ -9,6 +9,7 @@
 
 mod build_info;
 mod cli;
+mod cluster_choice;
 mod cluster_cmd;
 mod compare_cmd;
 mod drs_input;
@@ -18,11 +19,9 @@ mod exit;
 mod explain;
 mod external_arm;
 mod heads_cmd;
-mod kube_connect;
 mod out;
 mod peak_memory;
 mod play;
-mod real_cluster;
 mod report_cmd;
 mod scaling_cmd;
 mod scenario_cmd;

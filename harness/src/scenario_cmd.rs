@@ -1,11 +1,13 @@
 //! `schedlab scenario`: play one scenario on every arm and seed, then compare.
 
-use crate::cli::{ClusterKind, MAX_JOBS, ScenarioArgs};
+use crate::cli::{MAX_JOBS, ScenarioArgs};
 use crate::exit::InputError;
 use crate::out::outln;
 use crate::play::{Job, Runner};
 use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressStyle};
+use provisioning::interrupt::Interrupt;
+use provisioning::provider::Runs;
 use results::run_folder::{
     ArmControl, ArmFacts, InvocationManifest, MANIFEST_FILE, MANIFEST_VERSION, REPORT_DIR, RunFolder,
 };
@@ -49,7 +51,9 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         profile_files,
         external,
     } = check_arms(&args.arms)?;
-    if args.cluster == ClusterKind::Sim
+    // the flags of the cluster, checked against it; None is the simulator
+    let provider = crate::cluster_choice::provider(&args)?;
+    if provider.is_none()
         && let Some(name) = external.first()
     {
         bail!(InputError(format!(
@@ -57,7 +61,7 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
              has none; play it with --cluster local, kube, kind or gke"
         )));
     }
-    if args.cluster != ClusterKind::Sim
+    if provider.is_some()
         && let Some(file) = profile_files.values().next()
     {
         bail!(InputError(format!(
@@ -65,7 +69,7 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
              schedlab's bind loop would run it without DefaultPreemption, and running the file as its own \
              kube-scheduler is not built yet",
             file.file,
-            args.cluster.name()
+            provider.as_ref().map_or("sim", |p| p.name())
         )));
     }
     let init_seed = check_init_seed(args.init_seed, &arms)?;
@@ -93,7 +97,7 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
     let seeds: Vec<u64> = (args.first_seed..=last_seed).collect();
     check_records_budget(&scenario, seeds[0], args.max_records_gib)?;
     let out = args.out.clone().unwrap_or_else(|| default_out(scenario.name()));
-    if !args.dry_run {
+    if !args.real.dry_run {
         // before a cluster is connected or provisioned (minutes on kind or GKE)
         RunFolder::preflight(&out)?;
     }
@@ -106,28 +110,37 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         None => std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_JOBS)),
     };
 
-    if args.charge_decision_time && args.cluster != ClusterKind::Sim {
-        bail!(InputError(format!(
-            "--charge-decision-time is for --cluster sim: on {} a decision already takes the time it takes",
-            args.cluster.name()
-        )));
-    }
-    check_flags_for_backend(&args)?;
-    let provisioned = matches!(args.cluster, ClusterKind::Kind | ClusterKind::Gke);
-    if args.dry_run {
-        if !provisioned {
-            bail!(InputError(format!(
-                "--dry-run is for --cluster kind|gke, not {}",
-                args.cluster.name()
-            )));
+    // a real cluster is made for the scenario's nodes (every seed has the same)
+    let (nodes, scenario_seconds) = match &provider {
+        Some(_) => {
+            let first = scenario.expand(seeds[0]);
+            (first.nodes, first.end.as_secs_f64())
         }
-        return crate::real_cluster::print_dry_run(&args, &scenario, &arms, &external, &seeds);
-    }
-    if provisioned {
-        crate::real_cluster::check(&args, &scenario, &seeds, &arms)?;
-    }
-    if matches!(args.nodes, crate::cli::NodesFrom::Real(_)) {
-        crate::real_cluster::check_in_cluster_arm(&args, &arms)?;
+        None => (Vec::new(), 0.0),
+    };
+    if let Some(provider) = &provider {
+        let runs = Runs {
+            nodes: &nodes,
+            arms: &arms,
+            external: &external,
+            seeds: seeds.len(),
+            scenario_seconds,
+        };
+        if provider.deploys_in_cluster_scheduler(&runs) {
+            check_in_cluster_arm(&args, &arms)?;
+        }
+        // a plan checks the settings it shows, and needs no credentials on this machine
+        if args.real.dry_run {
+            let plan = provider.plan(&runs)?;
+            outln!(
+                "Dry run of `schedlab scenario {} --cluster {}`: nothing is executed, nothing is written.",
+                scenario.name(),
+                provider.name()
+            )?;
+            outln!("{plan}")?;
+            return Ok(());
+        }
+        provider.check(&runs)?;
     }
     let (checkpoint, checkpoint_meta) = checkpoint.unzip();
     let invocation = Invocation {
@@ -145,34 +158,53 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         external,
     };
     // One run path whatever the backend: connect (or provision) it, then play every run through it.
-    match args.cluster {
-        ClusterKind::Sim => {
-            let backend = schedlab_core::sim::SimBackend {
-                model: schedlab_core::behaviour::ModelConfig::default(),
-                charge_decision_time: args.charge_decision_time,
-            };
-            play_scenario(&args, &invocation, &backend, None::<&()>)
-        }
-        ClusterKind::Local if matches!(args.nodes, crate::cli::NodesFrom::Real(_)) => {
-            let mut target =
-                crate::real_cluster::connect(&args, &invocation.scenario, &invocation.seeds, &invocation.arms)?;
-            target.backend.set_external_schedulers(invocation.external.clone());
-            play_scenario(&args, &invocation, &target.backend, Some(&target.facts))
-        }
-        ClusterKind::Local | ClusterKind::Kube => {
-            let mut target = crate::kube_connect::connect(&args)?;
-            target.backend.set_external_schedulers(invocation.external.clone());
-            // kind and GKE forward Ctrl-C themselves (installed before provisioning)
-            target.backend.cancel_on_ctrl_c();
-            play_scenario(&args, &invocation, &target.backend, Some(&target.facts))
-        }
-        ClusterKind::Kind | ClusterKind::Gke => {
-            let mut target =
-                crate::real_cluster::connect(&args, &invocation.scenario, &invocation.seeds, &invocation.arms)?;
-            target.backend.set_external_schedulers(invocation.external.clone());
-            play_scenario(&args, &invocation, &target.backend, Some(&target.facts))
-        }
+    let Some(provider) = provider else {
+        let backend = schedlab_core::sim::SimBackend {
+            model: schedlab_core::behaviour::ModelConfig::default(),
+            charge_decision_time: args.charge_decision_time,
+        };
+        return play_scenario(&args, &invocation, &backend, None::<&()>);
+    };
+    let runs = Runs {
+        nodes: &nodes,
+        arms: &invocation.arms,
+        external: &invocation.external,
+        seeds: invocation.seeds.len(),
+        scenario_seconds,
+    };
+    // Ctrl-C stops bringing the cluster up (its guards delete what was made) and then the runs
+    let interrupt = Interrupt::install()?;
+    let mut connected = provider.up(&runs, &interrupt)?;
+    connected.backend.set_external_schedulers(invocation.external.clone());
+    play_scenario(&args, &invocation, &connected.backend, Some(&connected.facts))
+}
+
+/// The in-cluster scheduler runs from its image as its manifests start it:
+/// flags that would change schedlab's own agmarl arm change nothing there.
+fn check_in_cluster_arm(args: &ScenarioArgs, arms: &[String]) -> Result<()> {
+    use provisioning::real_cluster::IN_CLUSTER_ARM;
+    if !arms.iter().any(|a| a == IN_CLUSTER_ARM) {
+        return Ok(());
     }
+    let flags = [
+        (
+            "--checkpoint",
+            args.checkpoint.is_some(),
+            "its image's bundled checkpoint",
+        ),
+        (
+            "--agmarl-config",
+            args.agmarl_config.is_some(),
+            "the configuration its manifests give it",
+        ),
+    ];
+    if let Some((flag, _, what)) = flags.iter().find(|(_, given, _)| *given) {
+        bail!(InputError(format!(
+            "{flag}: the {IN_CLUSTER_ARM} arm runs in the cluster with {what}; \
+             drop {flag} or the {IN_CLUSTER_ARM} arm"
+        )));
+    }
+    Ok(())
 }
 
 /// Plays every (arm, seed) run of `invocation` on `backend` into a new run folder, completes the folder
@@ -534,84 +566,6 @@ fn progress_bar(len: u64) -> ProgressBar {
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     bar
-}
-
-/// Refuses flags the chosen backend would silently ignore (given with a
-/// value other than their default), naming the flag and the backends it is for.
-fn check_flags_for_backend(args: &ScenarioArgs) -> Result<()> {
-    use crate::cli::{KindFault, NodesFrom};
-    let c = args.cluster;
-    let real = c != ClusterKind::Sim;
-    let kube_like = matches!(c, ClusterKind::Kube | ClusterKind::Gke);
-    let kind = c == ClusterKind::Kind;
-    let gke = c == ClusterKind::Gke;
-    let flags: [(&str, bool, bool, &str); 22] = [
-        ("--kubeconfig", args.kubeconfig.is_some(), kube_like, "kube|gke"),
-        ("--context", args.context.is_some(), kube_like, "kube|gke"),
-        ("--time-scale", args.time_scale != 1.0, real, "local|kube|kind|gke"),
-        ("--qps", args.qps.is_some(), real, "local|kube|kind|gke"),
-        ("--burst", args.burst.is_some(), real, "local|kube|kind|gke"),
-        (
-            "--nodes existing",
-            args.nodes == NodesFrom::Existing,
-            c == ClusterKind::Kube,
-            "kube",
-        ),
-        (
-            "--nodes real:N",
-            matches!(args.nodes, NodesFrom::Real(_)),
-            c == ClusterKind::Local,
-            "local",
-        ),
-        (
-            "--node-selector",
-            args.node_selector.is_some(),
-            real,
-            "local|kube|kind|gke",
-        ),
-        (
-            "--local-state",
-            args.local_state.is_some(),
-            c == ClusterKind::Local,
-            "local",
-        ),
-        ("--dry-run", args.dry_run, kind || gke, "kind|gke"),
-        ("--keep", args.keep, kind || gke, "kind|gke"),
-        ("--provision", args.provision, gke, "gke"),
-        ("--zone", args.zone.is_some(), gke, "gke"),
-        ("--gke-cluster-name", args.gke_cluster_name != "schedlab", gke, "gke"),
-        ("--image-registry", args.image_registry.is_some(), gke, "gke"),
-        ("--allow-vm-faults", args.allow_vm_faults, gke, "gke"),
-        ("--kind-name", args.kind_name != "schedlab", kind, "kind"),
-        (
-            "--kind-max-workers",
-            args.kind_max_workers != provisioning::kind::DEFAULT_MAX_WORKERS,
-            kind,
-            "kind",
-        ),
-        ("--kind-extra-emulated", args.kind_extra_emulated, kind, "kind"),
-        ("--kind-fault", args.kind_fault != KindFault::Stop, kind, "kind"),
-        ("--kind-node-image", args.kind_node_image.is_some(), kind, "kind"),
-        ("--no-image-build", args.no_image_build, kind, "kind"),
-    ];
-    if let Some((flag, _, _, for_)) = flags.iter().find(|(_, given, applies, _)| *given && !*applies) {
-        bail!(InputError(format!(
-            "{flag} is for --cluster {for_}, not {}: it would change nothing here",
-            c.name()
-        )));
-    }
-    if real {
-        // the one check of the value, where the clock that uses it lives
-        kube_backend::clock::check_scale(args.time_scale).map_err(|e| InputError(format!("--{e}")))?;
-    }
-    let real_nodes = matches!(args.nodes, NodesFrom::Real(_));
-    if args.repo != Path::new(".") && !(kind || gke || real_nodes) {
-        bail!(InputError(format!(
-            "--repo is for --cluster kind|gke and --nodes real:N, not {}: it would change nothing here",
-            c.name()
-        )));
-    }
-    Ok(())
 }
 
 /// Refuses a scenario one run of which would write more than `max_gib` of

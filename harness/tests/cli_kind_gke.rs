@@ -331,7 +331,7 @@ fn bad_input_exits_2_before_anything_is_written() {
         ),
         (
             &["--cluster", "sim", "--dry-run"],
-            "--dry-run is for --cluster kind|gke",
+            "--dry-run is for --cluster local|kube|kind|gke",
         ),
         (
             &[

@@ -35,6 +35,8 @@ pub enum Error {
     Image(#[from] ImageError),
     #[error(transparent)]
     Kubelets(#[from] KubeletError),
+    #[error(transparent)]
+    BadSetting(#[from] crate::provider::BadSetting),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -74,6 +76,7 @@ impl Error {
             // user named that is missing is input; I/O, ldd and ctr are not.
             Error::Image(e) => e.is_input_error(),
             Error::Kubelets(e) => e.is_input_error(),
+            Error::BadSetting(_) => true,
         }
     }
 }

@@ -23,16 +23,22 @@
 //! - [`scheduler_deploy`]: the in-cluster scheduler on kind and GKE.
 //! - [`real_cluster`]: a kind or GKE cluster made ready for a scenario's
 //!   runs, as the kube backend uses it (real nodes, faults on them).
+//! - [`provider`]: the one seam the binary uses: every real cluster (local,
+//!   local with real nodes, kubeconfig, kind, GKE) as a `ClusterProvider`
+//!   that checks its settings, plans (the dry run) and comes up connected.
+//! - [`interrupt`]: the process's one Ctrl-C, as a flag and a token.
 
 mod error;
 pub mod external;
 pub mod faults;
 pub mod gke;
 pub mod images;
+pub mod interrupt;
 pub mod kind;
 pub mod kubelets;
 pub mod local;
 pub mod manifests;
+pub mod provider;
 pub mod real_cluster;
 pub mod scheduler_deploy;
 

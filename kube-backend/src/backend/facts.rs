@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 /// Client rate limits, as the manifest reports them.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct ClientRate {
     pub qps: f32,
     pub burst: u32,

@@ -112,17 +112,6 @@ impl KubeBackend {
         &self.conn
     }
 
-    /// Cancels every run on the first Ctrl-C; the run in progress is torn down.
-    pub fn cancel_on_ctrl_c(&self) {
-        let cancel = self.cancel.clone();
-        self.conn.runtime.spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                schedlab_core::noteln!("interrupted: tearing the run down (the run folder stays marked INCOMPLETE)");
-                cancel.cancel();
-            }
-        });
-    }
-
     async fn play_async(
         &self,
         req: RunRequest<'_>,

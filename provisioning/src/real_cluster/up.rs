@@ -49,6 +49,8 @@ pub enum UpError {
     Input(String),
     #[error("the local control plane with real nodes: {0}")]
     Local(#[source] Box<crate::Error>),
+    #[error("starting the async runtime: {0}")]
+    Runtime(#[source] std::io::Error),
 }
 
 impl UpError {
@@ -61,7 +63,7 @@ impl UpError {
             UpError::Connect(e) => e.is_input_error(),
             UpError::Local(e) => e.is_input_error(),
             UpError::Input(_) => true,
-            UpError::CreateDir { .. } | UpError::Mark(_) => false,
+            UpError::CreateDir { .. } | UpError::Mark(_) | UpError::Runtime(_) => false,
         }
     }
 }
