@@ -259,3 +259,27 @@ fn an_extender_that_stops_answering_mid_run_leaves_those_attempts_unschedulable_
         "{stderr}"
     );
 }
+
+#[test]
+fn a_bad_extender_entry_or_two_arms_of_one_name_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("entry");
+    let cases = [
+        (
+            "extender:https://127.0.0.1:1",
+            "only plain http:// extenders are supported",
+        ),
+        ("extender:http://127.0.0.1:1#weight=0", "weight=0"),
+        (
+            "extender:http://127.0.0.1:1,extender:http://127.0.0.1:2",
+            "is a second arm named \"extender\": name them apart with extender:NAME=URL",
+        ),
+    ];
+    for (arms, want) in cases {
+        let out = churn(arms, &out_dir);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(want), "{want}: {stderr}");
+        assert!(!out_dir.exists());
+    }
+}

@@ -16,7 +16,8 @@
 //! A filter call that fails (no answer, past the timeout, not 200,
 //! malformed JSON, an `Error`, a node that was not sent) fails the attempt:
 //! the pod is unschedulable for that attempt and retried with back-off, as
-//! kube-scheduler does for an extender that is not `ignorable`. A failed
+//! kube-scheduler does for an extender that is not `ignorable` (an
+//! `ignorable` one is skipped: the profile's nodes stand). A failed
 //! prioritize call is ignored, as kube-scheduler ignores it. Both are
 //! counted ([`ExtenderCounts`]) for the run's manifest.
 //!
@@ -91,6 +92,7 @@ pub struct ExtenderCounts {
     /// filter calls made
     pub filter_calls: u64,
     /// filter calls that failed: each made its attempt unschedulable
+    /// (skipped instead, for an `ignorable` extender)
     pub failed_filter_calls: u64,
     /// prioritize calls made
     pub prioritize_calls: u64,
@@ -119,6 +121,7 @@ pub type SharedCounts = Arc<Mutex<ExtenderCounts>>;
 struct Client {
     url: String,
     weight: i64,
+    ignorable: bool,
     transport: Box<dyn Transport>,
     counts: SharedCounts,
 }
@@ -227,6 +230,11 @@ impl Extension for Client {
                     c.failed_filter_calls += 1;
                     c.failed(FILTER_VERB, &url, &error)
                 });
+                if self.ignorable {
+                    // kube-scheduler: an ignorable extender's failure is skipped
+                    tracing::debug!(pod = pod.id.0, %message, "extender filter failed, ignored");
+                    return Ok(());
+                }
                 tracing::debug!(pod = pod.id.0, %message, "extender filter failed");
                 return Err(message);
             }
@@ -308,6 +316,7 @@ impl ExtenderScheduler {
             client: Client {
                 url: arm.url.clone(),
                 weight: arm.weight,
+                ignorable: arm.ignorable,
                 transport,
                 counts: counts.clone(),
             },
@@ -542,6 +551,20 @@ mod tests {
         let counts = counts.lock().unwrap().clone();
         assert_eq!((counts.filter_calls, counts.failed_filter_calls), (5, 5));
         assert!(counts.first_failure.unwrap().contains("20ms"));
+    }
+
+    #[test]
+    fn an_ignorable_extenders_failed_filter_call_is_skipped_and_counted() {
+        let nodes = nodes();
+        let spec = pod(500, GI);
+        let arm = parse_arm("extender:http://h:1#ignorable=true").unwrap();
+        let canned = Canned::new([Err(CallError::Status(503)), Ok(r#"[{"Host":"d","Score":10}]"#)]);
+        let (mut s, counts) = ExtenderScheduler::with_transport(&arm, 4, Box::new(canned));
+        // the profile's four nodes stand, and prioritize still decides among them
+        assert_eq!(s.schedule(&pending(&spec), &view(&nodes)), Placement::Bind(NodeId(3)));
+        let counts = counts.lock().unwrap().clone();
+        assert_eq!((counts.filter_calls, counts.failed_filter_calls), (1, 1));
+        assert_eq!(counts.prioritize_calls, 1);
     }
 
     #[test]

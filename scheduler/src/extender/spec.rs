@@ -8,8 +8,10 @@
 //!   cannot clash with the extender's own path or query):
 //!   `timeout=DURATION` (`500ms`, `2s`; kube-scheduler's default 5s),
 //!   `weight=N` (the extender's prioritize weight, a positive integer,
-//!   default 1) and `base=PROFILE` (the built-in profile the extender runs
-//!   on top of, default `default`).
+//!   default 1), `base=PROFILE` (the built-in profile the extender runs
+//!   on top of, default `default`) and `ignorable=true` (kube-scheduler's
+//!   `ignorable`: a failed filter call is skipped instead of failing the
+//!   attempt).
 
 use super::ExtenderError;
 use crate::profile::Profile;
@@ -43,6 +45,9 @@ pub struct ExtenderArm {
     /// the profile the extender runs on top of
     #[serde(serialize_with = "as_profile_name")]
     pub base: Profile,
+    /// a failed filter call is skipped (the profile's nodes stand) instead
+    /// of failing the attempt
+    pub ignorable: bool,
 }
 
 fn as_millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -103,6 +108,7 @@ pub fn parse_arm(spec: &str) -> Result<ExtenderArm, ExtenderError> {
         weight: 1,
         timeout: DEFAULT_TIMEOUT,
         base: crate::default::PROFILE,
+        ignorable: false,
     };
     for option in options.into_iter().flat_map(|o| o.split('&')) {
         let Some((key, value)) = option.split_once('=') else {
@@ -141,9 +147,16 @@ pub fn parse_arm(spec: &str) -> Result<ExtenderArm, ExtenderError> {
                     ))
                 })?;
             }
+            "ignorable" => {
+                arm.ignorable = match value {
+                    "true" => true,
+                    "false" => false,
+                    _ => return Err(bad(format!("ignorable={value}: give true or false"))),
+                };
+            }
             other => {
                 return Err(bad(format!(
-                    "unknown option {other:?}: the options are timeout, weight and base"
+                    "unknown option {other:?}: the options are timeout, weight, base and ignorable"
                 )));
             }
         }
@@ -236,6 +249,8 @@ mod tests {
             parse_arm("extender:a=http://h:1#timeout=2s").unwrap().timeout,
             Duration::from_secs(2)
         );
+        assert!(!arm.ignorable);
+        assert!(parse_arm("extender:http://h:1#ignorable=true").unwrap().ignorable);
     }
 
     #[test]
@@ -256,6 +271,7 @@ mod tests {
             ("extender:http://h:1#base=random", "base=random"),
             ("extender:http://h:1#colour=red", "unknown option \"colour\""),
             ("extender:http://h:1#timeout", "is not KEY=VALUE"),
+            ("extender:http://h:1#ignorable=yes", "ignorable=yes"),
         ];
         for (spec, want) in cases {
             let message = parse_arm(spec).unwrap_err().to_string();
