@@ -136,7 +136,9 @@ pub struct ScenarioArgs {
     /// profile:FILE or profile:NAME=FILE (a kube-scheduler configuration file, KubeSchedulerConfiguration
     /// kubescheduler.config.k8s.io/v1, as a profile arm named NAME or the file's stem; --cluster sim only);
     /// external:NAME (a scheduler already running in the cluster under that schedulerName binds the run's pods;
-    /// the arm is named NAME; not on --cluster sim).
+    /// the arm is named NAME; not on --cluster sim);
+    /// extender:URL or extender:NAME=URL, options after '#' as timeout=500ms&weight=2&base=binpack (a
+    /// kube-scheduler HTTP extender's filter and prioritize on top of a profile; the arm is named NAME or extender).
     #[arg(
         long,
         value_delimiter = ',',

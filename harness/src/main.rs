@@ -17,6 +17,7 @@ mod drs_train_cmd;
 mod episode_play;
 mod exit;
 mod explain;
+mod extender_arm;
 mod external_arm;
 mod heads_cmd;
 mod out;

@@ -41,6 +41,8 @@ pub struct Runner<'a, B> {
     pub profile_files: &'a BTreeMap<String, scheduler::profile::file::ProfileFile>,
     /// the DRS arms' networks, by arm
     pub drs: &'a crate::drs_input::DrsNetworks,
+    /// the arms that call a kube-scheduler extender, by arm
+    pub extenders: &'a crate::extender_arm::ExtenderArms,
 }
 
 impl<B: Backend> Runner<'_, B> {
@@ -121,11 +123,12 @@ impl<B: Backend> Runner<'_, B> {
             (true, None) => Some(Explainer::create(&dir.join(DECISIONS_FILE))?),
             _ => None,
         };
+        let mut extender_counts = None;
         let policy = match by_cluster {
             Some(_) => None,
             None => {
                 let workloads: Vec<String> = timeline.workloads.iter().map(|w| w.name.clone()).collect();
-                Some(self.decide(job, workloads, explainer.as_ref())?)
+                Some(self.decide(job, workloads, explainer.as_ref(), &mut extender_counts)?)
             }
         };
         let observer = RunProgress {
@@ -166,6 +169,13 @@ impl<B: Backend> Runner<'_, B> {
             }),
             (true, None, None) => bail!("arm {} seed {}: its decisions file was not made", job.arm, job.seed),
         };
+        let extender = extender_counts.map(|c| crate::extender_arm::counts_of(&c));
+        if let Some(note) = extender
+            .as_ref()
+            .and_then(|c| crate::extender_arm::failure_note(&job.arm, job.seed, c))
+        {
+            self.progress.suspend(|| crate::out::noteln!("{note}"));
+        }
         let records_sha256 = schedlab_core::digest::file_sha256(&records)
             .with_context(|| format!("reading back {}", records.display()))?;
         let manifest = RunManifest {
@@ -184,14 +194,32 @@ impl<B: Backend> Runner<'_, B> {
             wall_seconds: started.elapsed().as_secs_f64(),
             simulated_seconds: played.scenario_seconds,
             cluster_run: played.facts,
+            extender: extender
+                .map(serde_json::to_value)
+                .transpose()
+                .context("recording the extender's calls")?,
         };
         results::run_folder::write_json(&dir.join(layout::RUN_MANIFEST_FILE), "the run's manifest", &manifest)?;
         Ok(())
     }
 
     /// The arm's policy as a backend calls it; with an explainer, every decision's explanation is kept for it.
-    fn decide(&self, job: &Job, workloads: Vec<String>, explainer: Option<&Explainer>) -> Result<Box<Decide>> {
-        let mut policy = self.policy(job)?;
+    /// An extender arm's call counts are handed out in `extender_counts`.
+    fn decide(
+        &self,
+        job: &Job,
+        workloads: Vec<String>,
+        explainer: Option<&Explainer>,
+        extender_counts: &mut Option<scheduler::extender::SharedCounts>,
+    ) -> Result<Box<Decide>> {
+        let mut policy = match self.extenders.get(&job.arm) {
+            Some(arm) => {
+                let (policy, counts) = crate::extender_arm::policy(arm, job.seed);
+                *extender_counts = Some(counts);
+                policy
+            }
+            None => self.policy(job)?,
+        };
         let Some(explainer) = explainer else {
             return Ok(Box::new(move |pod, view| policy.schedule(pod, view)));
         };

@@ -36,6 +36,8 @@ struct Invocation {
     drs: crate::drs_input::DrsNetworks,
     /// the arms decided by a scheduler already in the cluster (`external:NAME`), by name
     external: BTreeSet<String>,
+    /// the arms that call a kube-scheduler extender (`extender:URL`), by name
+    extenders: crate::extender_arm::ExtenderArms,
 }
 
 pub fn run(args: ScenarioArgs) -> Result<()> {
@@ -50,6 +52,7 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         names: arms,
         profile_files,
         external,
+        extenders,
     } = check_arms(&args.arms)?;
     // the flags of the cluster, checked against it; None is the simulator
     let provider = crate::cluster_choice::provider(&args)?;
@@ -142,6 +145,7 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         }
         provider.check(&runs)?;
     }
+    crate::extender_arm::check_all(&extenders, &scenario, args.first_seed)?;
     let (checkpoint, checkpoint_meta) = checkpoint.unzip();
     let invocation = Invocation {
         arms,
@@ -156,6 +160,7 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         profile_files,
         drs,
         external,
+        extenders,
     };
     // One run path whatever the backend: connect (or provision) it, then play every run through it.
     let Some(provider) = provider else {
@@ -266,6 +271,12 @@ fn play_scenario<B: Backend, C: Serialize>(
             .map(|(arm, file)| Ok((arm.clone(), serde_json::to_value(file)?)))
             .collect::<Result<_, serde_json::Error>>()
             .context("recording the profile files")?,
+        extenders: invocation
+            .extenders
+            .iter()
+            .map(|(arm, e)| Ok((arm.clone(), serde_json::to_value(e)?)))
+            .collect::<Result<_, serde_json::Error>>()
+            .context("recording the extender arms")?,
         explain: args.explain,
         build: crate::build_info::current(),
         command_line: std::env::args().collect(),
@@ -293,6 +304,7 @@ fn play_scenario<B: Backend, C: Serialize>(
         explain: args.explain,
         profile_files: &invocation.profile_files,
         drs: &invocation.drs,
+        extenders: &invocation.extenders,
     };
     runner.play_all(&jobs, invocation.jobs_in_parallel)?;
     progress.finish_and_clear();
@@ -337,12 +349,15 @@ struct CheckedArms {
     profile_files: BTreeMap<String, ProfileFile>,
     /// the arms a scheduler already in the cluster decides (`external:NAME`), by name
     external: BTreeSet<String>,
+    /// the arms that call a kube-scheduler extender (`extender:URL`), by name
+    extenders: crate::extender_arm::ExtenderArms,
 }
 
 fn check_arms(arms: &[String]) -> Result<CheckedArms> {
     let mut seen = Vec::new();
     let mut files = BTreeMap::new();
     let mut external = BTreeSet::new();
+    let mut extenders = crate::extender_arm::ExtenderArms::new();
     for arm in arms {
         let arm = arm.trim();
         if arm.is_empty() {
@@ -360,6 +375,15 @@ fn check_arms(arms: &[String]) -> Result<CheckedArms> {
         } else if crate::drs_input::is_drs_arm(arm) {
             // its network comes from --drs-checkpoint, checked with the cluster size
             arm.to_string()
+        } else if crate::extender_arm::is_extender_arm(arm) {
+            let extender = crate::extender_arm::parse(arm)?;
+            let name = extender.arm.clone();
+            if extenders.insert(name.clone(), extender).is_some() {
+                bail!(InputError(format!(
+                    "--arms: {arm:?} is a second arm named {name:?}: name them apart with extender:NAME=URL"
+                )));
+            }
+            name
         } else if crate::external_arm::is_external(arm) {
             let name = crate::external_arm::scheduler_name(arm)?;
             external.insert(name.clone());
@@ -380,6 +404,7 @@ fn check_arms(arms: &[String]) -> Result<CheckedArms> {
         names: seen,
         profile_files: files,
         external,
+        extenders,
     })
 }
 
@@ -469,6 +494,9 @@ fn arm_facts<B: Backend>(invocation: &Invocation, backend: &B) -> Result<BTreeMa
         } else if let Some(file) = invocation.profile_files.get(arm) {
             // file arms run on the simulator only, which carries preemptions out
             backend.name() == "sim" && file.profile.preemption
+        } else if let Some(extender) = invocation.extenders.get(arm) {
+            // its base profile's DefaultPreemption, carried out by the simulator and the bind loop
+            extender.base.preemption
         } else if by_cluster {
             // the cluster's kube-scheduler runs DefaultPreemption, and so does the in-cluster agmarl
             // scheduler as its manifests start it (its default settings; --agmarl-config is refused

@@ -48,6 +48,8 @@ pub struct Diagnosis<'a> {
     taints: Vec<(&'a str, &'a str, u32)>,
     /// (reason, nodes) of filters outside the default profile
     plugins: Vec<(&'static str, u32)>,
+    /// (reason, nodes) an extender gave for the nodes it filtered out
+    extenders: Vec<(String, u32)>,
 }
 
 impl<'a> Diagnosis<'a> {
@@ -69,6 +71,15 @@ impl<'a> Diagnosis<'a> {
                 Some((_, n)) => *n += 1,
                 None => self.plugins.push((reason, 1)),
             },
+        }
+    }
+
+    /// Records one node an extender filtered out, for `reason` (its
+    /// `FailedNodes` entry).
+    pub fn record_reason(&mut self, reason: &str) {
+        match self.extenders.iter_mut().find(|(r, _)| r == reason) {
+            Some((_, n)) => *n += 1,
+            None => self.extenders.push((reason.to_string(), 1)),
         }
     }
 
@@ -96,6 +107,7 @@ impl<'a> Diagnosis<'a> {
             && self.insufficient_memory == 0
             && self.taints.is_empty()
             && self.plugins.is_empty()
+            && self.extenders.is_empty()
     }
 
     /// How many nodes were rejected with `reason_text` (one of [`reason`], or
@@ -128,6 +140,7 @@ impl<'a> Diagnosis<'a> {
                     .map(|(k, v, n)| (*n, untolerated_taint(release, k, v))),
             )
             .chain(self.plugins.iter().map(|(r, n)| (*n, r.to_string())))
+            .chain(self.extenders.iter().map(|(r, n)| (*n, r.clone())))
             .collect()
     }
 

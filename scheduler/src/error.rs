@@ -31,6 +31,8 @@ pub enum Error {
     ProfileFile(#[from] ProfileFileError),
     #[error(transparent)]
     Drs(#[from] crate::drs::DrsError),
+    #[error(transparent)]
+    Extender(#[from] crate::extender::ExtenderError),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -46,7 +48,8 @@ impl Error {
             | Error::AgmarlConfig(_)
             | Error::StressConfig(_)
             | Error::RestraintConfig(_)
-            | Error::ProfileFile(_) => true,
+            | Error::ProfileFile(_)
+            | Error::Extender(_) => true,
             Error::Checkpoint(e) => checkpoint_is_input(e),
             Error::Agmarl(e) => agmarl_is_input(e),
             Error::Train(e) => match e {

@@ -29,6 +29,9 @@
 //!   [`random`], [`cost_binpack`] (cheapest per core, then fullest),
 //!   [`target_load`] (Trimaran's TargetLoadPacking) and [`load_aware`]
 //!   (Koordinator's LoadAwareScheduling).
+//! - [`extender`]: a kube-scheduler HTTP extender on top of a profile
+//!   (arms `extender:URL`), the way a policy in any language meets the
+//!   lab's scenarios.
 //! - [`agmarl`]: AGMARL-DKS, the multi-agent learned scheduler (arms
 //!   `agmarl`, `agmarl-nognn`, `agmarl-linear`, `agmarl-nostress`).
 //! - [`drs`]: the monolithic foil, a centralised DQN after DRS (arms `drs`,
@@ -43,6 +46,7 @@ pub mod diagnosis;
 pub mod drs;
 mod error;
 pub mod explain;
+pub mod extender;
 pub mod feasible;
 pub mod filters;
 pub mod load_aware;

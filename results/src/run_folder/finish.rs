@@ -157,6 +157,7 @@ mod tests {
             agmarl_config: None,
             arm_facts: Default::default(),
             profile_files: Default::default(),
+            extenders: Default::default(),
             explain: false,
             build: Build {
                 schedlab_version: "0",

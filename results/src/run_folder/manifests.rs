@@ -53,6 +53,10 @@ pub struct InvocationManifest<C> {
     /// and the profile the simulator ran
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub profile_files: BTreeMap<String, serde_json::Value>,
+    /// the arms that call a kube-scheduler extender (`--arms extender:URL`),
+    /// by arm name: the URL, weight, timeout and base profile
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub extenders: BTreeMap<String, serde_json::Value>,
     /// `--explain`: every run beside its records has decisions.jsonl (see the
     /// run manifests for arms where that does not apply)
     pub explain: bool,
@@ -125,6 +129,10 @@ pub struct RunManifest<R> {
     /// on a real cluster: the run's id (its namespace and label), scheduler name and what each part did
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cluster_run: Option<R>,
+    /// an extender arm's calls: how many were made and how many failed (a
+    /// failed filter call made its attempt unschedulable)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extender: Option<serde_json::Value>,
 }
 
 /// What the run manifest says about `--explain` for one run.

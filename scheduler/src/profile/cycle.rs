@@ -15,6 +15,7 @@ use crate::explain::Explanation;
 use crate::feasible::NodeScan;
 use crate::preemption::{Candidate, Nominated, best_candidates, find_candidates, preempt};
 use crate::select::select_host;
+use schedlab_core::node::NodeState;
 use schedlab_core::pod::PodSpec;
 use schedlab_core::rng::{SimRng, purpose, stream};
 use schedlab_core::{ClusterView, PendingPod, Placement};
@@ -65,6 +66,22 @@ impl Cycle {
     /// keep wins. When none does, DefaultPreemption looks for pods of lower
     /// priority to delete.
     pub fn schedule(&mut self, pod: &PendingPod<'_>, cluster: &ClusterView<'_>) -> Placement {
+        self.schedule_with(pod, cluster, &mut NoExtension)
+    }
+
+    /// [`Cycle::schedule`] with `extension` consulted as kube-scheduler
+    /// consults its extenders (`findNodesThatPassExtenders`,
+    /// `prioritizeNodes`): it filters the nodes the profile's filters kept
+    /// (when any are), and adds its scores to the framework's totals when
+    /// more than one node is left. An extension that fails makes the attempt
+    /// unschedulable without preemption, as kube-scheduler's scheduling
+    /// error does.
+    pub(crate) fn schedule_with<E: Extension>(
+        &mut self,
+        pod: &PendingPod<'_>,
+        cluster: &ClusterView<'_>,
+        extension: &mut E,
+    ) -> Placement {
         let profile = self.profile;
         let nodes = cluster.nodes;
         let mut filter = filter_chain(profile);
@@ -78,6 +95,15 @@ impl Cycle {
             &mut diagnosis,
             |spec, node| nominated.filter(&mut filter, spec, node),
         );
+        if !self.feasible.is_empty()
+            && let Err(reason) = extension.filter(pod, nodes, &mut self.feasible, &mut diagnosis)
+        {
+            if let Some(slot) = &mut self.explanation {
+                *slot = Some(Explanation::none_feasible());
+            }
+            tracing::trace!(pod = pod.id.0, %reason, "extension failed");
+            return Placement::Unschedulable { reason: reason.into() };
+        }
         let chosen = match self.feasible.as_slice() {
             [] => {
                 if let Some(slot) = &mut self.explanation {
@@ -105,6 +131,7 @@ impl Cycle {
             many => {
                 let ranked = profile.narrow(nodes, many, &mut self.kept);
                 profile.prioritize(pod.spec, nodes, ranked, &mut self.column, &mut self.totals);
+                extension.prioritize(pod, nodes, &mut self.totals);
                 // the preferences keep at least one node; should they keep
                 // none, the first feasible node still binds the pod
                 select_host(self.totals.iter().copied(), &mut self.rng).unwrap_or(many[0])
@@ -165,6 +192,43 @@ impl Cycle {
         let best = best_candidates(&candidates);
         (candidates, best)
     }
+}
+
+/// What a scheduling cycle consults besides its profile's plugins: the
+/// extenders of kube-scheduler's configuration ([`crate::extender`]).
+pub(crate) trait Extension {
+    /// Keeps those of `feasible` (indices into `nodes`, never empty) the
+    /// extension takes, recording each node it drops in `diagnosis`; an
+    /// `Err` is the reason the whole attempt failed.
+    fn filter<'a>(
+        &mut self,
+        pod: &PendingPod<'_>,
+        nodes: &'a [NodeState],
+        feasible: &mut Vec<usize>,
+        diagnosis: &mut Diagnosis<'a>,
+    ) -> Result<(), String>;
+
+    /// Adds the extension's score to each `(node index, total)` of `totals`.
+    fn prioritize(&mut self, pod: &PendingPod<'_>, nodes: &[NodeState], totals: &mut [(usize, i64)]);
+}
+
+/// A profile alone: every built-in arm. Inlined away.
+struct NoExtension;
+
+impl Extension for NoExtension {
+    #[inline(always)]
+    fn filter<'a>(
+        &mut self,
+        _pod: &PendingPod<'_>,
+        _nodes: &'a [NodeState],
+        _feasible: &mut Vec<usize>,
+        _diagnosis: &mut Diagnosis<'a>,
+    ) -> Result<(), String> {
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn prioritize(&mut self, _pod: &PendingPod<'_>, _nodes: &[NodeState], _totals: &mut [(usize, i64)]) {}
 }
 
 impl Scheduler for Cycle {

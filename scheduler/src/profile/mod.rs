@@ -25,7 +25,7 @@ pub mod file;
 pub mod plugins;
 
 pub use cycle::Cycle;
-pub(crate) use cycle::profile_arm;
+pub(crate) use cycle::{Extension, profile_arm};
 pub use evaluation::{Evaluation, NodeScores};
 pub use plugins::{FilterPlugin, FitArgs, Normalize, Preference, ScorePlugin, Scored};
 
