@@ -84,7 +84,7 @@ fn parse_duration(text: &str) -> Option<Duration> {
 /// Reads an `--arms` entry `extender:[NAME=]URL[#OPTIONS]`.
 pub fn parse_arm(spec: &str) -> Result<ExtenderArm, ExtenderError> {
     let bad = |message: String| ExtenderError::Spec {
-        spec: spec.to_string(),
+        spec: without_credentials(spec),
         message,
     };
     let rest = spec
@@ -182,6 +182,20 @@ fn check_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// `spec` with a URL's `USER:PASSWORD@` replaced, for messages.
+fn without_credentials(spec: &str) -> String {
+    let Some(scheme_end) = spec.find("://").map(|i| i + 3) else {
+        return spec.to_string();
+    };
+    let authority_end = spec[scheme_end..]
+        .find(['/', '?', '#'])
+        .map_or(spec.len(), |i| scheme_end + i);
+    match spec[scheme_end..authority_end].rfind('@') {
+        Some(at) => format!("{}[REDACTED]{}", &spec[..scheme_end], &spec[scheme_end + at..]),
+        None => spec.to_string(),
+    }
+}
+
 fn check_url(url: &str) -> Result<(), String> {
     if url.starts_with("https://") {
         return Err(format!(
@@ -194,6 +208,14 @@ fn check_url(url: &str) -> Result<(), String> {
         ));
     };
     let host = after.split(['/', '?']).next().unwrap_or("");
+    if host.contains('@') {
+        // not echoed: what precedes '@' may be a password, and messages and manifests are shared
+        return Err(
+            "the URL carries credentials (USER:PASSWORD@HOST): an extender URL names a host only, and \
+                    schedlab would have to show and record it"
+                .to_string(),
+        );
+    }
     if host.is_empty() || host.contains(char::is_whitespace) {
         return Err(format!("{url:?} names no host (write extender:http://HOST:PORT/PATH)"));
     }
@@ -208,6 +230,16 @@ fn check_url(url: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn credentials_in_the_url_are_refused_without_being_shown() {
+        let err = parse_arm("extender:http://admin:hunter2-secret@127.0.0.1:8888/x")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("carries credentials"), "{err}");
+        // the spec is quoted by the error's prefix: it must not be
+        assert!(!err.contains("hunter2-secret"), "{err}");
+    }
 
     #[test]
     fn the_name_url_and_options_are_read() {
