@@ -3,7 +3,6 @@
 //! size), timed and counted into the metrics.
 
 use crate::metrics::{Answer, Metrics};
-use kube_backend::bind::Placer;
 use schedlab_core::{ClusterView, PendingPod, Placement};
 use scheduler::Scheduler;
 use scheduler::agmarl::{AgmarlConfig, AgmarlScheduler, CheckpointError, checkpoint};
@@ -117,14 +116,28 @@ pub fn decide(policy: &mut Policy, metrics: &Metrics, pod: &PendingPod<'_>, view
     placement
 }
 
-/// The placer of one bind loop.
-pub fn placer(policy: SharedPolicy, metrics: Arc<Metrics>) -> Box<Placer> {
-    Box::new(move |pod: &PendingPod<'_>, view: &ClusterView<'_>| {
+/// The shared policy as one bind loop calls it, its decisions counted.
+struct Counted {
+    policy: SharedPolicy,
+    metrics: Arc<Metrics>,
+}
+
+impl Scheduler for Counted {
+    fn name(&self) -> &str {
+        "agmarl"
+    }
+
+    fn schedule(&mut self, pod: &PendingPod<'_>, view: &ClusterView<'_>) -> Placement {
         // A poisoned lock means an earlier decision panicked; the policy's
         // state is plain data and still usable.
-        let mut policy = policy.lock().unwrap_or_else(|p| p.into_inner());
-        decide(&mut policy, &metrics, pod, view)
-    })
+        let mut policy = self.policy.lock().unwrap_or_else(|p| p.into_inner());
+        decide(&mut policy, &self.metrics, pod, view)
+    }
+}
+
+/// The policy of one bind loop.
+pub fn placer(policy: SharedPolicy, metrics: Arc<Metrics>) -> Box<dyn Scheduler> {
+    Box::new(Counted { policy, metrics })
 }
 
 #[cfg(test)]

@@ -7,14 +7,10 @@
 //! flags, prepares the run folder and asks a backend for each run, never
 //! what kind of backend it is.
 
+use crate::policy::Scheduler;
 use crate::record::RecordSink;
 use crate::timeline::Timeline;
-use crate::view::{ClusterView, PendingPod, Placement};
 use hdrhistogram::Histogram;
-
-/// A policy's decision for one pending pod, called by a backend for every
-/// pod it schedules itself. `Send`, so a backend may decide on another thread.
-pub type Decide = dyn FnMut(&PendingPod<'_>, &ClusterView<'_>) -> Placement + Send;
 
 /// How often a backend reports progress over one run: this many steps of scenario time.
 pub const PROGRESS_STEPS: u64 = 200;
@@ -27,7 +23,7 @@ pub struct RunRequest<'a> {
     pub seed: u64,
     /// the arm's policy; `None` exactly when the backend's cluster decides
     /// the arm itself ([`Backend::decided_by_cluster`])
-    pub policy: Option<Box<Decide>>,
+    pub policy: Option<Box<dyn Scheduler>>,
 }
 
 impl std::fmt::Debug for RunRequest<'_> {

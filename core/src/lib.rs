@@ -38,10 +38,12 @@ pub mod digest;
 pub mod dist;
 pub mod error;
 pub mod error_text;
+pub mod explanation;
 pub mod input;
 pub mod json_input;
 pub mod node;
 pub mod pod;
+pub mod policy;
 pub mod queue;
 pub mod record;
 pub mod resources;
@@ -65,6 +67,7 @@ pub use node::{NodeCondition, NodeId, NodePool, NodeSpec, NodeState, Provisionin
 pub use pod::{
     Behaviour, PodId, PodSlot, PodSpec, QosClass, RestartPolicy, Toleration, TolerationOperator, WorkloadId,
 };
+pub use policy::Scheduler;
 pub use record::{Event, EventKind, Record, RecordSink};
 pub use resources::Resources;
 pub use time::{Span, Time};

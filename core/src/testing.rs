@@ -301,19 +301,15 @@ pub fn next_fit() -> impl FnMut(&PendingPod<'_>, &ClusterView<'_>) -> Placement 
     }
 }
 
-/// Plays `timeline` to its end with the first-feasible placer.
+/// Plays `timeline` to its end with the first-feasible policy.
 pub fn run(timeline: Timeline, seed: u64) -> Vec<Record> {
     run_with(timeline, seed, &mut first_feasible).0
 }
 
-pub fn run_with(
-    timeline: Timeline,
-    seed: u64,
-    placer: &mut dyn FnMut(&PendingPod<'_>, &ClusterView<'_>) -> Placement,
-) -> (Vec<Record>, SimSummary) {
+pub fn run_with(timeline: Timeline, seed: u64, policy: &mut dyn crate::policy::Scheduler) -> (Vec<Record>, SimSummary) {
     let sim = Sim::new(timeline, seed, ModelConfig::default()).expect("valid timeline");
     let mut records = Vec::new();
-    let summary = sim.finish(placer, &mut records);
+    let summary = sim.finish(policy, &mut records);
     (records, summary)
 }
 

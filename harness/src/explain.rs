@@ -6,12 +6,47 @@
 //! names).
 
 use results::decisions::{
-    AgmarlDecision, Basis, DecisionRecord, Decline, DeclineRule, Level, NodeChoice, Objective, Objectives, Outcome,
-    Preemption, SelectionRule, SelectionTolerance, Stress,
+    AgmarlDecision, Basis, DecisionRecord, Decline, DeclineRule, NodeChoice, Objectives, Outcome, Preemption,
+    SelectionRule, SelectionTolerance, Stress,
 };
 use schedlab_core::{ClusterView, NodeId, PendingPod, Placement};
-use scheduler::agmarl::stress::{Objective as PolicyObjective, StressLevel};
-use scheduler::explain::{Explained, NodeScore, Selection, StressBasis};
+use scheduler::Scheduler;
+use scheduler::explain::{Explained, Explaining, NodeScore, Selection, StressBasis};
+use std::sync::{Arc, Mutex};
+
+/// A policy whose every decision is explained and kept as a decision
+/// record, for the run's decisions.jsonl (written between decisions, so
+/// that writing is never counted as the policy's time).
+pub struct Recording {
+    explaining: Explaining,
+    pending: Arc<Mutex<Vec<DecisionRecord>>>,
+    /// the run's workloads, by id
+    workloads: Vec<String>,
+}
+
+impl Recording {
+    pub fn new(policy: Box<dyn Scheduler>, pending: Arc<Mutex<Vec<DecisionRecord>>>, workloads: Vec<String>) -> Self {
+        Recording {
+            explaining: Explaining::new(policy),
+            pending,
+            workloads,
+        }
+    }
+}
+
+impl Scheduler for Recording {
+    fn name(&self) -> &str {
+        self.explaining.name()
+    }
+
+    fn schedule(&mut self, pod: &PendingPod<'_>, view: &ClusterView<'_>) -> Placement {
+        let placement = self.explaining.schedule(pod, view);
+        if let (Some(e), Ok(mut pending)) = (self.explaining.last(), self.pending.lock()) {
+            pending.push(decision_record(pod, view, &placement, e, &self.workloads));
+        }
+        placement
+    }
+}
 
 /// The decision record of `placement` for `pod` on `view`, as `explained`
 /// says it; `workloads` names the run's workloads by id.
@@ -51,7 +86,7 @@ pub fn decision_record(
         preempt,
         stress: Stress {
             score: explained.stress.score,
-            level: level(explained.stress.level),
+            level: explained.stress.level,
             basis: match explained.stress.basis {
                 StressBasis::InForce => Basis::InForce,
                 StressBasis::Observed => Basis::Observed,
@@ -65,14 +100,14 @@ pub fn decision_record(
                     floor,
                 } => (
                     SelectionRule::Lexicographic,
-                    Some(order.map(objective)),
+                    Some(order),
                     None,
                     Some(SelectionTolerance { delta_lex, floor }),
                 ),
                 Selection::Weighted(weights) => (SelectionRule::Weighted, None, Some(weights), None),
             };
             AgmarlDecision {
-                level: level(t.level),
+                level: t.level,
                 selection,
                 order,
                 weights,
@@ -125,26 +160,10 @@ fn node_name(view: &ClusterView<'_>, node: NodeId) -> String {
         .map_or_else(|| format!("node {}", node.0), |n| n.spec.name.clone())
 }
 
-fn level(level: StressLevel) -> Level {
-    match level {
-        StressLevel::Calm => Level::Calm,
-        StressLevel::Elevated => Level::Elevated,
-        StressLevel::Stressed => Level::Stressed,
-    }
-}
-
-fn objective(o: PolicyObjective) -> Objective {
-    match o {
-        PolicyObjective::FaultTolerance => Objective::FaultTolerance,
-        PolicyObjective::Utilization => Objective::Utilization,
-        PolicyObjective::Cost => Objective::Cost,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use scheduler::explain::Explaining;
+    use results::decisions::Objective;
     use scheduler::testing::{cluster, node, pending, pod, view};
 
     #[test]

@@ -3,12 +3,11 @@
 //! decision), the run's records, decision times and manifest written into
 //! its folder. Which backend it is does not matter here.
 
-use crate::explain::decision_record;
 use anyhow::{Context, Result, bail};
 use indicatif::ProgressBar;
 use results::decisions::{DECISIONS_FILE, DecisionRecord, DecisionsWriter};
 use results::run_folder::{MANIFEST_VERSION, RECORDS_FILE, RunExplain, RunFolder, RunManifest, layout};
-use schedlab_core::backend::{Backend, Decide, PROGRESS_STEPS, RunObserver, RunRequest};
+use schedlab_core::backend::{Backend, PROGRESS_STEPS, RunObserver, RunRequest};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -211,8 +210,8 @@ impl<B: Backend> Runner<'_, B> {
         workloads: Vec<String>,
         explainer: Option<&Explainer>,
         extender_counts: &mut Option<scheduler::extender::SharedCounts>,
-    ) -> Result<Box<Decide>> {
-        let mut policy = match self.extenders.get(&job.arm) {
+    ) -> Result<Box<dyn scheduler::Scheduler>> {
+        let policy = match self.extenders.get(&job.arm) {
             Some(arm) => {
                 let (policy, counts) = crate::extender_arm::policy(arm, job.seed);
                 *extender_counts = Some(counts);
@@ -221,17 +220,13 @@ impl<B: Backend> Runner<'_, B> {
             None => self.policy(job)?,
         };
         let Some(explainer) = explainer else {
-            return Ok(Box::new(move |pod, view| policy.schedule(pod, view)));
+            return Ok(policy);
         };
-        let pending = explainer.pending.clone();
-        let mut explaining = scheduler::explain::Explaining::new(policy);
-        Ok(Box::new(move |pod, view| {
-            let placement = explaining.schedule(pod, view);
-            if let (Some(e), Ok(mut pending)) = (explaining.last(), pending.lock()) {
-                pending.push(decision_record(pod, view, &placement, e, &workloads));
-            }
-            placement
-        }))
+        Ok(Box::new(crate::explain::Recording::new(
+            policy,
+            explainer.pending.clone(),
+            workloads,
+        )))
     }
 
     /// The arm's policy, with the checkpoint and controller settings given for the agmarl arms (the

@@ -153,7 +153,7 @@ impl Lab {
 /// What the placer does besides placing: it binds CONTESTED to node 2 and
 /// deletes GHOST itself (as another actor would) before answering, so the
 /// loop's own bind meets a 409 and a 404; it declines SHY until allowed.
-fn placer(admin: ApiClient, node2: String, let_shy_in: Arc<AtomicBool>) -> Box<bind::Placer> {
+fn placer(admin: ApiClient, node2: String, let_shy_in: Arc<AtomicBool>) -> Box<dyn schedlab_core::Scheduler> {
     let handle = tokio::runtime::Handle::current();
     Box::new(move |pod: &PendingPod<'_>, view: &ClusterView<'_>| {
         let interfere = |pod_id: PodId| pod.id == pod_id && pod.attempts == 0;

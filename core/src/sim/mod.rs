@@ -1,5 +1,5 @@
 //! The in-process discrete-event backend: plays a [`Timeline`] against one
-//! scheduler (a placer function) in virtual time, deterministically for a
+//! scheduler (a [`crate::policy::Scheduler`]) in virtual time, deterministically for a
 //! seed, and writes [`Record`]s.
 //!
 //! One instant at a time: the timeline's actions due, then the queued timers
@@ -29,18 +29,16 @@ pub use summary::SimSummary;
 use crate::behaviour::{Effects, ModelConfig};
 use crate::node::{NodeId, NodeState};
 use crate::pod::{PodId, PodSlot};
+use crate::policy::Scheduler;
 use crate::record::{Record, RecordSink};
 use crate::time::Time;
 use crate::timeline::Timeline;
 use crate::trouble::TroubleWindow;
-use crate::view::{BoundPod, ClusterView, Nomination, PendingPod, Placement, WorkloadHistory};
+use crate::view::{BoundPod, Nomination, WorkloadHistory};
 use active::ActiveQueue;
 use events::{EventQueue, Queued};
 use pods::{PodEntry, SlotState};
 use std::collections::BTreeMap;
-
-/// What a run asks of its scheduler for each pending pod.
-pub type Placer<'p> = dyn FnMut(&PendingPod<'_>, &ClusterView<'_>) -> Placement + 'p;
 
 /// A simulated cluster playing one timeline.
 #[derive(Debug)]
@@ -130,8 +128,8 @@ impl Sim {
     }
 
     /// Plays every event up to and including `until` (at most the timeline's
-    /// end), calling `placer` for pending pods and writing records to `sink`.
-    pub fn run_until(&mut self, until: Time, placer: &mut Placer<'_>, sink: &mut dyn RecordSink) {
+    /// end), calling `policy` for pending pods and writing records to `sink`.
+    pub fn run_until(&mut self, until: Time, policy: &mut dyn Scheduler, sink: &mut dyn RecordSink) {
         self.begin(sink);
         let until = until.min(self.end());
         while let Some(t) = self.next_instant() {
@@ -139,7 +137,7 @@ impl Sim {
                 break;
             }
             self.now = self.now.max(t);
-            self.play_instant(placer, sink);
+            self.play_instant(policy, sink);
         }
         self.now = self.now.max(until);
         self.summary.end = self.now;
@@ -147,9 +145,9 @@ impl Sim {
     }
 
     /// Plays to the timeline's end and writes the final [`Record::End`].
-    pub fn finish(mut self, placer: &mut Placer<'_>, sink: &mut dyn RecordSink) -> SimSummary {
+    pub fn finish(mut self, policy: &mut dyn Scheduler, sink: &mut dyn RecordSink) -> SimSummary {
         let end = self.end();
-        self.run_until(end, placer, sink);
+        self.run_until(end, policy, sink);
         self.write(sink, Record::End { t: end });
         tracing::debug!(summary = ?self.summary, "simulation finished");
         self.summary
@@ -221,7 +219,7 @@ impl Sim {
             .min()
     }
 
-    fn play_instant(&mut self, placer: &mut Placer<'_>, sink: &mut dyn RecordSink) {
+    fn play_instant(&mut self, policy: &mut dyn Scheduler, sink: &mut dyn RecordSink) {
         let now = self.now;
         self.trouble.expire(now, &mut self.nodes);
         loop {
@@ -242,7 +240,7 @@ impl Sim {
                 self.settle(sink);
                 progressed = true;
             }
-            if !self.active.is_empty() && self.schedule(placer, sink) {
+            if !self.active.is_empty() && self.schedule(policy, sink) {
                 progressed = true;
             }
             if !progressed {

@@ -1,10 +1,11 @@
-//! Scheduling: pops the active queue and asks the placer, one pod at a time,
+//! Scheduling: pops the active queue and asks the policy, one pod at a time,
 //! so each placement sees the ones before it.
 
+use super::Sim;
 use super::events::Queued;
 use super::pods::PodState;
-use super::{Placer, Sim};
 use crate::pod::PodId;
+use crate::policy::Scheduler;
 use crate::queue::scheduling_backoff;
 use crate::record::RecordSink;
 use crate::verdict::{Answer, Verdict};
@@ -15,7 +16,7 @@ use std::time::Instant;
 impl Sim {
     /// Decides for the active pods, one at a time; returns whether it did
     /// anything (nothing while a charged decision is still in flight).
-    pub(super) fn schedule(&mut self, placer: &mut Placer<'_>, sink: &mut dyn RecordSink) -> bool {
+    pub(super) fn schedule(&mut self, policy: &mut dyn Scheduler, sink: &mut dyn RecordSink) -> bool {
         let mut progressed = false;
         loop {
             if self.decisions.busy(self.now) {
@@ -52,7 +53,7 @@ impl Sim {
             };
             self.summary.scheduling_attempts += 1;
             let started = Instant::now();
-            let placement = placer(&request, &view);
+            let placement = policy.schedule(&request, &view);
             let done = self.decisions.decided(self.now, started.elapsed());
             if done > self.now {
                 self.decisions.hold(pod, placement);

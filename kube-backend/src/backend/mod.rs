@@ -18,9 +18,7 @@ use crate::bind::{self, BindOptions};
 use crate::emulator::{Emulator, EmulatorOptions};
 use crate::run::{self, NodeSource, RunOptions};
 use crate::{ApiClient, ClientOptions, KubeError, ScenarioClock};
-use schedlab_core::backend::{
-    Backend, ClusterScheduler, Decide, PROGRESS_STEPS, Played, PolicyTimes, RunObserver, RunRequest,
-};
+use schedlab_core::backend::{Backend, ClusterScheduler, PROGRESS_STEPS, Played, PolicyTimes, RunObserver, RunRequest};
 use schedlab_core::record::RecordSink;
 use schedlab_core::{Time, Timeline};
 use serde::Serialize;
@@ -185,7 +183,7 @@ impl KubeBackend {
         &self,
         timeline: &Timeline,
         opts: &RunOptions,
-        policy: Option<Box<Decide>>,
+        policy: Option<Box<dyn schedlab_core::Scheduler>>,
         sink: &mut (dyn RecordSink + Send),
         observer: &dyn RunObserver,
         cancel: &CancellationToken,

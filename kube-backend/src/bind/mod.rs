@@ -1,14 +1,14 @@
-//! The watch-and-bind loop: runs one of schedlab's policies (a placer)
+//! The watch-and-bind loop: runs one of schedlab's policies (a [`Scheduler`])
 //! against an API server, as kube-scheduler runs the default one.
 //!
 //! It watches nodes (a label selector) and pods, keeps a
 //! [`crate::cache::ClusterCache`] of them, and for each pending pod
 //! whose `spec.schedulerName` is its own, in PrioritySort order (priority,
-//! then arrival), asks the placer with a [`ClusterView`]. A bind goes out as
+//! then arrival), asks the policy with a [`ClusterView`]. A bind goes out as
 //! a `pods/<name>/binding` POST and is assumed in the cache at once, so the
 //! next decision sees it before the watch does; several binds are in flight
 //! at a time. Unschedulable and declined pods get PodScheduled=False (reason
-//! `Unschedulable` or `Declined`, the placer's reason as message) when the
+//! `Unschedulable` or `Declined`, the policy's reason as message) when the
 //! answer changes, and retry after kube-scheduler's doubling back-off in
 //! scenario time, or sooner when the cluster changes in a way that may make
 //! room (see [`queue::PendingQueue::cluster_changed`]).
@@ -45,19 +45,15 @@ use futures::stream::FuturesUnordered;
 use k8s_openapi::api::core::v1 as core;
 use kube::api::{Api, ListParams};
 use queue::PodKey;
+use schedlab_core::Scheduler;
 use schedlab_core::behaviour::ModelConfig;
 use schedlab_core::node::NodeId;
 pub use schedlab_core::timing::LatencySummary;
 use schedlab_core::verdict::Answer;
-use schedlab_core::view::{ClusterView, PendingPod, Placement};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
-
-/// What the loop asks its policy for each pending pod (the harness wraps a
-/// `scheduler::Scheduler` in one).
-pub type Placer = dyn FnMut(&PendingPod<'_>, &ClusterView<'_>) -> Placement + Send;
 
 /// Requests (binds and status writes) in flight at most. Enough for a 500
 /// QPS client even when an overloaded API server takes ~100 ms per bind
@@ -82,7 +78,7 @@ pub struct BindOptions {
 /// What the loop did.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct BindStats {
-    /// placer calls
+    /// policy calls
     pub decisions: u64,
     /// bindings the API server accepted
     pub binds: u64,
@@ -122,7 +118,7 @@ pub struct BindStats {
     pub watch_errors: u64,
     /// pods still queued when the loop stopped
     pub pending: u64,
-    /// the placer's time per decision
+    /// the policy's time per decision
     pub decision_latency: LatencySummary,
     /// a bind's POST, from the rate limiter's wait to the answer
     pub bind_latency: LatencySummary,
@@ -295,10 +291,10 @@ pub async fn run(
     api: ApiClient,
     opts: BindOptions,
     clock: ScenarioClock,
-    placer: Box<Placer>,
+    policy: Box<dyn Scheduler>,
     cancel: CancellationToken,
 ) -> Result<BindStats, KubeError> {
-    run_counted(api, opts, clock, placer, cancel, Arc::new(LiveCounts::default())).await
+    run_counted(api, opts, clock, policy, cancel, Arc::new(LiveCounts::default())).await
 }
 
 /// [`run`], also counting bind outcomes into `live` as they happen.
@@ -306,7 +302,7 @@ pub async fn run_counted(
     api: ApiClient,
     opts: BindOptions,
     clock: ScenarioClock,
-    mut placer: Box<Placer>,
+    mut policy: Box<dyn Scheduler>,
     cancel: CancellationToken,
     live: Arc<LiveCounts>,
 ) -> Result<BindStats, KubeError> {
@@ -350,7 +346,7 @@ pub async fn run_counted(
             },
             () = &mut timer, if !can_decide => {}
             () = std::future::ready(()), if can_decide => {
-                if let Some(request) = binder.decide(now, &mut *placer) {
+                if let Some(request) = binder.decide(now, &mut *policy) {
                     in_flight.push(send(&api, request));
                 }
             }

@@ -24,6 +24,9 @@ mod writer;
 pub use reader::{AgmarlTally, RunDecisions, StressPoint, for_each_decision};
 pub use writer::DecisionsWriter;
 
+/// The stress level and the objectives are the policies' own types
+/// (one model from the decision to the file).
+pub use schedlab_core::explanation::{Objective, StressLevel as Level};
 use schedlab_core::node::NodeId;
 use schedlab_core::pod::PodId;
 use schedlab_core::time::Time;
@@ -137,31 +140,6 @@ pub struct Stress {
     pub basis: Basis,
 }
 
-/// A stress level, least stressed first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Level {
-    Calm,
-    Elevated,
-    Stressed,
-}
-
-impl Level {
-    pub const ALL: [Level; 3] = [Level::Calm, Level::Elevated, Level::Stressed];
-
-    pub fn index(self) -> usize {
-        self as usize
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Level::Calm => "calm",
-            Level::Elevated => "elevated",
-            Level::Stressed => "stressed",
-        }
-    }
-}
-
 /// Whether the arm acted on the stress of its records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -180,15 +158,6 @@ impl Basis {
             Basis::Observed => "observed",
         }
     }
-}
-
-/// One of the AGMARL agents' objectives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Objective {
-    FaultTolerance,
-    Utilization,
-    Cost,
 }
 
 /// How the controller chose.

@@ -14,74 +14,8 @@
 use schedlab_core::node::{NodeCondition, NodeState};
 use schedlab_core::view::ClusterView;
 use serde::{Deserialize, Serialize};
-use std::fmt;
 
-/// One of the three objectives each agent scores. The discriminant is the
-/// index of the objective's score everywhere (`[ft, util, cost]`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Objective {
-    /// the pod keeps running without failure on the node
-    FaultTolerance = 0,
-    /// the node's resources are well used (packing)
-    Utilization = 1,
-    /// the placement is cheap
-    Cost = 2,
-}
-
-impl Objective {
-    /// All objectives in score-index order.
-    pub const ALL: [Objective; 3] = [Objective::FaultTolerance, Objective::Utilization, Objective::Cost];
-
-    /// Index of this objective's score in a `[f32; 3]` score triple.
-    pub fn index(self) -> usize {
-        self as usize
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Objective::FaultTolerance => "fault-tolerance",
-            Objective::Utilization => "utilization",
-            Objective::Cost => "cost",
-        }
-    }
-}
-
-impl fmt::Display for Objective {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// How stressed the cluster is, as the controller sees it. Ordered:
-/// `Calm < Elevated < Stressed`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum StressLevel {
-    #[default]
-    Calm,
-    Elevated,
-    Stressed,
-}
-
-impl StressLevel {
-    /// All levels, least stressed first.
-    pub const ALL: [StressLevel; 3] = [StressLevel::Calm, StressLevel::Elevated, StressLevel::Stressed];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            StressLevel::Calm => "calm",
-            StressLevel::Elevated => "elevated",
-            StressLevel::Stressed => "stressed",
-        }
-    }
-}
-
-impl fmt::Display for StressLevel {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+pub use schedlab_core::explanation::{Objective, StressLevel};
 
 /// The order in which the controller filters candidates by objective.
 ///

@@ -9,9 +9,9 @@ mod preempt;
 
 pub use preempt::{Preemption, PreemptionResults, Victim, is_gone_or_ok};
 
+use super::BindStats;
 use super::queue::{PendingQueue, PodKey};
 use super::requests::{Failure, classify, written_answer};
-use super::{BindStats, Placer};
 use crate::cache::ClusterCache;
 #[cfg(test)]
 use crate::cache::NodeIds;
@@ -20,6 +20,7 @@ use crate::objects;
 use hdrhistogram::Histogram;
 use k8s_openapi::api::core::v1 as core;
 use kube::runtime::watcher;
+use schedlab_core::Scheduler;
 use schedlab_core::behaviour::ModelConfig;
 use schedlab_core::node::{NodeCondition, NodeId, NodeSpec};
 use schedlab_core::pod::{PodSlot, WorkloadId};
@@ -33,7 +34,7 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
-/// The workload the placer sees for pods that schedlab did not create.
+/// The workload the policy sees for pods that schedlab did not create.
 pub const FOREIGN_WORKLOAD: WorkloadId = WorkloadId(u32::MAX);
 
 /// A change a watch delivered.
@@ -363,9 +364,9 @@ impl Binder {
         }
     }
 
-    /// Asks the placer about the next due pod; returns the write its answer
+    /// Asks the policy about the next due pod; returns the write its answer
     /// needs, if any.
-    pub fn decide(&mut self, now: Time, placer: &mut Placer) -> Option<Request> {
+    pub fn decide(&mut self, now: Time, policy: &mut dyn Scheduler) -> Option<Request> {
         if !self.has_due(now) {
             return None;
         }
@@ -393,7 +394,7 @@ impl Binder {
         };
         let view = self.cache.view(now);
         let started = Instant::now();
-        let placement = placer(&pending, &view);
+        let placement = policy.schedule(&pending, &view);
         timing::record(&mut self.decisions, started.elapsed());
         self.stats.decisions += 1;
         let priority = cached.spec.priority;

@@ -93,7 +93,7 @@ fn pod_event(b: &mut Binder, pod: core::Pod, now: Time) {
 type Asked = Arc<Mutex<Vec<(PodId, u32, Vec<u64>)>>>;
 
 /// First node with room, else Unschedulable "full"; logs every question.
-fn first_fit(asked: Asked) -> Box<Placer> {
+fn first_fit(asked: Asked) -> Box<dyn Scheduler> {
     Box::new(move |pod: &PendingPod<'_>, view: &ClusterView<'_>| {
         asked.lock().unwrap().push((
             pod.id,
@@ -109,7 +109,7 @@ fn first_fit(asked: Asked) -> Box<Placer> {
     })
 }
 
-fn answers(list: Vec<Placement>) -> Box<Placer> {
+fn answers(list: Vec<Placement>) -> Box<dyn Scheduler> {
     let mut list = list.into_iter();
     Box::new(move |_: &PendingPod<'_>, _: &ClusterView<'_>| {
         list.next().unwrap_or(Placement::Unschedulable {
@@ -421,7 +421,7 @@ fn pending_means_ours_unbound_alive_and_unfinished() {
 type Seen = Arc<Mutex<Vec<(Vec<Vec<u64>>, Vec<(u64, u32)>)>>>;
 
 /// Answers `list` in turn, noting what each view held for preemption.
-fn answers_seeing(list: Vec<Placement>, seen: Seen) -> Box<Placer> {
+fn answers_seeing(list: Vec<Placement>, seen: Seen) -> Box<dyn Scheduler> {
     let mut list = list.into_iter();
     Box::new(move |_: &PendingPod<'_>, view: &ClusterView<'_>| {
         let mut pods: Vec<Vec<u64>> = view
