@@ -285,3 +285,12 @@ impl Steps {
 fn saturating_u32(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
+
+/// One explained decision.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Explained {
+    /// the policy's explanation; None for a policy that does not explain
+    pub policy: Option<Explanation>,
+    /// the policy's own stress when it reports one, else the observer's
+    pub stress: StressReading,
+}

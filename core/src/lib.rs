@@ -34,6 +34,7 @@ pub mod backend;
 pub mod behaviour;
 pub mod budget;
 pub mod claims;
+pub mod decision;
 pub mod digest;
 pub mod dist;
 pub mod error;

@@ -16,7 +16,7 @@
 //! arms can be compared on how stressed the cluster got under each.
 
 pub use schedlab_core::explanation::{
-    AgmarlTrace, DeclineBy, DeclineTrace, Explanation, NodeChoice, NodeScore, Selection, Steps, StressBasis,
+    AgmarlTrace, DeclineBy, DeclineTrace, Explained, Explanation, NodeChoice, NodeScore, Selection, Steps, StressBasis,
     StressReading,
 };
 
@@ -41,15 +41,6 @@ impl std::fmt::Debug for Explaining {
             .field("last", &self.last)
             .finish()
     }
-}
-
-/// One explained decision.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Explained {
-    /// the policy's explanation; None for a policy that does not explain
-    pub policy: Option<Explanation>,
-    /// the policy's own stress when it reports one, else the observer's
-    pub stress: StressReading,
 }
 
 impl Explaining {

@@ -24,224 +24,15 @@ mod writer;
 pub use reader::{AgmarlTally, RunDecisions, StressPoint, for_each_decision};
 pub use writer::DecisionsWriter;
 
-/// The stress level and the objectives are the policies' own types
-/// (one model from the decision to the file).
-pub use schedlab_core::explanation::{Objective, StressLevel as Level};
-use schedlab_core::node::NodeId;
-use schedlab_core::pod::PodId;
-use schedlab_core::time::Time;
-use serde::{Deserialize, Serialize};
+/// The line's model is core's (one model from the decision to the file).
+pub use schedlab_core::decision::{
+    AgmarlDecision, Basis, DecisionRecord, Decline, DeclineRule, Level, NodeChoice, Objective, Objectives, Outcome,
+    Preemption, SelectionRule, SelectionTolerance, Stress,
+};
 use std::path::PathBuf;
 
 /// The file beside a run's records.jsonl.
 pub const DECISIONS_FILE: &str = "decisions.jsonl";
-
-/// One scheduling decision, as the policy explained it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DecisionRecord {
-    /// the decision's scenario time (the cluster view's), in ms
-    pub t: Time,
-    pub pod: PodId,
-    /// the pod's workload (scenario template); absent when unknown (a pod
-    /// schedlab did not create)
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workload: Option<String>,
-    /// scheduling attempts of the pod before this one
-    pub attempts: u32,
-    pub outcome: Outcome,
-    /// why the pod was not bound (unschedulable or declined), as the policy
-    /// said it in the pod's event
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// nodes that passed the policy's filters among those it examined;
-    /// absent for a policy that does not explain
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub candidates: Option<u32>,
-    /// the node bound to, with its score
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub chosen: Option<NodeChoice>,
-    /// the node the same rule picks once the chosen one is left out, among
-    /// the nodes the policy scored
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub runner_up: Option<NodeChoice>,
-    /// where a preemption nominated the pod and whom it deleted there
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub preempt: Option<Preemption>,
-    pub stress: Stress,
-    /// the AGMARL controller's part (the `agmarl*` arms only)
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agmarl: Option<AgmarlDecision>,
-}
-
-/// What the decision did with the pod.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Outcome {
-    Bind,
-    /// no feasible node
-    Unschedulable,
-    /// feasible nodes, but the policy kept the pod pending (strategic restraint)
-    Decline,
-    /// no feasible node; pods of lower priority deleted to make room (see `preempt`)
-    Preempt,
-}
-
-impl Outcome {
-    pub const ALL: [Outcome; 4] = [
-        Outcome::Bind,
-        Outcome::Unschedulable,
-        Outcome::Decline,
-        Outcome::Preempt,
-    ];
-
-    fn index(self) -> usize {
-        self as usize
-    }
-}
-
-/// A preemption: the node the pod was nominated to and the pods deleted there.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Preemption {
-    pub node: NodeId,
-    pub name: String,
-    pub victims: Vec<PodId>,
-}
-
-/// A node and the policy's score of it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct NodeChoice {
-    pub node: NodeId,
-    pub name: String,
-    /// a kube-scheduler profile's weighted total of its score plugins
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub score: Option<i64>,
-    /// an AGMARL agent's three objective scores
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub objectives: Option<Objectives>,
-}
-
-/// An AGMARL agent's scores of its node, each in [0, 1], higher is better;
-/// null where the network gave a number that is not finite.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Objectives {
-    pub fault_tolerance: Option<f32>,
-    pub utilization: Option<f32>,
-    pub cost: Option<f32>,
-}
-
-/// The cluster's stress at the decision, as AGMARL-DKS's stress monitor
-/// estimates it from the decision's cluster view.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Stress {
-    /// the weighted, saturated signals, in [0, 1]
-    pub score: f32,
-    /// the level after the monitor's hysteresis
-    pub level: Level,
-    pub basis: Basis,
-}
-
-/// Whether the arm acted on the stress of its records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Basis {
-    /// the level chose the objective order and gated restraint (agmarl,
-    /// agmarl-nognn, agmarl-linear)
-    InForce,
-    /// estimated beside the decision, which did not use it (every other arm)
-    Observed,
-}
-
-impl Basis {
-    pub fn name(self) -> &'static str {
-        match self {
-            Basis::InForce => "in force",
-            Basis::Observed => "observed",
-        }
-    }
-}
-
-/// How the controller chose.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SelectionRule {
-    /// objective by objective, in `order`
-    Lexicographic,
-    /// `agmarl-linear`: a fixed weighted sum of the three scores
-    Weighted,
-}
-
-/// The AGMARL controller's part of a decision.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AgmarlDecision {
-    /// the level selection and restraint used (always calm for agmarl-nostress)
-    pub level: Level,
-    pub selection: SelectionRule,
-    /// the objective order in force, first first (lexicographic only)
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub order: Option<[Objective; 3]>,
-    /// the weights of fault tolerance, utilisation and cost (weighted only)
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub weights: Option<[f32; 3]>,
-    /// how near the best a candidate must be to survive each step
-    /// (lexicographic only; absent in records written before it was kept)
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tolerance: Option<SelectionTolerance>,
-    /// candidates left after each step of the selection (one per objective,
-    /// or one for the weighted sum); empty when no selection ran
-    #[serde(default)]
-    pub kept: Vec<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub decline: Option<Decline>,
-}
-
-/// The lexicographic filter's tolerance: a step keeps the candidates within
-/// max(`delta_lex` × the step's spread of scores, `floor` of its objective)
-/// of the best.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct SelectionTolerance {
-    pub delta_lex: f32,
-    /// per objective, in fault tolerance, utilisation, cost order: the
-    /// checkpoint's heads' validation RMSE (0: the spread-only rule)
-    pub floor: [f32; 3],
-}
-
-/// Which rule of strategic restraint declined a pod.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum DeclineRule {
-    /// the wait head's prediction beat the chosen node's score by more than
-    /// the heads' combined error
-    Learned,
-    /// a random decline of training's exploration
-    Explored,
-    /// the workload's usual fault tolerance against the chosen node's (the
-    /// only rule of files written before the learned one)
-    #[default]
-    Threshold,
-}
-
-/// Why strategic restraint declined the pod.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Decline {
-    #[serde(default)]
-    pub rule: DeclineRule,
-    /// the wait head's prediction: the fault tolerance the pod would realise
-    /// if declined (learned rule only)
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub wait: Option<f32>,
-    /// the workload's observed (restarts + failures) per pod created
-    pub instability: f32,
-    /// the fault-tolerance score of the node the selection chose
-    pub predicted_fault_tolerance: f32,
-    /// mean, standard deviation and count of the fault-tolerance scores of
-    /// the workload's binds so far
-    pub workload_baseline: f32,
-    pub workload_spread: f32,
-    pub workload_binds: u32,
-    /// the score the node needed for the pod to be placed (learned rule:
-    /// the wait prediction minus the heads' combined error)
-    pub bar: f32,
-}
 
 /// Why a decisions file could not be written or read; every variant names
 /// the file, reading errors the line too.
@@ -270,6 +61,9 @@ pub enum DecisionsError {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use schedlab_core::node::NodeId;
+    use schedlab_core::pod::PodId;
+    use schedlab_core::time::Time;
 
     /// A decision of an AGMARL arm at `t` ms.
     pub(crate) fn agmarl_decision(t: u64, level: Level, outcome: Outcome) -> DecisionRecord {
