@@ -48,6 +48,7 @@ fn is_library_input_error(cause: &(dyn std::error::Error + 'static)) -> bool {
         || says::<results::Error>(cause)
         || says::<kube_backend::Error>(cause)
         || says::<provisioning::Error>(cause)
+        || says::<schedlab_runner::RunnerError>(cause)
 }
 
 /// The exit code for an error: 2 when any cause is the user's input.

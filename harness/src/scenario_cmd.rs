@@ -3,42 +3,14 @@
 use crate::cli::{MAX_JOBS, ScenarioArgs};
 use crate::exit::InputError;
 use crate::out::outln;
-use crate::play::{Job, Runner};
-use anyhow::{Context, Result, bail};
-use indicatif::{ProgressBar, ProgressStyle};
+use anyhow::{Result, bail};
 use provisioning::interrupt::Interrupt;
 use provisioning::provider::Runs;
-use results::run_folder::{
-    ArmControl, ArmFacts, InvocationManifest, MANIFEST_FILE, MANIFEST_VERSION, REPORT_DIR, RunFolder,
-};
-use schedlab_core::backend::{Backend, PROGRESS_STEPS};
+use results::run_folder::{REPORT_DIR, RunFolder};
+use schedlab_runner::scenario::{Finished, Invocation};
 use scheduler::profile::file::ProfileFile;
-use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-
-/// What the user asked for, checked, before any backend is chosen.
-struct Invocation {
-    scenario: workloads::Scenario,
-    arms: Vec<String>,
-    seeds: Vec<u64>,
-    out: PathBuf,
-    jobs_in_parallel: usize,
-    checkpoint: Option<scheduler::agmarl::network::AgmarlNet>,
-    /// the sidecar of `--checkpoint`, for the arm facts
-    checkpoint_meta: Option<scheduler::agmarl::CheckpointMeta>,
-    agmarl_config: Option<scheduler::agmarl::AgmarlConfig>,
-    /// `agmarl-untrained`'s init seed
-    init_seed: u64,
-    /// the arms read from kube-scheduler configuration files, by arm name
-    profile_files: BTreeMap<String, ProfileFile>,
-    /// the DRS arms' networks, checked against the arms and the cluster size
-    drs: crate::drs_input::DrsNetworks,
-    /// the arms decided by a scheduler already in the cluster (`external:NAME`), by name
-    external: BTreeSet<String>,
-    /// the arms that call a kube-scheduler extender (`extender:URL`), by name
-    extenders: crate::extender_arm::ExtenderArms,
-}
 
 pub fn run(args: ScenarioArgs) -> Result<()> {
     // Everything the user gave is checked before anything is written.
@@ -76,7 +48,7 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         )));
     }
     let init_seed = check_init_seed(args.init_seed, &arms)?;
-    let drs = crate::drs_input::check(
+    let drs = schedlab_runner::drs_input::check(
         args.drs_checkpoint.as_deref(),
         &arms,
         scenario.expand(args.first_seed).nodes.len(),
@@ -145,7 +117,7 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         }
         provider.check(&runs)?;
     }
-    crate::extender_arm::check_all(&extenders, &scenario, args.first_seed)?;
+    schedlab_runner::extender_arm::check_all(&extenders, &scenario, args.first_seed)?;
     let (checkpoint, checkpoint_meta) = checkpoint.unzip();
     let invocation = Invocation {
         arms,
@@ -161,6 +133,10 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         drs,
         external,
         extenders,
+        checkpoint_path: args.checkpoint.clone(),
+        explain: args.explain,
+        command_line: std::env::args().collect(),
+        build: crate::build_info::current(),
     };
     // One run path whatever the backend: connect (or provision) it, then play every run through it.
     let Some(provider) = provider else {
@@ -168,7 +144,8 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
             model: schedlab_core::behaviour::ModelConfig::default(),
             charge_decision_time: args.charge_decision_time,
         };
-        return play_scenario(&args, &invocation, &backend, None::<&()>);
+        let finished = schedlab_runner::scenario::play(&invocation, &backend, None::<&()>)?;
+        return report(&args, &invocation, finished);
     };
     let runs = Runs {
         nodes: &nodes,
@@ -181,7 +158,31 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
     let interrupt = Interrupt::install()?;
     let mut connected = provider.up(&runs, &interrupt)?;
     connected.backend.set_external_schedulers(invocation.external.clone());
-    play_scenario(&args, &invocation, &connected.backend, Some(&connected.facts))
+    let finished = schedlab_runner::scenario::play(&invocation, &connected.backend, Some(&connected.facts))?;
+    report(&args, &invocation, finished)
+}
+
+/// Prints what a finished run folder holds: the warnings about its runs,
+/// then the comparison. Printing comes after the folder is complete, so a
+/// closed or full standard output cannot affect it.
+fn report(args: &ScenarioArgs, invocation: &Invocation, finished: Finished) -> Result<()> {
+    for warning in &finished.warnings {
+        crate::out::noteln!("{warning}");
+    }
+    let summary = finished.summary;
+    let report_dir = invocation.out.join(REPORT_DIR);
+    if args.all_metrics {
+        outln!("{}", summary.to_terminal_table())?;
+    } else {
+        let more = format!(
+            "Every metric with its interval and test: {}, or --all-metrics",
+            report_dir.join("report.md").display()
+        );
+        outln!("{}", summary.to_terminal_brief(&more))?;
+    }
+    outln!("Report: {}", report_dir.join("report.html").display())?;
+    outln!("Run folder: {}", invocation.out.display())?;
+    Ok(())
 }
 
 /// The in-cluster scheduler runs from its image as its manifests start it:
@@ -212,135 +213,6 @@ fn check_in_cluster_arm(args: &ScenarioArgs, arms: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// Plays every (arm, seed) run of `invocation` on `backend` into a new run folder, completes the folder
-/// (summaries, report) and prints the comparison. `cluster` is what the manifest says about the backend's
-/// cluster.
-fn play_scenario<B: Backend, C: Serialize>(
-    args: &ScenarioArgs,
-    invocation: &Invocation,
-    backend: &B,
-    cluster: Option<C>,
-) -> Result<()> {
-    let Invocation {
-        scenario,
-        arms,
-        seeds,
-        out,
-        ..
-    } = invocation;
-    let arm_facts = arm_facts(invocation, backend)?;
-    let folder = RunFolder::create(out)?;
-    let mut manifest = InvocationManifest {
-        manifest_version: MANIFEST_VERSION,
-        scenario: scenario.name().to_string(),
-        origin: scenario.origin().to_string(),
-        params: scenario.params().clone(),
-        resolved_scenario: scenario.resolved(),
-        arms: arms.clone(),
-        seeds: seeds.clone(),
-        backend: backend.name(),
-        cluster,
-        checkpoint: checkpoint_origin(args.checkpoint.as_deref(), arms),
-        drs_checkpoint: (!invocation.drs.is_empty()).then(|| {
-            invocation
-                .drs
-                .iter()
-                .map(|(arm, d)| {
-                    (
-                        arm.clone(),
-                        serde_json::json!({
-                            "checkpoint": d.origin,
-                            "nodes": d.meta.nodes,
-                            "weights_sha256": d.meta.weights_sha256,
-                        }),
-                    )
-                })
-                .collect::<serde_json::Map<_, _>>()
-                .into()
-        }),
-        agmarl_config: invocation
-            .agmarl_config
-            .as_ref()
-            .map(serde_json::to_value)
-            .transpose()
-            .context("recording --agmarl-config")?,
-        arm_facts,
-        profile_files: invocation
-            .profile_files
-            .iter()
-            .map(|(arm, file)| Ok((arm.clone(), serde_json::to_value(file)?)))
-            .collect::<Result<_, serde_json::Error>>()
-            .context("recording the profile files")?,
-        extenders: invocation
-            .extenders
-            .iter()
-            .map(|(arm, e)| Ok((arm.clone(), serde_json::to_value(e)?)))
-            .collect::<Result<_, serde_json::Error>>()
-            .context("recording the extender arms")?,
-        explain: args.explain,
-        build: crate::build_info::current(),
-        command_line: std::env::args().collect(),
-        started_at: jiff::Timestamp::now(),
-        finished_at: None,
-        complete: false,
-    };
-    folder.write_json(MANIFEST_FILE, "the manifest", &manifest)?;
-
-    let jobs: Vec<Job> = seeds
-        .iter()
-        .flat_map(|&seed| arms.iter().map(move |arm| Job { arm: arm.clone(), seed }))
-        .collect();
-    tracing::info!(runs = jobs.len(), out = %out.display(), "playing scenario {}", scenario.name());
-    let progress = progress_bar(jobs.len() as u64 * PROGRESS_STEPS);
-    let runner = Runner {
-        backend,
-        scenario,
-        folder: &folder,
-        checkpoint: invocation.checkpoint.as_ref(),
-        checkpoint_head_error: invocation.checkpoint_meta.as_ref().and_then(|m| m.measured_error()),
-        init_seed: invocation.init_seed,
-        agmarl_config: invocation.agmarl_config.as_ref(),
-        progress: &progress,
-        explain: args.explain,
-        profile_files: &invocation.profile_files,
-        drs: &invocation.drs,
-        extenders: &invocation.extenders,
-    };
-    runner.play_all(&jobs, invocation.jobs_in_parallel)?;
-    progress.finish_and_clear();
-
-    // The runs are read back once: the summaries and the report, then the folder is complete.
-    let summary = results::run_folder::finish(&folder, &mut manifest, jiff::Timestamp::now())?;
-    let report_dir = out.join(REPORT_DIR);
-    let runs = summary
-        .arms()
-        .iter()
-        .flat_map(|a| &a.runs)
-        .map(|r| crate::external_arm::RunBinds {
-            arm: &r.arm,
-            seed: r.seed,
-            pods_created: r.metrics.pods_created,
-            pods_bound: r.metrics.pods_bound,
-        });
-    for warning in crate::external_arm::unbound_warnings(runs, &invocation.external) {
-        crate::out::noteln!("{warning}");
-    }
-
-    // Printing comes after the folder is complete, so a closed or full standard output cannot affect it.
-    if args.all_metrics {
-        outln!("{}", summary.to_terminal_table())?;
-    } else {
-        let more = format!(
-            "Every metric with its interval and test: {}, or --all-metrics",
-            report_dir.join("report.md").display()
-        );
-        outln!("{}", summary.to_terminal_brief(&more))?;
-    }
-    outln!("Report: {}", report_dir.join("report.html").display())?;
-    outln!("Run folder: {}", out.display())?;
-    Ok(())
-}
-
 /// The arms of `--arms`, each read and checked.
 struct CheckedArms {
     /// every arm's name, in order
@@ -350,14 +222,14 @@ struct CheckedArms {
     /// the arms a scheduler already in the cluster decides (`external:NAME`), by name
     external: BTreeSet<String>,
     /// the arms that call a kube-scheduler extender (`extender:URL`), by name
-    extenders: crate::extender_arm::ExtenderArms,
+    extenders: schedlab_runner::extender_arm::ExtenderArms,
 }
 
 fn check_arms(arms: &[String]) -> Result<CheckedArms> {
     let mut seen = Vec::new();
     let mut files = BTreeMap::new();
     let mut external = BTreeSet::new();
-    let mut extenders = crate::extender_arm::ExtenderArms::new();
+    let mut extenders = schedlab_runner::extender_arm::ExtenderArms::new();
     for arm in arms {
         let arm = arm.trim();
         if arm.is_empty() {
@@ -372,11 +244,11 @@ fn check_arms(arms: &[String]) -> Result<CheckedArms> {
                 )));
             }
             name
-        } else if crate::drs_input::is_drs_arm(arm) {
+        } else if schedlab_runner::drs_input::is_drs_arm(arm) {
             // its network comes from --drs-checkpoint, checked with the cluster size
             arm.to_string()
-        } else if crate::extender_arm::is_extender_arm(arm) {
-            let extender = crate::extender_arm::parse(arm)?;
+        } else if schedlab_runner::extender_arm::is_extender_arm(arm) {
+            let extender = schedlab_runner::extender_arm::parse(arm)?;
             let name = extender.arm.clone();
             if extenders.insert(name.clone(), extender).is_some() {
                 bail!(InputError(format!(
@@ -384,8 +256,8 @@ fn check_arms(arms: &[String]) -> Result<CheckedArms> {
                 )));
             }
             name
-        } else if crate::external_arm::is_external(arm) {
-            let name = crate::external_arm::scheduler_name(arm)?;
+        } else if schedlab_runner::external_arm::is_external(arm) {
+            let name = schedlab_runner::external_arm::scheduler_name(arm)?;
             external.insert(name.clone());
             name
         } else {
@@ -479,79 +351,6 @@ fn check_agmarl_inputs(
     Ok(())
 }
 
-/// What each arm of `invocation` is, for the manifest (`arm_facts`): whether it preempts on
-/// `backend`, whether it is a control, which AGMARL variant it runs and from which training run.
-fn arm_facts<B: Backend>(invocation: &Invocation, backend: &B) -> Result<BTreeMap<String, ArmFacts>> {
-    use scheduler::agmarl::{Control, Variant};
-    let config = invocation.agmarl_config.clone().unwrap_or_default();
-    let mut facts = BTreeMap::new();
-    for arm in &invocation.arms {
-        let by_cluster = backend.decided_by_cluster(arm).is_some();
-        let preempts = if invocation.external.contains(arm) {
-            // what someone else's scheduler does is not known: rows that need both arms to preempt
-            // do not apply to it
-            false
-        } else if let Some(file) = invocation.profile_files.get(arm) {
-            // file arms run on the simulator only, which carries preemptions out
-            backend.name() == "sim" && file.profile.preemption
-        } else if let Some(extender) = invocation.extenders.get(arm) {
-            // its base profile's DefaultPreemption, carried out by the simulator and the bind loop
-            extender.base.preemption
-        } else if by_cluster {
-            // the cluster's kube-scheduler runs DefaultPreemption, and so does the in-cluster agmarl
-            // scheduler as its manifests start it (its default settings; --agmarl-config is refused
-            // for that arm)
-            true
-        } else {
-            // the simulator and schedlab's bind loop carry out what the policy answers
-            scheduler::preempts(arm, &config).unwrap_or(false)
-        };
-        if let Some(drs) = invocation.drs.get(arm) {
-            facts.insert(
-                arm.clone(),
-                ArmFacts {
-                    // the simulator and schedlab's bind loop carry out its DefaultPreemption
-                    preempts: true,
-                    control: None,
-                    variant: Some(arm.clone()),
-                    training_run: Some(drs.meta.training_run()),
-                },
-            );
-            continue;
-        }
-        let control = Control::from_arm_name(arm);
-        let variant = match control {
-            Some(c) => Some(c.variant()),
-            None => Variant::from_arm_name(arm),
-        };
-        let training_run = match (control, variant) {
-            (Some(Control::Untrained(_)), _) => Some(format!("init:{}", invocation.init_seed)),
-            (Some(Control::Analytic), _) | (None, None) => None,
-            (None, Some(variant)) => Some(match &invocation.checkpoint_meta {
-                // the in-cluster scheduler runs its image's bundled checkpoint whatever is given
-                Some(meta) if !by_cluster => meta.training_run(),
-                _ => scheduler::agmarl::checkpoint::bundled_for(variant)
-                    .with_context(|| format!("reading {arm}'s bundled checkpoint"))?
-                    .1
-                    .training_run(),
-            }),
-        };
-        facts.insert(
-            arm.clone(),
-            ArmFacts {
-                preempts,
-                control: control.map(|c| match c {
-                    Control::Untrained(_) => ArmControl::Untrained,
-                    Control::Analytic => ArmControl::Analytic,
-                }),
-                variant: variant.map(|v| v.arm_name().to_string()),
-                training_run,
-            },
-        );
-    }
-    Ok(facts)
-}
-
 /// Largest `--agmarl-config` file read.
 const MAX_AGMARL_CONFIG_BYTES: u64 = 4 << 20;
 
@@ -566,18 +365,6 @@ fn read_agmarl_config(path: &Path) -> Result<scheduler::agmarl::AgmarlConfig> {
     Ok(config)
 }
 
-/// Which checkpoint the trained agmarl arms use, for the manifest (None when no such arm runs: the
-/// controls have none).
-fn checkpoint_origin(path: Option<&Path>, arms: &[String]) -> Option<String> {
-    let uses_agmarl = arms
-        .iter()
-        .any(|a| scheduler::agmarl::arms::VARIANT_ARMS.contains(&a.as_str()));
-    uses_agmarl.then(|| match path {
-        Some(p) => p.display().to_string(),
-        None => "bundled".to_string(),
-    })
-}
-
 fn default_out(scenario: &str) -> PathBuf {
     let now = jiff::Zoned::now();
     let safe: String = scenario
@@ -585,15 +372,6 @@ fn default_out(scenario: &str) -> PathBuf {
         .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
         .collect();
     PathBuf::from("runs").join(format!("{safe}-{}", now.strftime("%Y%m%d-%H%M%S")))
-}
-
-fn progress_bar(len: u64) -> ProgressBar {
-    let bar = ProgressBar::new(len);
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {percent:>3}% {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    bar
 }
 
 /// Refuses a scenario one run of which would write more than `max_gib` of

@@ -2,8 +2,8 @@
 //! DRS arm listed, else the network bundled for the scenario's size, read
 //! and checked against the arms and the cluster size before anything runs.
 
-use crate::exit::InputError;
-use anyhow::{Result, bail};
+use crate::Result;
+use crate::error::input;
 use scheduler::drs::checkpoint::{bundled, bundled_sizes};
 use scheduler::drs::{DRS_ARMS, DrsMeta, DrsReward, QWeights};
 use std::collections::BTreeMap;
@@ -27,7 +27,7 @@ pub fn is_drs_arm(arm: &str) -> bool {
 }
 
 fn network(net: scheduler::drs::QNet, meta: DrsMeta, origin: String) -> Result<DrsNetwork> {
-    let weights = net.weights().map_err(|e| InputError(format!("{origin}: {e}")))?;
+    let weights = net.weights().map_err(|e| input(format!("{origin}: {e}")))?;
     Ok(DrsNetwork { origin, weights, meta })
 }
 
@@ -47,12 +47,12 @@ pub fn check(file: Option<&Path>, arms: &[String], nodes: usize) -> Result<DrsNe
         for (arm, reward) in listed {
             match bundled(reward, nodes) {
                 Some(loaded) => {
-                    let (net, meta, origin) = loaded.map_err(|e| InputError(format!("--arms {arm}: {e}")))?;
+                    let (net, meta, origin) = loaded.map_err(|e| input(format!("--arms {arm}: {e}")))?;
                     networks.insert(arm.to_string(), network(net, meta, origin.to_string())?);
                 }
                 None => {
                     let sizes: Vec<String> = bundled_sizes(reward).iter().map(usize::to_string).collect();
-                    bail!(InputError(format!(
+                    return Err(input(format!(
                         "--arms {arm}: no {arm} network ships for this scenario's {nodes} nodes (bundled: {} nodes); \
                          a DRS network runs at the size it was trained for only: train one with `schedlab train \
                          --variant {arm} --set nodes={nodes}` and give it with --drs-checkpoint FILE",
@@ -64,24 +64,23 @@ pub fn check(file: Option<&Path>, arms: &[String], nodes: usize) -> Result<DrsNe
         return Ok(networks);
     };
     if listed.is_empty() {
-        bail!(InputError(format!(
+        return Err(input(format!(
             "--drs-checkpoint {} is for the DRS arms ({}), and --arms lists none: it would change nothing here",
             file.display(),
             DRS_ARMS.join(", ")
         )));
     }
-    let (net, meta) =
-        scheduler::drs::checkpoint::load(file).map_err(|e| InputError(format!("--drs-checkpoint: {e}")))?;
+    let (net, meta) = scheduler::drs::checkpoint::load(file).map_err(|e| input(format!("--drs-checkpoint: {e}")))?;
     let trained = meta.reward.arm_name();
     if let Some((other, _)) = listed.iter().find(|(a, _)| *a != trained) {
-        bail!(InputError(format!(
+        return Err(input(format!(
             "--drs-checkpoint {} was trained as {trained}, and --arms lists {other}: give each DRS arm a run of \
              its own with a checkpoint trained for its reward",
             file.display()
         )));
     }
     meta.check_cluster(&file.display().to_string(), nodes)
-        .map_err(|e| InputError(e.to_string()))?;
+        .map_err(|e| input(e.to_string()))?;
     networks.insert(trained.to_string(), network(net, meta, file.display().to_string())?);
     Ok(networks)
 }

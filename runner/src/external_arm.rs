@@ -5,8 +5,8 @@
 //! does `default`'s. The simulator has no such scheduler, so the arm is
 //! refused there.
 
-use crate::exit::InputError;
-use anyhow::{Result, bail};
+use crate::Result;
+use crate::error::input;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// How an external arm is written in `--arms`.
@@ -33,13 +33,13 @@ pub fn scheduler_name(arm: &str) -> Result<String> {
                 && !label.ends_with('-')
         });
     if !valid {
-        bail!(InputError(format!(
+        return Err(input(format!(
             "--arms {arm:?}: {name:?} is not a scheduler name a pod can carry (lower-case letters, digits, '-' and \
              '.', at most 253 characters, each dot-separated part starting and ending with a letter or digit)"
         )));
     }
     if scheduler::arm(name, 0).is_ok() || crate::drs_input::is_drs_arm(name) {
-        bail!(InputError(format!(
+        return Err(input(format!(
             "--arms {arm:?}: {name:?} is the name of a built-in arm; an external scheduler's name must differ from \
              every arm's, since the run folder keeps each arm under its name"
         )));
@@ -48,6 +48,7 @@ pub fn scheduler_name(arm: &str) -> Result<String> {
 }
 
 /// One finished run as the warning needs it.
+#[derive(Debug, Clone, Copy)]
 pub struct RunBinds<'a> {
     pub arm: &'a str,
     pub seed: u64,

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 /// A policy whose every decision is explained and kept as a decision
 /// record, for the run's decisions.jsonl (written between decisions, so
 /// that writing is never counted as the policy's time).
+#[derive(Debug)]
 pub struct Recording {
     explaining: Explaining,
     pending: Arc<Mutex<Vec<DecisionRecord>>>,

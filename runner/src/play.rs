@@ -3,7 +3,8 @@
 //! decision), the run's records, decision times and manifest written into
 //! its folder. Which backend it is does not matter here.
 
-use anyhow::{Context, Result, bail};
+use crate::Result;
+use crate::error::{RunnerError, While};
 use indicatif::ProgressBar;
 use results::decisions::{DECISIONS_FILE, DecisionRecord, DecisionsWriter};
 use results::run_folder::{MANIFEST_VERSION, RECORDS_FILE, RunExplain, RunFolder, RunManifest, layout};
@@ -42,6 +43,17 @@ pub struct Runner<'a, B> {
     pub drs: &'a crate::drs_input::DrsNetworks,
     /// the arms that call a kube-scheduler extender, by arm
     pub extenders: &'a crate::extender_arm::ExtenderArms,
+    /// the program the runs are played by, for their manifests
+    pub build: results::run_folder::Build,
+}
+
+impl<B> std::fmt::Debug for Runner<'_, B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runner")
+            .field("scenario", &self.scenario.name())
+            .field("explain", &self.explain)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<B: Backend> Runner<'_, B> {
@@ -70,7 +82,7 @@ impl<B: Backend> Runner<'_, B> {
                     }
                     let outcome = self
                         .play(job)
-                        .with_context(|| format!("arm {} seed {}", job.arm, job.seed));
+                        .while_doing(|| format!("arm {} seed {}", job.arm, job.seed));
                     let done = finished.fetch_add(1, Ordering::Relaxed) + 1;
                     if parallel > 1 {
                         self.progress.set_message(format!("{done}/{} runs", jobs.len()));
@@ -96,16 +108,21 @@ impl<B: Backend> Runner<'_, B> {
             }
         });
         if let Some(e) = spawn_error {
-            return Err(anyhow::Error::new(e).context("could not start a thread to play the runs"));
+            return Err(e).while_doing(|| "could not start a thread to play the runs".into());
         }
         let outcomes = outcomes
             .into_inner()
-            .map_err(|_| anyhow::anyhow!("a run thread panicked"))?;
+            .map_err(|_| RunnerError::Failed("a run thread panicked".into()))?;
         for (job, outcome) in jobs.iter().zip(outcomes) {
             match outcome {
                 Some(Ok(())) => {}
                 Some(Err(err)) => return Err(err),
-                None => bail!("arm {} seed {} did not run", job.arm, job.seed),
+                None => {
+                    return Err(RunnerError::Failed(format!(
+                        "arm {} seed {} did not run",
+                        job.arm, job.seed
+                    )));
+                }
             }
         }
         Ok(())
@@ -136,22 +153,25 @@ impl<B: Backend> Runner<'_, B> {
             explainer: explainer.as_ref(),
         };
         let mut sink = results::records::JsonlSink::create(&records)?;
-        let played = self.backend.play(
-            RunRequest {
-                timeline,
-                arm: &job.arm,
-                seed: job.seed,
-                policy,
-            },
-            &mut sink,
-            &observer,
-        )?;
+        let played = self
+            .backend
+            .play(
+                RunRequest {
+                    timeline,
+                    arm: &job.arm,
+                    seed: job.seed,
+                    policy,
+                },
+                &mut sink,
+                &observer,
+            )
+            .map_err(|e| RunnerError::Backend(Box::new(e)))?;
         sink.finish()?;
         if let Some(times) = played.policy_times {
             let path = dir.join(results::decision_time::DECISION_TIMES_FILE);
             results::decision_time::DecisionTimes::from_histogram(times.nanos, times.charged)
                 .write(&path)
-                .with_context(|| format!("writing {}", path.display()))?;
+                .while_doing(|| format!("writing {}", path.display()))?;
         }
         let explain = match (self.explain, by_cluster, explainer) {
             (false, _, _) => None,
@@ -166,17 +186,22 @@ impl<B: Backend> Runner<'_, B> {
                 file: DECISIONS_FILE,
                 decisions: explainer.finish()?,
             }),
-            (true, None, None) => bail!("arm {} seed {}: its decisions file was not made", job.arm, job.seed),
+            (true, None, None) => {
+                return Err(RunnerError::Failed(format!(
+                    "arm {} seed {}: its decisions file was not made",
+                    job.arm, job.seed
+                )));
+            }
         };
         let extender = extender_counts.map(|c| crate::extender_arm::counts_of(&c));
         if let Some(note) = extender
             .as_ref()
             .and_then(|c| crate::extender_arm::failure_note(&job.arm, job.seed, c))
         {
-            self.progress.suspend(|| crate::out::noteln!("{note}"));
+            self.progress.suspend(|| schedlab_core::noteln!("{note}"));
         }
         let records_sha256 = schedlab_core::digest::file_sha256(&records)
-            .with_context(|| format!("reading back {}", records.display()))?;
+            .while_doing(|| format!("reading back {}", records.display()))?;
         let manifest = RunManifest {
             manifest_version: MANIFEST_VERSION,
             scenario: self.scenario.name().to_string(),
@@ -186,7 +211,7 @@ impl<B: Backend> Runner<'_, B> {
             arm: job.arm.clone(),
             seed: job.seed,
             backend: self.backend.name(),
-            build: crate::build_info::current(),
+            build: self.build,
             records: RECORDS_FILE,
             records_sha256,
             explain,
@@ -196,7 +221,7 @@ impl<B: Backend> Runner<'_, B> {
             extender: extender
                 .map(serde_json::to_value)
                 .transpose()
-                .context("recording the extender's calls")?,
+                .while_doing(|| "recording the extender's calls".into())?,
         };
         results::run_folder::write_json(&dir.join(layout::RUN_MANIFEST_FILE), "the run's manifest", &manifest)?;
         Ok(())
@@ -222,7 +247,7 @@ impl<B: Backend> Runner<'_, B> {
         let Some(explainer) = explainer else {
             return Ok(policy);
         };
-        Ok(Box::new(crate::explain::Recording::new(
+        Ok(Box::new(crate::recording::Recording::new(
             policy,
             explainer.pending.clone(),
             workloads,
@@ -266,7 +291,8 @@ impl<B: Backend> Runner<'_, B> {
         }
         let (net, head_error) = match self.checkpoint {
             Some(net) => (
-                net.deep_clone().context("copying the checkpoint's network")?,
+                net.deep_clone()
+                    .while_doing(|| "copying the checkpoint's network".into())?,
                 self.checkpoint_head_error,
             ),
             None => {
@@ -315,7 +341,7 @@ impl Explainer {
         let writer = self
             .writer
             .into_inner()
-            .map_err(|_| anyhow::anyhow!("the decisions writer was poisoned by a panic"))?;
+            .map_err(|_| RunnerError::Failed("the decisions writer was poisoned by a panic".into()))?;
         Ok(writer.finish()?)
     }
 }
