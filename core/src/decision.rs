@@ -14,7 +14,7 @@
 //!            "kept":[4,2,1]}}
 //! ```
 
-use crate::explanation::{DeclineBy, Explained, NodeScore, Selection, StressBasis};
+use crate::explanation::{Explained, NodeScore, Selection, StressBasis};
 pub use crate::explanation::{Objective, StressLevel as Level};
 use crate::node::NodeId;
 use crate::pod::PodId;
@@ -191,43 +191,9 @@ pub struct SelectionTolerance {
     pub floor: [f32; 3],
 }
 
-/// Which rule of strategic restraint declined a pod.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum DeclineRule {
-    /// the wait head's prediction beat the chosen node's score by more than
-    /// the heads' combined error
-    Learned,
-    /// a random decline of training's exploration
-    Explored,
-    /// the workload's usual fault tolerance against the chosen node's (the
-    /// only rule of files written before the learned one)
-    #[default]
-    Threshold,
-}
-
-/// Why strategic restraint declined the pod.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Decline {
-    #[serde(default)]
-    pub rule: DeclineRule,
-    /// the wait head's prediction: the fault tolerance the pod would realise
-    /// if declined (learned rule only)
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub wait: Option<f32>,
-    /// the workload's observed (restarts + failures) per pod created
-    pub instability: f32,
-    /// the fault-tolerance score of the node the selection chose
-    pub predicted_fault_tolerance: f32,
-    /// mean, standard deviation and count of the fault-tolerance scores of
-    /// the workload's binds so far
-    pub workload_baseline: f32,
-    pub workload_spread: f32,
-    pub workload_binds: u32,
-    /// the score the node needed for the pod to be placed (learned rule:
-    /// the wait prediction minus the heads' combined error)
-    pub bar: f32,
-}
+/// Which rule of strategic restraint declined a pod, and why: the
+/// policy's own trace.
+pub use crate::explanation::{DeclineBy as DeclineRule, DeclineTrace as Decline};
 
 impl DecisionRecord {
     /// The decision record of `placement` for `pod` on `view`, as `explained`
@@ -295,20 +261,7 @@ impl DecisionRecord {
                     weights,
                     tolerance,
                     kept: t.kept.as_slice().to_vec(),
-                    decline: t.decline.map(|d| Decline {
-                        rule: match d.by {
-                            DeclineBy::Learned => DeclineRule::Learned,
-                            DeclineBy::Explored => DeclineRule::Explored,
-                            DeclineBy::Threshold => DeclineRule::Threshold,
-                        },
-                        wait: d.wait,
-                        instability: d.instability,
-                        predicted_fault_tolerance: d.predicted_fault_tolerance,
-                        workload_baseline: d.workload_baseline,
-                        workload_spread: d.workload_spread,
-                        workload_binds: d.workload_binds,
-                        bar: d.bar,
-                    }),
+                    decline: t.decline,
                 }
             }),
         }

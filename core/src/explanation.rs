@@ -228,7 +228,8 @@ pub enum Selection {
 }
 
 /// Which rule of strategic restraint declined a pod.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum DeclineBy {
     /// the wait head predicted more than the chosen node's score plus the
     /// heads' combined error (`wait` − `bar` is that margin)
@@ -236,15 +237,20 @@ pub enum DeclineBy {
     /// a random decline of training's exploration
     Explored,
     /// the workload looked unstable and the chosen node scored far below
-    /// the fault tolerance its pods usually get
+    /// the fault tolerance its pods usually get (the only rule of decision
+    /// records written before the learned one, hence the default)
+    #[default]
     Threshold,
 }
 
-/// What made strategic restraint decline a pod.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// What made strategic restraint decline a pod; a decision record's
+/// `decline` as it is.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct DeclineTrace {
+    #[serde(rename = "rule", default)]
     pub by: DeclineBy,
     /// the wait head's prediction (None for the threshold rule)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait: Option<f32>,
     /// the workload's (restarts + failures) per pod created
     pub instability: f32,

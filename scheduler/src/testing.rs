@@ -145,6 +145,18 @@ pub fn cluster(nodes: impl IntoIterator<Item = NodeBuilder>) -> Vec<NodeState> {
     nodes.into_iter().enumerate().map(|(i, b)| b.build(i as u32)).collect()
 }
 
+/// Four nodes of 4 CPUs and 16 GiB, `c` a quarter used: `a`, `b` and `d`
+/// alike and emptier than `c`, so that kube-scheduler's default profile
+/// ties the three.
+pub fn three_way_tie() -> Vec<NodeState> {
+    cluster([
+        node("a").cpu("4").memory("16Gi"),
+        node("b").cpu("4").memory("16Gi"),
+        node("c").cpu("4").memory("16Gi").requested("2", "8Gi"),
+        node("d").cpu("4").memory("16Gi"),
+    ])
+}
+
 /// A view of `nodes` at time zero.
 pub fn view(nodes: &[NodeState]) -> ClusterView<'_> {
     ClusterView::of_nodes(Time::ZERO, nodes, 1, nodes.iter().map(|n| n.pod_count).sum())

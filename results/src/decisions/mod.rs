@@ -111,7 +111,7 @@ pub(crate) mod tests {
                 kept: if bound { vec![3, 2, 1] } else { Vec::new() },
                 decline: (outcome == Outcome::Decline).then_some(Decline {
                     instability: 0.8,
-                    rule: DeclineRule::Threshold,
+                    by: DeclineRule::Threshold,
                     wait: None,
                     predicted_fault_tolerance: 0.41,
                     workload_baseline: 0.9,

@@ -433,19 +433,9 @@ mod tests {
         parse_arm("extender:http://127.0.0.1:1/x").unwrap()
     }
 
-    /// a, b and d alike and emptier than c: the default profile ties a, b and d
-    fn nodes() -> Vec<NodeState> {
-        cluster([
-            node("a").cpu("4").memory("16Gi"),
-            node("b").cpu("4").memory("16Gi"),
-            node("c").cpu("4").memory("16Gi").requested("2", "8Gi"),
-            node("d").cpu("4").memory("16Gi"),
-        ])
-    }
-
     #[test]
     fn the_extenders_scores_decide_a_framework_tie_and_the_sent_nodes_are_the_feasible_ones() {
-        let nodes = nodes();
+        let nodes = crate::testing::three_way_tie();
         let spec = pod(500, GI);
         // keeps every node but a; prioritize prefers d (10) over b (0)
         let canned = Canned::new([
@@ -495,7 +485,7 @@ mod tests {
 
     #[test]
     fn a_lone_node_left_by_the_extender_is_bound_without_prioritize() {
-        let nodes = nodes();
+        let nodes = crate::testing::three_way_tie();
         let canned = Canned::new([Ok(r#"{"NodeNames":["c"]}"#)]);
         let (mut s, counts) = ExtenderScheduler::with_transport(&arm(), 1, Box::new(canned));
         assert_eq!(
@@ -507,7 +497,7 @@ mod tests {
 
     #[test]
     fn nodes_the_extender_drops_are_infeasible_with_its_reasons() {
-        let nodes = nodes();
+        let nodes = crate::testing::three_way_tie();
         let canned = Canned::new([Ok(
             r#"{"NodeNames":[],"FailedNodes":{"a":"too hot","b":"too hot"},"FailedAndUnresolvableNodes":{"c":"gone"}}"#,
         )]);
@@ -523,7 +513,7 @@ mod tests {
 
     #[test]
     fn a_failed_filter_call_makes_the_attempt_unschedulable_and_is_counted() {
-        let nodes = nodes();
+        let nodes = crate::testing::three_way_tie();
         let answers = [
             Err(CallError::Timeout(std::time::Duration::from_millis(20))),
             Ok("not json"),
@@ -555,7 +545,7 @@ mod tests {
 
     #[test]
     fn an_ignorable_extenders_failed_filter_call_is_skipped_and_counted() {
-        let nodes = nodes();
+        let nodes = crate::testing::three_way_tie();
         let spec = pod(500, GI);
         let arm = parse_arm("extender:http://h:1#ignorable=true").unwrap();
         let canned = Canned::new([Err(CallError::Status(503)), Ok(r#"[{"Host":"d","Score":10}]"#)]);
@@ -569,7 +559,7 @@ mod tests {
 
     #[test]
     fn a_failed_prioritize_call_is_ignored_and_counted() {
-        let nodes = nodes();
+        let nodes = crate::testing::three_way_tie();
         let spec = pod(500, GI);
         let canned = Canned::new([
             Ok(r#"{"NodeNames":["a","b","c","d"]}"#),

@@ -15,7 +15,7 @@
 
 use super::ExtenderError;
 use crate::profile::Profile;
-use crate::registry::{ARM_NAMES, PROFILES};
+use crate::registry::PROFILES;
 use serde::Serialize;
 use std::time::Duration;
 
@@ -99,7 +99,7 @@ pub fn parse_arm(spec: &str) -> Result<ExtenderArm, ExtenderError> {
         Some((name, url)) if !name.contains([':', '/']) => (name, url),
         _ => (DEFAULT_NAME, rest),
     };
-    check_name(name).map_err(|why| bad(format!("{why}; name it with extender:NAME=URL")))?;
+    crate::profile::file::check_arm_name(name).map_err(|why| bad(format!("{why}; name it with extender:NAME=URL")))?;
     check_url(url).map_err(bad)?;
     let mut arm = ExtenderArm {
         arm: name.to_string(),
@@ -162,24 +162,6 @@ pub fn parse_arm(spec: &str) -> Result<ExtenderArm, ExtenderError> {
         }
     }
     Ok(arm)
-}
-
-fn check_name(name: &str) -> Result<(), String> {
-    let plain = !name.is_empty()
-        && !name.starts_with('.')
-        && name.len() <= 64
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    if !plain {
-        return Err(format!(
-            "the arm name {name:?} is not 1 to 64 letters, digits, '-', '_' or '.' (not starting with '.')"
-        ));
-    }
-    if ARM_NAMES.contains(&name) {
-        return Err(format!("the arm name {name:?} is a built-in arm's"));
-    }
-    Ok(())
 }
 
 /// `spec` with a URL's `USER:PASSWORD@` replaced, for messages.

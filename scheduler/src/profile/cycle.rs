@@ -296,19 +296,9 @@ mod tests {
     use crate::default::{PROFILE as DEFAULT, profile as default_profile};
     use crate::profile::Profile;
     use crate::release::Release;
-    use crate::testing::{bound_pod, cluster, node, pending, taint, view, view_with_pods};
+    use crate::testing::{bound_pod, cluster, node, pending, taint, three_way_tie, view, view_with_pods};
     use schedlab_core::node::{NodeId, NodeState, TaintEffect};
     use schedlab_core::testing::{GI, MI, PodSpecChanges, pod};
-
-    /// a, b and d are alike and emptier than c: a three-way tie
-    fn three_way_tie() -> Vec<NodeState> {
-        cluster([
-            node("a").cpu("4").memory("16Gi"),
-            node("b").cpu("4").memory("16Gi"),
-            node("c").cpu("4").memory("16Gi").requested("2", "8Gi"),
-            node("d").cpu("4").memory("16Gi"),
-        ])
-    }
 
     #[test]
     fn evaluate_sees_what_schedule_picks_from_and_changes_nothing() {

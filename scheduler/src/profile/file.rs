@@ -271,7 +271,7 @@ pub fn load_arm(spec: &str) -> Result<ProfileFile, ProfileFileError> {
 
 /// An arm name: a plain folder name (letters, digits, `-`, `_`, `.`, not
 /// starting with `.`) that no built-in arm has.
-fn check_arm_name(name: &str) -> Result<(), String> {
+pub(crate) fn check_arm_name(name: &str) -> Result<(), String> {
     let plain = !name.is_empty()
         && !name.starts_with('.')
         && name.len() <= 64
