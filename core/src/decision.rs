@@ -197,13 +197,13 @@ pub use crate::explanation::{DeclineBy as DeclineRule, DeclineTrace as Decline};
 
 impl DecisionRecord {
     /// The decision record of `placement` for `pod` on `view`, as `explained`
-    /// says it; `workloads` names the run's workloads by id.
+    /// says it; `workload` is the name of the pod's workload, when known.
     pub fn of(
         pod: &PendingPod<'_>,
         view: &ClusterView<'_>,
         placement: &Placement,
         explained: &Explained,
-        workloads: &[String],
+        workload: Option<&str>,
     ) -> DecisionRecord {
         let (outcome, reason) = match placement {
             Placement::Bind(_) => (Outcome::Bind, None),
@@ -224,7 +224,7 @@ impl DecisionRecord {
         DecisionRecord {
             t: view.now,
             pod: pod.id,
-            workload: workloads.get(pod.slot.workload.0 as usize).cloned(),
+            workload: workload.map(str::to_string),
             attempts: pod.attempts,
             outcome,
             reason,

@@ -2,7 +2,7 @@
 //! calls: the simulator directly, the watch-and-bind loop and the
 //! in-cluster scheduler around it.
 
-use crate::explanation::Explanation;
+use crate::explanation::{Explained, Explanation};
 use crate::view::{ClusterView, PendingPod, Placement};
 
 /// A scheduling policy: one decision per pending pod.
@@ -31,6 +31,15 @@ pub trait Scheduler: Send {
     /// explaining is on; None for a policy that does not explain (the
     /// default) and before the first decision.
     fn explanation(&self) -> Option<Explanation> {
+        None
+    }
+
+    /// The last decision explained for its decision record: the policy's
+    /// explanation with the cluster's stress, when the policy is wrapped
+    /// to explain (`scheduler::explain::Explaining`); None otherwise (the
+    /// default). A backend asks after timing the decision, and writes the
+    /// record to its sink ([`crate::record::RecordSink::decision`]).
+    fn explained(&self) -> Option<Explained> {
         None
     }
 }

@@ -274,6 +274,11 @@ pub enum Record {
 /// Where a backend writes its records.
 pub trait RecordSink {
     fn record(&mut self, record: Record);
+
+    /// One scheduling decision's record, written when the run's policy
+    /// explains its decisions (`--explain`); it goes to its own file, and a
+    /// sink that keeps none ignores it.
+    fn decision(&mut self, _decision: crate::decision::DecisionRecord) {}
 }
 
 impl RecordSink for Vec<Record> {

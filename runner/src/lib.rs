@@ -4,7 +4,6 @@
 //!
 //! - [`play`]: every (arm, seed) run through one backend: the arm's policy,
 //!   the records, decision times, decision records and the run's manifest.
-//! - [`recording`]: `--explain`'s decision records around any policy.
 //! - [`scenario`]: one scenario's invocation: its manifest, the arms' facts,
 //!   the runs, and the finished folder with its summary and report.
 //! - [`drs_input`], [`external_arm`], [`extender_arm`]: arms that need more
@@ -15,7 +14,6 @@ mod error;
 pub mod extender_arm;
 pub mod external_arm;
 pub mod play;
-pub mod recording;
 pub mod scenario;
 
 pub use error::{Result, RunnerError, While};

@@ -6,12 +6,13 @@
 use crate::Result;
 use crate::error::{RunnerError, While};
 use indicatif::ProgressBar;
-use results::decisions::{DECISIONS_FILE, DecisionRecord, DecisionsWriter};
+use results::decisions::DECISIONS_FILE;
+use results::records::RunSink;
 use results::run_folder::{MANIFEST_VERSION, RECORDS_FILE, RunExplain, RunFolder, RunManifest, layout};
 use schedlab_core::backend::{Backend, PROGRESS_STEPS, RunObserver, RunRequest};
 use std::collections::BTreeMap;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// One (arm, seed) pair to play.
@@ -135,24 +136,19 @@ impl<B: Backend> Runner<'_, B> {
         let started = Instant::now();
         let timeline = self.scenario.expand(job.seed);
         let by_cluster = self.backend.decided_by_cluster(&job.arm);
-        let explainer = match (self.explain, &by_cluster) {
-            (true, None) => Some(Explainer::create(&dir.join(DECISIONS_FILE))?),
-            _ => None,
-        };
+        // the arm's decisions are explained where schedlab decides them
+        let explaining = self.explain && by_cluster.is_none();
         let mut extender_counts = None;
         let policy = match by_cluster {
             Some(_) => None,
-            None => {
-                let workloads: Vec<String> = timeline.workloads.iter().map(|w| w.name.clone()).collect();
-                Some(self.decide(job, workloads, explainer.as_ref(), &mut extender_counts)?)
-            }
+            None => Some(self.decide(job, explaining, &mut extender_counts)?),
         };
         let observer = RunProgress {
             bar: self.progress,
             reported: AtomicU64::new(0),
-            explainer: explainer.as_ref(),
         };
-        let mut sink = results::records::JsonlSink::create(&records)?;
+        let decisions = dir.join(DECISIONS_FILE);
+        let mut sink = RunSink::create(&records, explaining.then_some(decisions.as_path()))?;
         let played = self
             .backend
             .play(
@@ -166,14 +162,14 @@ impl<B: Backend> Runner<'_, B> {
                 &observer,
             )
             .map_err(|e| RunnerError::Backend(Box::new(e)))?;
-        sink.finish()?;
+        let decisions_written = sink.finish()?;
         if let Some(times) = played.policy_times {
             let path = dir.join(results::decision_time::DECISION_TIMES_FILE);
             results::decision_time::DecisionTimes::from_histogram(times.nanos, times.charged)
                 .write(&path)
                 .while_doing(|| format!("writing {}", path.display()))?;
         }
-        let explain = match (self.explain, by_cluster, explainer) {
+        let explain = match (self.explain, by_cluster, decisions_written) {
             (false, _, _) => None,
             (true, Some(cluster), _) => Some(RunExplain::NotApplicable {
                 reason: format!(
@@ -182,9 +178,9 @@ impl<B: Backend> Runner<'_, B> {
                     job.arm, cluster.kind, cluster.scheduler_name
                 ),
             }),
-            (true, None, Some(explainer)) => Some(RunExplain::Written {
+            (true, None, Some(decisions)) => Some(RunExplain::Written {
                 file: DECISIONS_FILE,
-                decisions: explainer.finish()?,
+                decisions,
             }),
             (true, None, None) => {
                 return Err(RunnerError::Failed(format!(
@@ -227,13 +223,13 @@ impl<B: Backend> Runner<'_, B> {
         Ok(())
     }
 
-    /// The arm's policy as a backend calls it; with an explainer, every decision's explanation is kept for it.
-    /// An extender arm's call counts are handed out in `extender_counts`.
+    /// The arm's policy as a backend calls it; explaining, every decision is explained for its decision
+    /// record (which the backend writes to the run's sink). An extender arm's call counts are handed out in
+    /// `extender_counts`.
     fn decide(
         &self,
         job: &Job,
-        workloads: Vec<String>,
-        explainer: Option<&Explainer>,
+        explaining: bool,
         extender_counts: &mut Option<scheduler::extender::SharedCounts>,
     ) -> Result<Box<dyn scheduler::Scheduler>> {
         let policy = match self.extenders.get(&job.arm) {
@@ -244,14 +240,10 @@ impl<B: Backend> Runner<'_, B> {
             }
             None => self.policy(job)?,
         };
-        let Some(explainer) = explainer else {
-            return Ok(policy);
-        };
-        Ok(Box::new(crate::recording::Recording::new(
-            policy,
-            explainer.pending.clone(),
-            workloads,
-        )))
+        Ok(match explaining {
+            true => Box::new(scheduler::explain::Explaining::new(policy)),
+            false => policy,
+        })
     }
 
     /// The arm's policy, with the checkpoint and controller settings given for the agmarl arms (the
@@ -307,63 +299,20 @@ impl<B: Backend> Runner<'_, B> {
     }
 }
 
-/// `--explain`: decision records wait here between the backend's steps, and are written out there,
-/// so that serialising them is never counted as the policy's decision time.
-struct Explainer {
-    pending: Arc<Mutex<Vec<DecisionRecord>>>,
-    writer: Mutex<DecisionsWriter>,
-}
-
-impl Explainer {
-    fn create(path: &std::path::Path) -> Result<Explainer> {
-        Ok(Explainer {
-            pending: Arc::new(Mutex::new(Vec::new())),
-            writer: Mutex::new(DecisionsWriter::create(path)?),
-        })
-    }
-
-    /// Writes the decisions made since the last call, in the order they were made.
-    fn flush(&self) {
-        let decided = match self.pending.lock() {
-            Ok(mut pending) => std::mem::take(&mut *pending),
-            Err(_) => return,
-        };
-        if let Ok(mut writer) = self.writer.lock() {
-            for d in &decided {
-                writer.record(d);
-            }
-        }
-    }
-
-    /// Writes what is left and closes the file; returns how many decisions it holds.
-    fn finish(self) -> Result<u64> {
-        self.flush();
-        let writer = self
-            .writer
-            .into_inner()
-            .map_err(|_| RunnerError::Failed("the decisions writer was poisoned by a panic".into()))?;
-        Ok(writer.finish()?)
-    }
-}
-
 /// What the progress bar says while runs go one at a time (on a real
 /// cluster a run takes minutes of wall time): which run it is.
 fn playing_message(job: &Job, index: usize, total: usize) -> String {
     format!("{} seed {} (run {} of {total})", job.arm, job.seed, index + 1)
 }
 
-/// Moves the progress bar with a run and writes its explained decisions out, between decisions.
+/// Moves the progress bar with a run.
 struct RunProgress<'a> {
     bar: &'a ProgressBar,
     reported: AtomicU64,
-    explainer: Option<&'a Explainer>,
 }
 
 impl RunObserver for RunProgress<'_> {
     fn progressed(&self, done: u64) {
-        if let Some(e) = self.explainer {
-            e.flush();
-        }
         let done = done.min(PROGRESS_STEPS);
         let before = self.reported.fetch_max(done, Ordering::Relaxed);
         if done > before {

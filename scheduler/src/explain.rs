@@ -55,12 +55,25 @@ impl Explaining {
         }
     }
 
-    pub fn name(&self) -> &str {
+    /// The explanation of the last decision; None before the first.
+    pub fn last(&self) -> Option<&Explained> {
+        self.last.as_ref()
+    }
+
+    /// The wrapped policy, explanations off again.
+    pub fn into_inner(mut self) -> Box<dyn Scheduler> {
+        self.policy.set_explain(false);
+        self.policy
+    }
+}
+
+impl Scheduler for Explaining {
+    fn name(&self) -> &str {
         self.policy.name()
     }
 
     /// The policy's decision for `pod`, explained into [`Explaining::last`].
-    pub fn schedule(&mut self, pod: &PendingPod<'_>, cluster: &ClusterView<'_>) -> Placement {
+    fn schedule(&mut self, pod: &PendingPod<'_>, cluster: &ClusterView<'_>) -> Placement {
         let placement = self.policy.schedule(pod, cluster);
         let policy = self.policy.explanation();
         let stress = match policy.and_then(|e| e.stress) {
@@ -78,15 +91,12 @@ impl Explaining {
         placement
     }
 
-    /// The explanation of the last decision; None before the first.
-    pub fn last(&self) -> Option<&Explained> {
-        self.last.as_ref()
+    fn explanation(&self) -> Option<Explanation> {
+        self.last.and_then(|e| e.policy)
     }
 
-    /// The wrapped policy, explanations off again.
-    pub fn into_inner(mut self) -> Box<dyn Scheduler> {
-        self.policy.set_explain(false);
-        self.policy
+    fn explained(&self) -> Option<Explained> {
+        self.last
     }
 }
 

@@ -5,8 +5,8 @@
 
 use schedlab_core::sim::Sim;
 use schedlab_core::{Placement, Record};
-use scheduler::ARM_NAMES;
 use scheduler::explain::{Explained, Explaining, NodeScore, Selection, StressBasis};
+use scheduler::{ARM_NAMES, Scheduler};
 
 const SEED: u64 = 1;
 

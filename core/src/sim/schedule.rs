@@ -4,6 +4,7 @@
 use super::Sim;
 use super::events::Queued;
 use super::pods::PodState;
+use crate::decision::DecisionRecord;
 use crate::pod::PodId;
 use crate::policy::Scheduler;
 use crate::queue::scheduling_backoff;
@@ -55,6 +56,10 @@ impl Sim {
             let started = Instant::now();
             let placement = policy.schedule(&request, &view);
             let done = self.decisions.decided(self.now, started.elapsed());
+            if let Some(explained) = policy.explained() {
+                let workload = Some(self.timeline.workloads[w].name.as_str());
+                sink.decision(DecisionRecord::of(&request, &view, &placement, &explained, workload));
+            }
             if done > self.now {
                 self.decisions.hold(pod, placement);
                 self.queue.push(done, Queued::DecisionDone);

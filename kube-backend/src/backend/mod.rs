@@ -241,15 +241,26 @@ impl KubeBackend {
                 },
             };
             let token = cancel.child_token();
-            let handle = tokio::spawn(bind::run(
+            // the decisions its policy explains go to the player, which writes them to the sink
+            let (to, from) = tokio::sync::mpsc::unbounded_channel();
+            let out = bind::DecisionOut {
+                workloads: timeline.workloads.iter().map(|w| w.name.clone()).collect(),
+                to,
+            };
+            let handle = tokio::spawn(bind::run_recorded(
                 self.conn.scheduler.clone(),
                 bind_opts,
                 clock,
                 placer,
                 token.clone(),
+                out,
             ));
-            (handle, token)
+            (handle, token, from)
         });
+        let (binder, decisions) = match binder {
+            Some((handle, token, from)) => (Some((handle, token)), Some(from)),
+            None => (None, None),
+        };
         // real nodes: faults go to docker, a cordon or a VM (emulated ones' to the emulator)
         let (faults, fault_pump) = match &self.conn.real {
             Some(real) => {
@@ -260,7 +271,18 @@ impl KubeBackend {
         };
         let ticker_stop = cancel.child_token();
         let play = async {
-            let played = run::play(admin, &prepared, timeline, opts, clock, faults, sink, cancel.clone()).await;
+            let played = run::play_recording(
+                admin,
+                &prepared,
+                timeline,
+                opts,
+                clock,
+                faults,
+                sink,
+                decisions,
+                cancel.clone(),
+            )
+            .await;
             ticker_stop.cancel();
             played
         };

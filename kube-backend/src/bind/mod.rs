@@ -297,14 +297,57 @@ pub async fn run(
     run_counted(api, opts, clock, policy, cancel, Arc::new(LiveCounts::default())).await
 }
 
+/// Where the bind loop sends the records of the decisions its policy
+/// explains (`--explain`), for the run's player to write.
+#[derive(Debug, Clone)]
+pub struct DecisionOut {
+    /// the run's workload names, by id
+    pub workloads: Vec<String>,
+    pub to: tokio::sync::mpsc::UnboundedSender<schedlab_core::decision::DecisionRecord>,
+}
+
+/// [`run`], sending the record of every decision the policy explains to
+/// `out`.
+pub async fn run_recorded(
+    api: ApiClient,
+    opts: BindOptions,
+    clock: ScenarioClock,
+    policy: Box<dyn Scheduler>,
+    cancel: CancellationToken,
+    out: DecisionOut,
+) -> Result<BindStats, KubeError> {
+    run_loop(
+        api,
+        opts,
+        clock,
+        policy,
+        cancel,
+        Arc::new(LiveCounts::default()),
+        Some(out),
+    )
+    .await
+}
+
 /// [`run`], also counting bind outcomes into `live` as they happen.
 pub async fn run_counted(
+    api: ApiClient,
+    opts: BindOptions,
+    clock: ScenarioClock,
+    policy: Box<dyn Scheduler>,
+    cancel: CancellationToken,
+    live: Arc<LiveCounts>,
+) -> Result<BindStats, KubeError> {
+    run_loop(api, opts, clock, policy, cancel, live, None).await
+}
+
+async fn run_loop(
     api: ApiClient,
     opts: BindOptions,
     clock: ScenarioClock,
     mut policy: Box<dyn Scheduler>,
     cancel: CancellationToken,
     live: Arc<LiveCounts>,
+    decisions: Option<DecisionOut>,
 ) -> Result<BindStats, KubeError> {
     opts.model
         .validate()
@@ -314,6 +357,9 @@ pub async fn run_counted(
         () = cancel.cancelled() => return Ok(BindStats::default()),
     };
     let mut binder = Binder::new(opts.scheduler_name.clone(), opts.model.clone(), ClusterCache::new(ids))?;
+    if let Some(out) = decisions {
+        binder.record_decisions(out);
+    }
     let mut changes = watch::changes(&api, &opts).await;
     let mut in_flight: FuturesUnordered<BoxFuture<'static, Outcome>> = FuturesUnordered::new();
     let far = || tokio::time::Instant::now() + Duration::from_secs(3600);

@@ -29,6 +29,7 @@ use super::emulator::EmulatorCommand;
 use super::{ApiClient, KubeError, ScenarioClock, labels, objects};
 use k8s_openapi::api::core::v1 as core;
 use kube::api::Api;
+use schedlab_core::decision::DecisionRecord;
 use schedlab_core::node::NodeId;
 use schedlab_core::record::{Record, RecordSink};
 use schedlab_core::time::Time;
@@ -37,7 +38,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use std::time::Instant;
-use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use tokio_util::sync::CancellationToken;
 
 /// Checks the run's options and prepares the cluster for it: the run's
@@ -93,6 +94,23 @@ pub async fn play(
     clock: ScenarioClock,
     faults: Option<UnboundedSender<EmulatorCommand>>,
     sink: &mut (dyn RecordSink + Send),
+    cancel: CancellationToken,
+) -> Result<RunSummary, KubeError> {
+    play_recording(api, prepared, timeline, opts, clock, faults, sink, None, cancel).await
+}
+
+/// [`play`], also writing to `sink` the decision records the run's bind
+/// loop sends to `decisions` (`--explain`), as they arrive.
+#[allow(clippy::too_many_arguments)]
+pub async fn play_recording(
+    api: &ApiClient,
+    prepared: &Prepared,
+    timeline: &Timeline,
+    opts: &RunOptions,
+    clock: ScenarioClock,
+    faults: Option<UnboundedSender<EmulatorCommand>>,
+    sink: &mut (dyn RecordSink + Send),
+    decisions: Option<UnboundedReceiver<DecisionRecord>>,
     cancel: CancellationToken,
 ) -> Result<RunSummary, KubeError> {
     let started = Instant::now();
@@ -154,6 +172,7 @@ pub async fn play(
         last_sample: None,
         warned_unsupported: false,
         events: Vec::new(),
+        decisions,
     };
     for (i, spec) in prepared.node_specs().iter().enumerate() {
         player.write(Record::Node {

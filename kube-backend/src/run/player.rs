@@ -20,6 +20,7 @@ use k8s_openapi::api::core::v1 as core;
 use kube::ResourceExt;
 use kube::api::Api;
 use schedlab_core::behaviour::PodEnd;
+use schedlab_core::decision::DecisionRecord;
 use schedlab_core::node::NodeId;
 use schedlab_core::pod::{PodId, PodSlot};
 use schedlab_core::record::{DeleteCause, Event, EventKind, Record, RecordSink};
@@ -29,7 +30,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
-use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use tokio_util::sync::CancellationToken;
 
 type WatchItem<K> = Option<Result<kube::runtime::watcher::Event<K>, kube::runtime::watcher::Error>>;
@@ -66,6 +67,8 @@ pub(crate) struct Player<'a> {
     pub(crate) last_sample: Option<Time>,
     pub(crate) warned_unsupported: bool,
     pub(crate) events: Vec<EventKind>,
+    /// the decision records the run's bind loop sends (`--explain`)
+    pub(crate) decisions: Option<UnboundedReceiver<DecisionRecord>>,
 }
 
 impl std::fmt::Debug for Player<'_> {
@@ -91,6 +94,7 @@ impl Player<'_> {
         let mut pod_changes = Vec::new();
         let mut node_changes = Vec::new();
         loop {
+            self.write_decisions();
             while in_flight.len() < requests::IN_FLIGHT
                 && let Some(request) = self.queue.pop_front()
             {
@@ -144,8 +148,18 @@ impl Player<'_> {
                 }
             }
         }
+        self.write_decisions();
         self.summary.api_errors_retried = self.retried.load(Ordering::Relaxed);
         Ok(self.summary)
+    }
+
+    /// Writes the decision records the bind loop sent since the last call.
+    fn write_decisions(&mut self) {
+        if let Some(decisions) = self.decisions.as_mut() {
+            while let Ok(decision) = decisions.try_recv() {
+                self.sink.decision(decision);
+            }
+        }
     }
 
     fn end(&self) -> Time {

@@ -5,7 +5,7 @@ mod reader;
 mod sink;
 
 pub use reader::{for_each_numbered_record, for_each_record, read_records};
-pub use sink::JsonlSink;
+pub use sink::{JsonlSink, RunSink};
 
 use std::path::PathBuf;
 

@@ -47,3 +47,41 @@ impl RecordSink for JsonlSink {
         self.lines.push(&record, "records");
     }
 }
+
+/// A run's sink in its folder: records into records.jsonl and, when the
+/// run explains its decisions, decision records into decisions.jsonl.
+#[derive(Debug)]
+pub struct RunSink {
+    records: JsonlSink,
+    decisions: Option<crate::decisions::DecisionsWriter>,
+}
+
+impl RunSink {
+    /// Records into `records`; decision records into `decisions` when given
+    /// (and otherwise dropped).
+    pub fn create(records: &Path, decisions: Option<&Path>) -> crate::Result<Self> {
+        Ok(RunSink {
+            records: JsonlSink::create(records)?,
+            decisions: decisions.map(crate::decisions::DecisionsWriter::create).transpose()?,
+        })
+    }
+
+    /// Flushes both files and reports the first error met while writing;
+    /// returns how many decision records were written, when they were kept.
+    pub fn finish(self) -> crate::Result<Option<u64>> {
+        self.records.finish()?;
+        self.decisions.map(|d| d.finish()).transpose()
+    }
+}
+
+impl RecordSink for RunSink {
+    fn record(&mut self, record: Record) {
+        self.records.record(record);
+    }
+
+    fn decision(&mut self, decision: schedlab_core::decision::DecisionRecord) {
+        if let Some(writer) = &mut self.decisions {
+            writer.record(&decision);
+        }
+    }
+}

@@ -22,6 +22,7 @@ use k8s_openapi::api::core::v1 as core;
 use kube::runtime::watcher;
 use schedlab_core::Scheduler;
 use schedlab_core::behaviour::ModelConfig;
+use schedlab_core::decision::DecisionRecord;
 use schedlab_core::node::{NodeCondition, NodeId, NodeSpec};
 use schedlab_core::pod::{PodSlot, WorkloadId};
 use schedlab_core::record::EventKind;
@@ -108,6 +109,8 @@ pub struct Binder {
     bind_requests: Histogram<u64>,
     /// the cache's events: the player records them, the loop does not
     scratch: Vec<EventKind>,
+    /// where the records of explained decisions go (`--explain`)
+    decision_out: Option<super::DecisionOut>,
 }
 
 /// Whether `pod` waits for a scheduler named `scheduler_name`: no node yet,
@@ -155,7 +158,13 @@ impl Binder {
             decisions: histogram()?,
             bind_requests: histogram()?,
             scratch: Vec::new(),
+            decision_out: None,
         })
+    }
+
+    /// Sends the record of every decision its policy explains to `out`.
+    pub fn record_decisions(&mut self, out: super::DecisionOut) {
+        self.decision_out = Some(out);
     }
 
     /// Both watches have listed everything once (decisions before that would
@@ -396,6 +405,13 @@ impl Binder {
         let started = Instant::now();
         let placement = policy.schedule(&pending, &view);
         timing::record(&mut self.decisions, started.elapsed());
+        if let (Some(out), Some(explained)) = (&self.decision_out, policy.explained()) {
+            let workload = out.workloads.get(slot.workload.0 as usize).map(String::as_str);
+            // the player writes it; gone, the run is over and so is its file
+            let _ = out
+                .to
+                .send(DecisionRecord::of(&pending, &view, &placement, &explained, workload));
+        }
         self.stats.decisions += 1;
         let priority = cached.spec.priority;
         let verdict = match placement.verdict(&view, &cached.spec) {
