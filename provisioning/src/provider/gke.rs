@@ -105,12 +105,7 @@ impl ClusterProvider for GkeProvider {
             )
         };
         let deploy = scheduler_deploy::plan(&scheduler_deploy::overlay_dir(&self.repo, "gke"), &images);
-        let runs = runs_line(
-            runs,
-            true,
-            &super::pods_on(&images),
-            gke_fault_line(self.allow_vm_faults),
-        );
+        let runs = runs_line(runs, true, &images.workload, gke_fault_line(self.allow_vm_faults));
         Ok(format!("{cost}Plan:\n{}", plan.plan(&context, deploy, &runs).render()))
     }
 

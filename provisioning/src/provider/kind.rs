@@ -3,7 +3,7 @@
 //! and the in-cluster agmarl scheduler deployed; deleted afterwards unless
 //! kept.
 
-use super::{CLIENT_GO_RATE, ClusterProvider, Connect, Connected, Runs, pods_on, runs_line};
+use super::{CLIENT_GO_RATE, ClusterProvider, Connect, Connected, Runs, runs_line};
 use crate::external::CommandRunner;
 use crate::interrupt::Interrupt;
 use crate::kind::{KindOptions, KindPlan};
@@ -46,7 +46,7 @@ impl ClusterProvider for KindProvider {
             format!(", {} nodes emulated by the node emulator", plan.emulated.len())
         };
         let deploy = scheduler_deploy::plan(&scheduler_deploy::overlay_dir(&plan.opts.repo_root, "kind"), &images);
-        let runs = runs_line(runs, true, &pods_on(&images), kind_fault_line(plan.opts.fault_mode));
+        let runs = runs_line(runs, true, &images.workload, kind_fault_line(plan.opts.fault_mode));
         Ok(format!(
             "\nkind cluster {}: a control plane and {} workers{emulated}\n\nkind config ({}):\n{}\nPlan:\n{}",
             plan.opts.name,

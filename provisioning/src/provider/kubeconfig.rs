@@ -4,7 +4,7 @@
 
 use super::{CLIENT_GO_RATE, ClusterFacts, ClusterProvider, Connect, Connected, Runs, default_kubeconfig, runs_line};
 use crate::interrupt::Interrupt;
-use kube_backend::backend::{Connection, KubeBackend};
+use kube_backend::backend::Connection;
 use kube_backend::run::NodeSource;
 use kube_backend::{ApiClient, ClientOptions};
 use std::path::PathBuf;
@@ -83,7 +83,7 @@ impl ClusterProvider for KubeconfigProvider {
             project_scheduler_client: project_rate,
             provisioned: None,
         };
-        let backend = KubeBackend::new(
+        Ok(super::connected(
             Connection {
                 name: "kube",
                 scheduler: admin.clone(),
@@ -99,12 +99,9 @@ impl ClusterProvider for KubeconfigProvider {
                 real: None,
                 runtime,
             },
-            interrupt.token(),
-        );
-        Ok(Connected {
-            backend,
             facts,
-            _plane: None,
-        })
+            interrupt,
+            None,
+        ))
     }
 }

@@ -6,7 +6,7 @@
 use super::{ClusterFacts, ClusterProvider, Connect, Connected, Runs, runs_line};
 use crate::interrupt::Interrupt;
 use crate::local::{self, LocalOptions, ScopedCluster};
-use kube_backend::backend::{ClientRate, Connection, KubeBackend};
+use kube_backend::backend::{ClientRate, Connection};
 use kube_backend::run::NodeSource;
 use kube_backend::{ApiClient, ClientOptions};
 use std::path::PathBuf;
@@ -133,7 +133,7 @@ impl ClusterProvider for LocalProvider {
             project_scheduler_client: project_rate,
             provisioned: None,
         };
-        let backend = KubeBackend::new(
+        Ok(super::connected(
             Connection {
                 name: "local",
                 admin,
@@ -146,12 +146,9 @@ impl ClusterProvider for LocalProvider {
                 real: None,
                 runtime,
             },
-            interrupt.token(),
-        );
-        Ok(Connected {
-            backend,
             facts,
-            _plane: plane,
-        })
+            interrupt,
+            plane,
+        ))
     }
 }

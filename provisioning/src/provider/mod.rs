@@ -16,7 +16,6 @@ pub mod real_nodes;
 use crate::interrupt::Interrupt;
 use crate::local::ScopedCluster;
 use crate::real_cluster::IN_CLUSTER_ARM;
-use crate::scheduler_deploy::Images;
 use kube_backend::backend::{ClientRate, KubeBackend};
 use schedlab_core::NodeSpec;
 use serde::Serialize;
@@ -166,9 +165,19 @@ pub fn runs_line(runs: &Runs<'_>, in_cluster: bool, pods: &str, faults: &str) ->
     )
 }
 
-/// Where pods run on images' nodes, for [`runs_line`].
-pub fn pods_on(images: &Images) -> String {
-    images.workload.clone()
+/// The backend over `conn`, its runs cancelled by `interrupt`, with what
+/// the manifest says about the cluster and what must outlive the backend.
+pub(crate) fn connected(
+    conn: kube_backend::backend::Connection,
+    facts: ClusterFacts,
+    interrupt: &Interrupt,
+    plane: Option<ScopedCluster>,
+) -> Connected {
+    Connected {
+        backend: KubeBackend::new(conn, interrupt.token()),
+        facts,
+        _plane: plane,
+    }
 }
 
 /// The backend over a cluster made ready for the runs (kind, GKE, real
@@ -199,7 +208,7 @@ pub(crate) fn connected_to(
         project_scheduler_client: rate,
         provisioned: Some(facts),
     };
-    let backend = KubeBackend::new(
+    connected(
         kube_backend::backend::Connection {
             name,
             scheduler: admin.clone(),
@@ -214,13 +223,10 @@ pub(crate) fn connected_to(
             real: Some(Box::new(cluster)),
             runtime,
         },
-        interrupt.token(),
-    );
-    Connected {
-        backend,
         facts,
-        _plane: None,
-    }
+        interrupt,
+        None,
+    )
 }
 
 /// A folder of its own for a made cluster's config and kubeconfig.
@@ -251,6 +257,7 @@ pub(crate) fn runtime() -> crate::Result<tokio::runtime::Runtime> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scheduler_deploy::Images;
 
     #[test]
     fn runs_line_says_who_schedules_each_arm() {
@@ -263,7 +270,7 @@ mod tests {
             seeds: 2,
             scenario_seconds: 60.0,
         };
-        let line = runs_line(&runs, true, &pods_on(&Images::dev()), "docker");
+        let line = runs_line(&runs, true, &Images::dev().workload, "docker");
         assert!(line.starts_with("play 8 runs (4 arms × 2 seeds)"), "{line}");
         assert!(
             line.contains("my-scheduler by the cluster's own scheduler of that name"),

@@ -7,10 +7,10 @@ use crate::interrupt::Interrupt;
 use crate::kubelets::PodPrograms;
 use crate::kubelets::scenario::RealNodesFlag;
 use crate::real_cluster::IN_CLUSTER_ARM;
-use crate::real_cluster::up::{self, LOCAL_FAULT_LINE, UpError};
-use crate::scheduler_deploy::{self, Images};
+use crate::real_cluster::up::{self, LOCAL_FAULT_LINE};
+use crate::scheduler_deploy::Images;
 use kube_backend::backend::ClientRate;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Real nodes of this machine under a private control plane.
 #[derive(Debug, Clone)]
@@ -25,9 +25,9 @@ pub struct RealNodesProvider {
 }
 
 impl RealNodesProvider {
-    fn overlay(&self, runs: &Runs<'_>) -> Option<PathBuf> {
-        self.deploys_in_cluster_scheduler(runs)
-            .then(|| scheduler_deploy::overlay_dir(&self.repo, "local"))
+    /// The repository whose overlay deploys the in-cluster scheduler, when the runs have its arm.
+    fn scheduler_repo(&self, runs: &Runs<'_>) -> Option<&Path> {
+        self.deploys_in_cluster_scheduler(runs).then_some(self.repo.as_path())
     }
 }
 
@@ -37,16 +37,7 @@ impl ClusterProvider for RealNodesProvider {
     }
 
     fn check(&self, runs: &Runs<'_>) -> crate::Result<()> {
-        self.flag.check(runs.nodes.len()).map_err(UpError::Input)?;
-        if let Some(overlay) = self.overlay(runs).filter(|o| !o.join("kustomization.yaml").is_file()) {
-            return Err(UpError::Input(format!(
-                "the in-cluster scheduler's manifests are not at {} (the agmarl arm on real nodes runs from them): \
-                 run from the schedlab repository or give --repo",
-                overlay.display()
-            ))
-            .into());
-        }
-        Ok(())
+        up::check_local(self.flag, runs.nodes.len(), self.scheduler_repo(runs)).map(drop)
     }
 
     fn deploys_in_cluster_scheduler(&self, runs: &Runs<'_>) -> bool {
@@ -54,14 +45,14 @@ impl ClusterProvider for RealNodesProvider {
     }
 
     fn plan(&self, runs: &Runs<'_>) -> crate::Result<String> {
-        self.check(runs)?;
+        let overlay = up::check_local(self.flag, runs.nodes.len(), self.scheduler_repo(runs))?;
         let rest = runs.nodes.len().saturating_sub(self.flag.count);
         let emulated = if rest > 0 {
             format!(", the other {rest} on the node emulator")
         } else {
             String::new()
         };
-        let scheduler = match self.overlay(runs) {
+        let scheduler = match overlay {
             Some(overlay) => format!(
                 "\n  3. deploy the in-cluster agmarl-scheduler from {}",
                 overlay.display()
@@ -76,17 +67,11 @@ impl ClusterProvider for RealNodesProvider {
             self.flag.count,
             self.flag.count,
             if scheduler.is_empty() { 3 } else { 4 },
-            runs_line(
-                runs,
-                !scheduler.is_empty(),
-                &super::pods_on(&Images::dev()),
-                LOCAL_FAULT_LINE
-            )
+            runs_line(runs, !scheduler.is_empty(), &Images::dev().workload, LOCAL_FAULT_LINE)
         ))
     }
 
     fn up(self: Box<Self>, runs: &Runs<'_>, interrupt: &Interrupt) -> crate::Result<Connected> {
-        self.check(runs)?;
         let runtime = super::runtime()?;
         // on the local control plane every scheduler gets the default scheduler's client rate
         let rate = self.connect.rate(ClientRate {
@@ -97,7 +82,7 @@ impl ClusterProvider for RealNodesProvider {
             flag: self.flag,
             programs: PodPrograms::beside(&self.programs_dir)?,
             cancel: interrupt.flag(),
-            scheduler_repo: self.deploys_in_cluster_scheduler(runs).then(|| self.repo.clone()),
+            scheduler_repo: self.scheduler_repo(runs).map(Path::to_path_buf),
         };
         schedlab_core::noteln!(
             "bringing a local control plane up with {} real nodes (a cold cache builds Kubernetes: several minutes)",

@@ -275,6 +275,28 @@ pub struct LocalTarget {
 pub const LOCAL_FAULT_LINE: &str =
     "stop the node's kubelet; start it again to recover (DegradeNode and KillPod are not played)";
 
+/// Checks real nodes for a scenario of `nodes` nodes before anything
+/// starts: `flag`'s count against them, and with `scheduler_repo` (the
+/// runs have the in-cluster scheduler's arm) its local overlay, which is
+/// returned.
+pub fn check_local(
+    flag: crate::kubelets::scenario::RealNodesFlag,
+    nodes: usize,
+    scheduler_repo: Option<&Path>,
+) -> crate::Result<Option<PathBuf>> {
+    flag.check(nodes).map_err(UpError::Input)?;
+    let overlay = scheduler_repo.map(|repo| scheduler_deploy::overlay_dir(repo, "local"));
+    if let Some(overlay) = overlay.as_deref().filter(|o| !o.join("kustomization.yaml").is_file()) {
+        return Err(UpError::Input(format!(
+            "the in-cluster scheduler's manifests are not at {} (the agmarl arm on real nodes runs from them): \
+             run from the schedlab repository or give --repo",
+            overlay.display()
+        ))
+        .into());
+    }
+    Ok(overlay)
+}
+
 /// Brings a private local control plane up with real nodes for a scenario
 /// with `nodes` (its first `target.flag.count`, made to look like them: see
 /// [`crate::kubelets::scenario`]), labels and prices them as their pools,
@@ -286,19 +308,7 @@ pub fn local(
     runtime: &tokio::runtime::Runtime,
     rate: ClientRate,
 ) -> crate::Result<Provisioned> {
-    target.flag.check(nodes.len()).map_err(UpError::Input)?;
-    let overlay = target
-        .scheduler_repo
-        .as_deref()
-        .map(|repo| scheduler_deploy::overlay_dir(repo, "local"));
-    if let Some(overlay) = overlay.as_deref().filter(|o| !o.join("kustomization.yaml").is_file()) {
-        return Err(UpError::Input(format!(
-            "the in-cluster scheduler's manifests are not at {} (the agmarl arm on real nodes runs from them): \
-             run from the schedlab repository or give --repo",
-            overlay.display()
-        ))
-        .into());
-    }
+    let overlay = check_local(target.flag, nodes.len(), target.scheduler_repo.as_deref())?;
     let placement = target.flag.placement(nodes.len());
     let real_specs = &nodes[..target.flag.count];
     let mut opts = crate::local::LocalOptions::private("real-nodes")?;
