@@ -25,13 +25,12 @@ fn kubectls() -> Vec<PathBuf> {
             found.push(built);
         }
     }
-    if let Some(path) = std::env::var_os("PATH") {
-        if let Some(p) = std::env::split_paths(&path)
+    if let Some(path) = std::env::var_os("PATH")
+        && let Some(p) = std::env::split_paths(&path)
             .map(|d| d.join("kubectl"))
             .find(|p| p.is_file())
-        {
-            found.push(p);
-        }
+    {
+        found.push(p);
     }
     assert!(
         !found.is_empty(),

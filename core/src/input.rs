@@ -36,7 +36,7 @@ pub fn read_bounded_string(path: &Path, max_bytes: u64) -> Result<String, Error>
 }
 
 fn human(bytes: u64) -> String {
-    if bytes >= 1 << 20 && bytes % (1 << 20) == 0 {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
         format!("{} MiB", bytes >> 20)
     } else {
         format!("{bytes} bytes")

@@ -181,7 +181,7 @@ pub fn parse_memory_bytes(s: &str) -> Result<u64, QuantityError> {
 
 /// Formats millicores the way kubectl does ("250m", "2").
 pub fn format_cpu_milli(milli: u64) -> String {
-    if milli % 1000 == 0 {
+    if milli.is_multiple_of(1000) {
         format!("{}", milli / 1000)
     } else {
         format!("{milli}m")
@@ -192,7 +192,7 @@ pub fn format_cpu_milli(milli: u64) -> String {
 pub fn format_memory_bytes(bytes: u64) -> String {
     const UNITS: [(&str, u64); 4] = [("Ti", 1 << 40), ("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)];
     for (suffix, unit) in UNITS {
-        if bytes >= unit && bytes % unit == 0 {
+        if bytes >= unit && bytes.is_multiple_of(unit) {
             return format!("{}{suffix}", bytes / unit);
         }
     }

@@ -425,7 +425,7 @@ pub fn synthetic(nodes: usize, pods: u32, hours: f64, seed: u64) -> Timeline {
                 },
             );
         }
-        if (t as u64) % 300 == 0 {
+        if (t as u64).is_multiple_of(300) {
             let victim = NodeId(rng.random_range(0..nodes as u32));
             b = b.at(t, Action::FailNode { node: victim });
             b = b.at(t + rng.random_range(60.0..600.0), Action::RecoverNode { node: victim });

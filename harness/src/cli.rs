@@ -33,6 +33,8 @@ pub enum Command {
     /// Table D (claim 5): decision-time growth, quality and training cost against the monolithic foil, over
     /// run folders of the same scenarios at several cluster sizes.
     Scaling(crate::scaling_cmd::ScalingArgs),
+    /// Sweeps: scenarios × arms × seeds × checkpoints and training runs from one sweep file, resumably.
+    Sweep(crate::sweep_cmd::SweepArgs),
 }
 
 /// Where the cluster comes from.
@@ -217,6 +219,11 @@ pub struct ScenarioArgs {
     /// real cluster, only for arms schedlab's bind loop decides (not `default`, the cluster's kube-scheduler).
     #[arg(long)]
     pub explain: bool,
+
+    /// Leave out the run folder's report (report/: plots, report.html); `schedlab report DIR` writes it at any time.
+    /// The records and the summaries are written as always. A sweep's cells run with it.
+    #[arg(long)]
+    pub no_report: bool,
 
     /// Print every metric's row (the full table of report.md) instead of the headline and the key table.
     #[arg(long)]

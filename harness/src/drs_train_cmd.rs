@@ -225,7 +225,7 @@ pub(crate) fn run(args: &TrainArgs, reward: DrsReward, scenarios: Vec<workloads:
         }
         folder.append(CURVE_FILE, &curve)?;
         let done = first + slots.len();
-        if done % VALIDATE_EVERY == 0 || done == episodes {
+        if done.is_multiple_of(VALIDATE_EVERY) || done == episodes {
             validate(&dqn, done).context("playing the validation episodes")?;
         }
     }

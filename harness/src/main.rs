@@ -21,6 +21,7 @@ mod peak_memory;
 mod report_cmd;
 mod scaling_cmd;
 mod scenario_cmd;
+mod sweep_cmd;
 mod threads;
 mod train_cmd;
 mod train_common;
@@ -47,17 +48,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return clap_answer(e),
     };
-    let outcome = match cli.command {
-        cli::Command::Scenario(args) => scenario_cmd::run(*args),
-        cli::Command::Scenarios => list_scenarios(),
-        cli::Command::Train(args) => train_cmd::run(args),
-        cli::Command::Heads(args) => heads_cmd::run(args),
-        cli::Command::Cluster(args) => cluster_cmd::run(args),
-        cli::Command::Report(args) => report_cmd::run(args),
-        cli::Command::Compare(args) => compare_cmd::run(args),
-        cli::Command::Scaling(args) => scaling_cmd::run(args),
-    };
-    match outcome {
+    match dispatch(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         // The reader of standard output went away (`schedlab ... | head -1`): nobody wants the rest.
         Err(err) if out::is_broken_pipe(&err) => ExitCode::SUCCESS,
@@ -66,6 +57,21 @@ fn main() -> ExitCode {
             let _ = writeln!(std::io::stderr(), "error: {}", exit::message(&err));
             exit::code_for(&err)
         }
+    }
+}
+
+/// Runs one command: from the command line, or a sweep cell's command line.
+fn dispatch(command: cli::Command) -> anyhow::Result<()> {
+    match command {
+        cli::Command::Scenario(args) => scenario_cmd::run(*args),
+        cli::Command::Scenarios => list_scenarios(),
+        cli::Command::Train(args) => train_cmd::run(args),
+        cli::Command::Heads(args) => heads_cmd::run(args),
+        cli::Command::Cluster(args) => cluster_cmd::run(args),
+        cli::Command::Report(args) => report_cmd::run(args),
+        cli::Command::Compare(args) => compare_cmd::run(args),
+        cli::Command::Scaling(args) => scaling_cmd::run(args),
+        cli::Command::Sweep(args) => sweep_cmd::run(args),
     }
 }
 

@@ -35,6 +35,19 @@ pub struct ReportArgs {
 }
 
 pub fn run(args: ReportArgs) -> Result<()> {
+    if let Some(sweep) = args
+        .dirs
+        .iter()
+        .find(|d| schedlab_runner::sweep::folder::is_sweep_folder(d))
+    {
+        if args.dirs.len() > 1 {
+            bail!(InputError(format!(
+                "{} is a sweep folder: report on it alone (its cells are merged as run folders are)",
+                sweep.display()
+            )));
+        }
+        return sweep_report(&args, sweep);
+    }
     let out = match (&args.out, args.dirs.as_slice()) {
         (Some(out), _) => out.clone(),
         (None, [dir]) => dir.join(REPORT_DIR),
@@ -74,6 +87,115 @@ pub fn run(args: ReportArgs) -> Result<()> {
     )?;
     outln!("Report: {}", out.join("report.html").display())?;
     Ok(())
+}
+
+/// The report of a sweep folder: its scenario cells merged as run folders are, one report per point label (`base`,
+/// a size, a set of overrides) when it has several, and the sweep table (`cells.csv`: one row per cell and metric).
+fn sweep_report(args: &ReportArgs, dir: &Path) -> Result<()> {
+    use schedlab_runner::sweep::folder::SweepFolder;
+    use schedlab_runner::sweep::{CellWork, Program};
+    let (folder, plan) = SweepFolder::open(dir, &Program::of(crate::build_info::current()))?;
+    let out = args.out.clone().unwrap_or_else(|| dir.join(REPORT_DIR));
+    check_out(&out, &[dir.to_path_buf()])?;
+    let states = folder.states(&plan);
+    let scenario_cells: Vec<_> = states
+        .iter()
+        .filter(|(c, _)| matches!(c.work, CellWork::Scenario { .. }))
+        .collect();
+    let done = scenario_cells
+        .iter()
+        .filter(|(_, s)| *s == schedlab_runner::sweep::CellState::Done)
+        .count();
+    if done == 0 {
+        bail!(InputError(format!(
+            "{}: no scenario cell is done yet ({} of them): nothing to report",
+            dir.display(),
+            scenario_cells.len()
+        )));
+    }
+    if done < scenario_cells.len() && !args.allow_incomplete {
+        bail!(InputError(format!(
+            "{}: {done} of {} scenario cells are done: `schedlab sweep resume {}` runs the rest, or report on these with \
+             --allow-incomplete",
+            dir.display(),
+            scenario_cells.len(),
+            dir.display()
+        )));
+    }
+    // the run folders of each label, in plan order
+    let mut labels: Vec<(String, Vec<PathBuf>)> = Vec::new();
+    for (cell, state) in &scenario_cells {
+        let CellWork::Scenario { point, .. } = cell.work else {
+            continue;
+        };
+        if *state != schedlab_runner::sweep::CellState::Done {
+            continue;
+        }
+        let label = &plan.points[point].label;
+        let path = folder.cell_dir(cell);
+        match labels.iter_mut().find(|(l, _)| l == label) {
+            Some((_, dirs)) => dirs.push(path),
+            None => labels.push((label.clone(), vec![path])),
+        }
+    }
+    let options = LoadOptions {
+        allow_incomplete: args.allow_incomplete,
+    };
+    let mut all_groups = Vec::new();
+    let mut briefs = Vec::new();
+    let one = labels.len() == 1;
+    for (label, dirs) in &labels {
+        let groups = RunFolderData::load_grouped(dirs, options)?;
+        let report = render_report(&groups, &args.claims_arm)?;
+        let at = if one {
+            out.clone()
+        } else {
+            out.join(label_folder(label))
+        };
+        write_report(report.files, &at)?;
+        let text = if args.all_metrics {
+            report.terminal
+        } else {
+            report.brief
+        };
+        briefs.push((label.clone(), at, text));
+        all_groups.extend(groups);
+    }
+    let table = schedlab_runner::sweep::table::cells_csv(&plan, &folder, &all_groups);
+    let table_path = out.join(schedlab_runner::sweep::table::CELLS_CSV);
+    results::run_folder::write_atomic(&table_path, table.as_bytes())?;
+    if done < scenario_cells.len() {
+        crate::out::noteln!(
+            "warning: INCOMPLETE: {done} of {} scenario cells of sweep {} are in this report",
+            scenario_cells.len(),
+            plan.name
+        );
+    }
+    for (label, at, text) in briefs {
+        if !one {
+            outln!("== {label} ==")?;
+        }
+        outln!("{text}")?;
+        outln!("Report: {}", at.join("report.html").display())?;
+    }
+    outln!("Sweep table: {}", table_path.display())?;
+    Ok(())
+}
+
+/// A point label as a folder name inside the report.
+fn label_folder(label: &str) -> String {
+    label
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '=' | ',') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect::<String>()
+        .trim_start_matches('.')
+        .to_string()
 }
 
 /// Refuses an `--out` whose files a report would overwrite: an existing non-empty folder (another run

@@ -8,8 +8,6 @@ use provisioning::interrupt::Interrupt;
 use provisioning::provider::Runs;
 use results::run_folder::{REPORT_DIR, RunFolder};
 use schedlab_runner::scenario::{Finished, Invocation};
-use scheduler::profile::file::ProfileFile;
-use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 pub fn run(args: ScenarioArgs) -> Result<()> {
@@ -20,12 +18,12 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         .as_deref()
         .map(|path| scheduler::agmarl::checkpoint::load(path).map_err(|e| InputError(format!("--checkpoint: {e}"))))
         .transpose()?;
-    let CheckedArms {
+    let schedlab_runner::arms::CheckedArms {
         names: arms,
         profile_files,
         external,
         extenders,
-    } = check_arms(&args.arms)?;
+    } = schedlab_runner::arms::check(&args.arms, "--arms")?;
     // the flags of the cluster, checked against it; None is the simulator
     let provider = crate::cluster_choice::provider(&args)?;
     if provider.is_none()
@@ -135,6 +133,7 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         extenders,
         checkpoint_path: args.checkpoint.clone(),
         explain: args.explain,
+        report: !args.no_report,
         command_line: std::env::args().collect(),
         build: crate::build_info::current(),
     };
@@ -174,13 +173,22 @@ fn report(args: &ScenarioArgs, invocation: &Invocation, finished: Finished) -> R
     if args.all_metrics {
         outln!("{}", summary.to_terminal_table())?;
     } else {
-        let more = format!(
-            "Every metric with its interval and test: {}, or --all-metrics",
-            report_dir.join("report.md").display()
-        );
+        let more = if invocation.report {
+            format!(
+                "Every metric with its interval and test: {}, or --all-metrics",
+                report_dir.join("report.md").display()
+            )
+        } else {
+            format!(
+                "Every metric with its interval and test: `schedlab report {}` writes the report, or --all-metrics",
+                invocation.out.display()
+            )
+        };
         outln!("{}", summary.to_terminal_brief(&more))?;
     }
-    outln!("Report: {}", report_dir.join("report.html").display())?;
+    if invocation.report {
+        outln!("Report: {}", report_dir.join("report.html").display())?;
+    }
     outln!("Run folder: {}", invocation.out.display())?;
     Ok(())
 }
@@ -211,73 +219,6 @@ fn check_in_cluster_arm(args: &ScenarioArgs, arms: &[String]) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-/// The arms of `--arms`, each read and checked.
-struct CheckedArms {
-    /// every arm's name, in order
-    names: Vec<String>,
-    /// the arms read from configuration files (`profile:FILE`, `profile:NAME=FILE`), by name
-    profile_files: BTreeMap<String, ProfileFile>,
-    /// the arms a scheduler already in the cluster decides (`external:NAME`), by name
-    external: BTreeSet<String>,
-    /// the arms that call a kube-scheduler extender (`extender:URL`), by name
-    extenders: schedlab_runner::extender_arm::ExtenderArms,
-}
-
-fn check_arms(arms: &[String]) -> Result<CheckedArms> {
-    let mut seen = Vec::new();
-    let mut files = BTreeMap::new();
-    let mut external = BTreeSet::new();
-    let mut extenders = schedlab_runner::extender_arm::ExtenderArms::new();
-    for arm in arms {
-        let arm = arm.trim();
-        if arm.is_empty() {
-            bail!(InputError("--arms: an arm name is empty".into()));
-        }
-        let name = if scheduler::profile::file::is_file_arm(arm) {
-            let file = scheduler::profile::file::load_arm(arm).map_err(scheduler::Error::from)?;
-            let name = file.arm.clone();
-            if files.insert(name.clone(), file).is_some() {
-                bail!(InputError(format!(
-                    "--arms: {arm:?} is a second arm named {name:?}: name them apart with profile:NAME=FILE"
-                )));
-            }
-            name
-        } else if schedlab_runner::drs_input::is_drs_arm(arm) {
-            // its network comes from --drs-checkpoint, checked with the cluster size
-            arm.to_string()
-        } else if schedlab_runner::extender_arm::is_extender_arm(arm) {
-            let extender = schedlab_runner::extender_arm::parse(arm)?;
-            let name = extender.arm.clone();
-            if extenders.insert(name.clone(), extender).is_some() {
-                bail!(InputError(format!(
-                    "--arms: {arm:?} is a second arm named {name:?}: name them apart with extender:NAME=URL"
-                )));
-            }
-            name
-        } else if schedlab_runner::external_arm::is_external(arm) {
-            let name = schedlab_runner::external_arm::scheduler_name(arm)?;
-            external.insert(name.clone());
-            name
-        } else {
-            scheduler::arm(arm, 0)?;
-            arm.to_string()
-        };
-        if seen.contains(&name) {
-            bail!(InputError(format!("--arms: {arm:?} is listed twice")));
-        }
-        seen.push(name);
-    }
-    if seen.is_empty() {
-        bail!(InputError("--arms: give at least one arm".into()));
-    }
-    Ok(CheckedArms {
-        names: seen,
-        profile_files: files,
-        external,
-        extenders,
-    })
 }
 
 /// The untrained twins' init seed: `--init-seed`, which only those arms take, or the default.

@@ -25,14 +25,10 @@ use indicatif::ProgressBar;
 use results::run_folder::RunFolder;
 use scheduler::agmarl::checkpoint::{self, CheckpointMeta};
 use scheduler::agmarl::train::{CURVE_HEADER, CurveRow, Episode, EpisodeStats, HeadReport, TrainConfig, Trainer};
+use scheduler::agmarl::train::{DEFAULT_SCENARIOS, MIN_TRAINING_SEED};
 use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Instant;
-
-/// Seeds below this are kept for evaluation.
-pub const MIN_TRAINING_SEED: u64 = 1000;
-/// Scenarios trained on when none is given.
-pub const DEFAULT_SCENARIOS: &[&str] = &["pressure", "churn"];
 
 const CURVE_FILE: &str = "training_curve.csv";
 const VALIDATION_FILE: &str = "validation_curve.csv";
@@ -271,30 +267,15 @@ fn rerun_single_threaded() -> Result<Option<i32>> {
     }
 }
 
-/// The file that marks a folder of held-out scenarios (`evaluations/heldout/`).
-pub const HELDOUT_MARKER: &str = ".heldout";
-
 /// Refuses a scenario file in a folder marked held-out (or below one), before
 /// reading it: the work a model is judged on must never be trained on.
-/// Built-in names are not files and pass.
 fn refuse_heldout(name: &str) -> Result<()> {
-    if workloads::builtin(name).is_some() {
-        return Ok(());
-    }
-    let Ok(path) = Path::new(name).canonicalize() else {
-        // a missing file: the scenario loader says so
-        return Ok(());
-    };
-    if let Some(folder) = path
-        .parent()
-        .into_iter()
-        .flat_map(Path::ancestors)
-        .find(|dir| dir.join(HELDOUT_MARKER).is_file())
-    {
+    if let Some(folder) = workloads::heldout_folder(name) {
         bail!(InputError(format!(
-            "--scenario {name}: a held-out scenario ({} is marked by {HELDOUT_MARKER}); training never reads the work \
+            "--scenario {name}: a held-out scenario ({} is marked by {}); training never reads the work \
              a model is judged on",
-            folder.display()
+            folder.display(),
+            workloads::HELDOUT_MARKER
         )));
     }
     Ok(())

@@ -9,11 +9,13 @@
 //! - [`drs_input`], [`external_arm`], [`extender_arm`]: arms that need more
 //!   than a name (a network, a scheduler in the cluster, an HTTP extender).
 
+pub mod arms;
 pub mod drs_input;
 mod error;
 pub mod extender_arm;
 pub mod external_arm;
 pub mod play;
 pub mod scenario;
+pub mod sweep;
 
 pub use error::{Result, RunnerError, While};

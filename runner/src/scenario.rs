@@ -41,6 +41,8 @@ pub struct Invocation {
     pub checkpoint_path: Option<PathBuf>,
     /// write every decision's record beside the run's records
     pub explain: bool,
+    /// write the folder's report (`report/`); without it, `schedlab report DIR` writes it later
+    pub report: bool,
     /// the command line, for the manifest
     pub command_line: Vec<String>,
     /// the program that plays the runs, for the manifests
@@ -161,7 +163,7 @@ pub fn play<B: Backend, C: Serialize>(invocation: &Invocation, backend: &B, clus
     progress.finish_and_clear();
 
     // The runs are read back once: the summaries and the report, then the folder is complete.
-    let summary = results::run_folder::finish(&folder, &mut manifest, jiff::Timestamp::now())?;
+    let summary = results::run_folder::finish_with(&folder, &mut manifest, jiff::Timestamp::now(), invocation.report)?;
     let runs = summary
         .arms()
         .iter()

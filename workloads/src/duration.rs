@@ -62,7 +62,7 @@ fn finite_non_negative(n: f64, s: &str) -> Result<f64, String> {
 /// The exact form used in resolved scenarios: whole seconds, else milliseconds.
 pub(crate) fn format_exact(span: Span) -> String {
     let ms = span.as_millis();
-    if ms % 1000 == 0 {
+    if ms.is_multiple_of(1000) {
         format!("{}s", ms / 1000)
     } else {
         format!("{ms}ms")

@@ -16,6 +16,7 @@ mod duration;
 mod error;
 mod expand;
 mod expr;
+mod heldout;
 mod limits;
 mod model;
 mod params;
@@ -30,6 +31,7 @@ mod value;
 
 pub use builtin::{Builtin, builtin, builtins};
 pub use error::{Error, Loc, Result, ScenarioError};
+pub use heldout::{HELDOUT_MARKER, heldout_folder};
 pub use limits::{MAX_ACTIONS, MAX_NODES, MAX_PODS};
 pub use scenario::Scenario;
 

@@ -141,9 +141,9 @@ pub(super) fn bucket_width_ms(end_ms: u64, target: u64) -> u64 {
 /// A bucket width in words: "10 s", "5 min", "1 h".
 pub(super) fn describe_width(ms: u64) -> String {
     let s = ms / 1000;
-    if s >= 3600 && s % 3600 == 0 {
+    if s >= 3600 && s.is_multiple_of(3600) {
         format!("{} h", s / 3600)
-    } else if s >= 60 && s % 60 == 0 {
+    } else if s >= 60 && s.is_multiple_of(60) {
         format!("{} min", s / 60)
     } else {
         format!("{s} s")

@@ -46,6 +46,17 @@ pub fn finish<C: Serialize>(
     manifest: &mut InvocationManifest<C>,
     finished_at: jiff::Timestamp,
 ) -> crate::Result<Summary> {
+    finish_with(folder, manifest, finished_at, true)
+}
+
+/// [`finish`], with the report folder written or not (`report`): a sweep's cells leave it to the one report over
+/// the sweep, which `schedlab report DIR` also writes for a single folder at any time.
+pub fn finish_with<C: Serialize>(
+    folder: &RunFolder,
+    manifest: &mut InvocationManifest<C>,
+    finished_at: jiff::Timestamp,
+    report: bool,
+) -> crate::Result<Summary> {
     let dir = folder.root();
     let mut data =
         RunFolderData::load_with(dir, LoadOptions { allow_incomplete: true }).map_err(|error| FinishError::Read {
@@ -81,9 +92,11 @@ pub fn finish<C: Serialize>(
         dir: dir.to_path_buf(),
         error: Box::new(error),
     };
-    let report = render_report_with(std::slice::from_ref(&data), std::slice::from_ref(&summary), DEFAULT_ARM)
-        .map_err(|e| report_failed(FinishStep::Render(e)))?;
-    write_report(report.files, &dir.join(REPORT_DIR)).map_err(|e| report_failed(FinishStep::Write(e)))?;
+    if report {
+        let report = render_report_with(std::slice::from_ref(&data), std::slice::from_ref(&summary), DEFAULT_ARM)
+            .map_err(|e| report_failed(FinishStep::Render(e)))?;
+        write_report(report.files, &dir.join(REPORT_DIR)).map_err(|e| report_failed(FinishStep::Write(e)))?;
+    }
     manifest.finished_at = Some(finished_at);
     manifest.complete = true;
     folder.write_json(MANIFEST_FILE, "the manifest", manifest)?;

@@ -19,8 +19,8 @@ pub mod manifests;
 pub mod reader;
 pub mod writer;
 
-pub use finish::{FinishError, finish, write_report};
+pub use finish::{FinishError, finish, finish_with, write_report};
 pub use layout::{INCOMPLETE_MARKER, MANIFEST_FILE, RECORDS_FILE, REPORT_DIR, run_dir};
 pub use manifests::{ArmControl, ArmFacts, Build, InvocationManifest, MANIFEST_VERSION, RunExplain, RunManifest};
-pub use reader::{FolderFacts, LoadOptions, LoadedRun, RunFolderData, SkippedRun};
+pub use reader::{FolderFacts, LoadOptions, LoadedRun, RunFolderData, SkippedRun, verify_complete};
 pub use writer::{FolderError, RunFolder, write_atomic, write_json};

@@ -202,6 +202,35 @@ impl RunFolderData {
     }
 }
 
+/// Checks that the run folder at `dir` is complete and whole without reading
+/// its records' lines: its manifest says complete, no run is missing, and
+/// every run's records have the digest its run manifest recorded. What a
+/// sweep checks before it accepts a cell's folder.
+pub fn verify_complete(dir: &Path) -> crate::Result<()> {
+    let head = read_head(
+        dir,
+        LoadOptions {
+            allow_incomplete: false,
+        },
+    )?;
+    for arm in &head.manifest.arms {
+        for &seed in &head.manifest.seeds {
+            let run_dir = run_dir(dir, arm, seed);
+            let path = run_dir.join(RECORDS_FILE);
+            if !path.is_file() {
+                return Err(ReportError::MissingRecords {
+                    path,
+                    arm: arm.clone(),
+                    seed,
+                }
+                .into());
+            }
+            manifest_check::check_run(&run_dir, &path, &head.manifest.scenario, arm, seed)?;
+        }
+    }
+    Ok(())
+}
+
 /// Merges loaded folders of one scenario, in the order given.
 fn merge_all(loaded: Vec<(PathBuf, RunFolderData)>) -> Result<RunFolderData, ReportError> {
     let mut merged: Option<(PathBuf, RunFolderData)> = None;

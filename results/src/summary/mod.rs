@@ -16,7 +16,7 @@ pub(crate) use brief::clip;
 pub use brief::{KEY_METRICS, MAX_HEADLINE, MAX_WIDTH};
 pub use comparison::{VS_REFERENCE, VsReference};
 pub use csv::HEADER as CSV_HEADER;
-pub use format::latex_escape;
+pub use format::{csv_field, csv_number, latex_escape};
 pub use headline::{Collapsed, collapsed_rows, headline};
 pub use json::SummaryDocument;
 

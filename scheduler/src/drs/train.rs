@@ -367,7 +367,7 @@ impl Dqn {
         let value = loss.to_dtype(DType::F32)?.to_scalar::<f32>()?;
         self.opt.backward_step(&loss)?;
         self.updates += 1;
-        if self.updates % self.cfg.target_sync == 0 {
+        if self.updates.is_multiple_of(self.cfg.target_sync) {
             self.target.copy_from(&self.online)?;
         }
         Ok(value)

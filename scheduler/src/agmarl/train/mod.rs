@@ -40,6 +40,13 @@ pub mod schedule;
 pub mod trainer;
 pub mod transition;
 
+/// The lowest training seed: seeds below are kept for evaluation, so no
+/// episode a model learns from is one it is judged on.
+pub const MIN_TRAINING_SEED: u64 = 1000;
+
+/// The scenarios training plays when none is named.
+pub const DEFAULT_SCENARIOS: &[&str] = &["pressure", "churn"];
+
 pub use config::TrainConfig;
 pub use curve::{CURVE_HEADER, CurveRow};
 pub use episode::{Episode, EpisodeStats, Explorer};
