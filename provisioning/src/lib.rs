@@ -27,6 +27,8 @@
 //!   local with real nodes, kubeconfig, kind, GKE) as a `ClusterProvider`
 //!   that checks its settings, plans (the dry run) and comes up connected.
 //! - [`interrupt`]: the process's one Ctrl-C, as a flag and a token.
+//! - [`sweep_job`]: a sweep's submission to Kubernetes: its spec, checked
+//!   before anything is made, and the Job shape a server runs it in.
 
 mod error;
 pub mod external;
@@ -41,5 +43,6 @@ pub mod manifests;
 pub mod provider;
 pub mod real_cluster;
 pub mod scheduler_deploy;
+pub mod sweep_job;
 
 pub use error::{Error, Result};
