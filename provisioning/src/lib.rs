@@ -27,8 +27,9 @@
 //!   local with real nodes, kubeconfig, kind, GKE) as a `ClusterProvider`
 //!   that checks its settings, plans (the dry run) and comes up connected.
 //! - [`interrupt`]: the process's one Ctrl-C, as a flag and a token.
-//! - [`sweep_job`]: a sweep's submission to Kubernetes: its spec, checked
-//!   before anything is made, and the Job shape a server runs it in.
+//! - [`sweep_job`]: the Kubernetes objects of a sweep's submission (a
+//!   ServiceAccount, the plan's ConfigMap, the Job(s) that run its cells),
+//!   built without HTTP, and their dry-run YAML.
 
 mod error;
 pub mod external;

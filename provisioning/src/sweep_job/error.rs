@@ -20,6 +20,8 @@ pub enum SweepJobError {
          most 1 MiB ({CONFIG_MAP_MAX_BYTES} bytes): split the sweep"
     )]
     PlanTooLarge { bytes: usize },
+    #[error("sweep job: writing the objects as YAML: {0}")]
+    Yaml(String),
 }
 
 impl SweepJobError {
@@ -32,10 +34,12 @@ impl SweepJobError {
         }
     }
 
-    /// Whether the user's input caused it: the sweep's settings.
+    /// Whether the user's input caused it: the sweep's settings; the YAML
+    /// writer is not.
     pub fn is_input_error(&self) -> bool {
         match self {
             SweepJobError::Invalid { .. } | SweepJobError::PlanTooLarge { .. } => true,
+            SweepJobError::Yaml(_) => false,
         }
     }
 }

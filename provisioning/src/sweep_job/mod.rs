@@ -7,17 +7,23 @@
 //! that run the cells, in one of two [`JobShape`]s chosen from the server's
 //! version: one Indexed Job with retries per index where the server has
 //! them (1.29 and later), else one Job per cell.
+//!
+//! Building the objects does no HTTP, so `--dry-run` shows exactly what
+//! `run` creates ([`SweepObjects::to_yaml`]).
 
 mod error;
 mod names;
+mod objects;
 mod shape;
 mod spec;
+mod yaml;
 
 #[cfg(test)]
 mod tests;
 
 pub use error::SweepJobError;
 pub use names::{MAX_NAME_BASE, name_base};
+pub use objects::{SweepObjects, cell_command, objects};
 pub use shape::{INDEXED_SINCE, JobShape};
 pub use spec::SweepJobSpec;
 

@@ -52,6 +52,10 @@ fn dns_words(text: &str) -> String {
     out.trim_end_matches('-').to_string()
 }
 
+pub(crate) fn service_account(base: &str) -> String {
+    format!("{base}-cell")
+}
+
 pub(crate) fn config_map(base: &str, attempt: u32) -> String {
     format!("{base}-plan-{attempt}")
 }
