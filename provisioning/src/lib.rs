@@ -29,7 +29,7 @@
 //! - [`interrupt`]: the process's one Ctrl-C, as a flag and a token.
 //! - [`sweep_job`]: the Kubernetes objects of a sweep's submission (a
 //!   ServiceAccount, the plan's ConfigMap, the Job(s) that run its cells),
-//!   built without HTTP, and their dry-run YAML.
+//!   built without HTTP, and the permission check before they are created.
 
 mod error;
 pub mod external;

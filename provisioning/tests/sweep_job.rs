@@ -7,8 +7,15 @@
 //! After an intended change, regenerate the golden files with
 //! `UPDATE_GOLDEN=1 cargo test -p provisioning --test sweep_job` (the
 //! workspace's convention) and review them with `git diff`.
+//!
+//! One more test brings a private local 1.20 control plane up (as the
+//! crate's other control-plane tests do) and checks the server's shape, the
+//! permission check for the admin and for an identity that may not submit,
+//! and that the API server takes the per-cell objects (a server-side dry
+//! run: nothing is created).
 
-use provisioning::sweep_job::{self, JobShape, SweepJobSpec, SweepObjects};
+use provisioning::local::{LocalOptions, ScopedCluster};
+use provisioning::sweep_job::{self, JobShape, SweepJobError, SweepJobSpec, SweepObjects};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -121,4 +128,69 @@ fn a_changed_object_fails_the_golden_comparison() {
     let message = failure.downcast_ref::<String>().cloned().unwrap_or_default();
     assert!(message.contains("UPDATE_GOLDEN=1"), "{message}");
     assert!(message.contains("golden:") && message.contains("now:"), "{message}");
+}
+
+// --- against a real local control plane (1.20) ---
+
+async fn client(kubeconfig: &Path) -> kube::Client {
+    kube_backend::ApiClient::connect(&kube_backend::ClientOptions {
+        kubeconfig: Some(kubeconfig.to_path_buf()),
+        ..Default::default()
+    })
+    .await
+    .expect("the control plane answers")
+    .client()
+}
+
+#[test]
+fn the_local_control_plane_runs_cells_per_cell_and_lets_its_admin_submit() {
+    let plane = ScopedCluster::up(&LocalOptions::private("sweep-job").expect("options")).expect("plane up");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let admin = client(plane.admin_kubeconfig()).await;
+        let shape = sweep_job::server_shape(&admin).await.expect("a version");
+        assert_eq!(shape, JobShape::PerCell, "the local plane is 1.20");
+        sweep_job::preflight(&admin, "default", shape)
+            .await
+            .expect("the admin may submit");
+
+        // schedlab's scheduler identity reads pods but creates no Jobs.
+        let agmarl = client(plane.agmarl_kubeconfig()).await;
+        let err = sweep_job::preflight(&agmarl, "default", shape)
+            .await
+            .expect_err("the scheduler identity may not submit");
+        let text = err.to_string();
+        eprintln!("{text}");
+        assert!(matches!(err, SweepJobError::Forbidden { .. }), "{text}");
+        assert!(text.contains("cannot create jobs.batch in namespace default"), "{text}");
+        assert!(text.contains("cannot get pods/log in namespace default"), "{text}");
+        assert!(!text.contains("cannot list pods in"), "it may list pods: {text}");
+
+        // The API server takes every object as made (server-side dry run).
+        let mut spec = spec(0);
+        spec.namespace = "default".into();
+        spec.cells = vec![0, 7];
+        spec.volume_claim = Some("sweep-results".into());
+        let made = objects(&spec, shape);
+        let dry = kube::api::PostParams {
+            dry_run: true,
+            ..Default::default()
+        };
+        kube::Api::namespaced(admin.clone(), "default")
+            .create(&dry, &made.service_account)
+            .await
+            .expect("the ServiceAccount is valid");
+        kube::Api::namespaced(admin.clone(), "default")
+            .create(&dry, &made.config_map)
+            .await
+            .expect("the ConfigMap is valid");
+        let jobs: kube::Api<k8s_openapi::api::batch::v1::Job> = kube::Api::namespaced(admin.clone(), "default");
+        for job in &made.jobs {
+            jobs.create(&dry, job).await.expect("the Job is valid on 1.20");
+        }
+    });
 }

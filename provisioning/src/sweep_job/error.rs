@@ -1,7 +1,9 @@
 //! The errors of a sweep's Kubernetes objects: a spec that cannot be made
-//! into objects names its field and value.
+//! into objects names its field and value, and a caller who may not create
+//! them learns every missing permission at once, not one per attempt.
 
 use super::CONFIG_MAP_MAX_BYTES;
+use kube_backend::KubeError;
 use std::fmt;
 
 #[derive(Debug, thiserror::Error)]
@@ -22,6 +24,28 @@ pub enum SweepJobError {
     PlanTooLarge { bytes: usize },
     #[error("sweep job: writing the objects as YAML: {0}")]
     Yaml(String),
+    /// The caller lacks permissions the submission needs, every one named.
+    #[error("{}", forbidden_text(namespace, missing))]
+    Forbidden { namespace: String, missing: Vec<Denied> },
+    #[error(transparent)]
+    Kube(#[from] KubeError),
+}
+
+/// A permission the API server's authorizer refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Denied {
+    /// e.g. "create jobs.batch", "get pods/log"
+    pub permission: String,
+    /// the authorizer's reason, or what was checked when it gave none
+    pub reason: String,
+}
+
+fn forbidden_text(namespace: &str, missing: &[Denied]) -> String {
+    let each: Vec<String> = missing
+        .iter()
+        .map(|d| format!("cannot {} in namespace {namespace}: {}", d.permission, d.reason))
+        .collect();
+    format!("a sweep cannot be submitted: {}", each.join("; "))
 }
 
 impl SweepJobError {
@@ -34,12 +58,16 @@ impl SweepJobError {
         }
     }
 
-    /// Whether the user's input caused it: the sweep's settings; the YAML
-    /// writer is not.
+    /// Whether the user's input caused it: the sweep's settings, or a
+    /// kubeconfig whose identity may not submit; the YAML writer and an
+    /// API server that errs are not.
     pub fn is_input_error(&self) -> bool {
         match self {
-            SweepJobError::Invalid { .. } | SweepJobError::PlanTooLarge { .. } => true,
+            SweepJobError::Invalid { .. } | SweepJobError::PlanTooLarge { .. } | SweepJobError::Forbidden { .. } => {
+                true
+            }
             SweepJobError::Yaml(_) => false,
+            SweepJobError::Kube(e) => e.is_input_error(),
         }
     }
 }

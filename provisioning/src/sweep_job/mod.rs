@@ -1,6 +1,7 @@
 //! The Kubernetes objects of a sweep: what `schedlab sweep run --on kube`
 //! submits for one attempt of a sweep (a grid of cells, each one simulator
-//! or training run), as pure functions of a [`SweepJobSpec`].
+//! or training run), as pure functions of a [`SweepJobSpec`], and the one
+//! check against the cluster before anything is created ([`preflight`]).
 //!
 //! One submission is a ServiceAccount without API access, one immutable
 //! ConfigMap holding the plan and the attempt's cell list, and the Job(s)
@@ -14,6 +15,7 @@
 mod error;
 mod names;
 mod objects;
+mod preflight;
 mod shape;
 mod spec;
 mod yaml;
@@ -21,9 +23,10 @@ mod yaml;
 #[cfg(test)]
 mod tests;
 
-pub use error::SweepJobError;
+pub use error::{Denied, SweepJobError};
 pub use names::{MAX_NAME_BASE, name_base};
 pub use objects::{SweepObjects, cell_command, objects};
+pub use preflight::{Permission, preflight, required_permissions, server_shape};
 pub use shape::{INDEXED_SINCE, JobShape};
 pub use spec::SweepJobSpec;
 
