@@ -9,6 +9,7 @@ use crate::kubelets::KubeletError;
 use crate::local::ProvisionError;
 use crate::real_cluster::up::UpError;
 use crate::scheduler_deploy::DeployError;
+use crate::sweep_job::SweepJobError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -37,6 +38,8 @@ pub enum Error {
     Kubelets(#[from] KubeletError),
     #[error(transparent)]
     BadSetting(#[from] crate::provider::BadSetting),
+    #[error(transparent)]
+    SweepJob(#[from] SweepJobError),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -77,6 +80,7 @@ impl Error {
             Error::Image(e) => e.is_input_error(),
             Error::Kubelets(e) => e.is_input_error(),
             Error::BadSetting(_) => true,
+            Error::SweepJob(e) => e.is_input_error(),
         }
     }
 }

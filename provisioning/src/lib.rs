@@ -27,6 +27,9 @@
 //!   local with real nodes, kubeconfig, kind, GKE) as a `ClusterProvider`
 //!   that checks its settings, plans (the dry run) and comes up connected.
 //! - [`interrupt`]: the process's one Ctrl-C, as a flag and a token.
+//! - [`sweep_job`]: the Kubernetes objects of a sweep's submission (a
+//!   ServiceAccount, the plan's ConfigMap, the Job(s) that run its cells),
+//!   built without HTTP, and the permission check before they are created.
 
 mod error;
 pub mod external;
@@ -41,5 +44,6 @@ pub mod manifests;
 pub mod provider;
 pub mod real_cluster;
 pub mod scheduler_deploy;
+pub mod sweep_job;
 
 pub use error::{Error, Result};

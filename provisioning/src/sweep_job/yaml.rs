@@ -1,0 +1,212 @@
+//! The objects as `--dry-run` prints them: one YAML stream in creation
+//! order, after a commented summary of what they do.
+
+use super::error::SweepJobError;
+use super::names;
+use super::objects::SweepObjects;
+use super::shape::JobShape;
+use super::spec::SweepJobSpec;
+use super::{CELL_UID, OUT_DIR, PLAN_DIR};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// How many runs of consecutive plan indexes the summary names.
+const SHOWN_RANGES: usize = 8;
+
+impl SweepObjects {
+    /// The objects as one multi-document YAML stream (`---` between them,
+    /// ServiceAccount, ConfigMap, then the Jobs) after the summary as
+    /// comments. The ConfigMap's values (the plan's files, the cell list)
+    /// are shown as their sizes in bytes, not their content, which can be
+    /// a megabyte: a comment says so, and [`SweepObjects::to_yaml_full`]
+    /// has them.
+    pub fn to_yaml(&self) -> Result<String, SweepJobError> {
+        self.stream(false)
+    }
+
+    /// The objects exactly as they are submitted, the ConfigMap's binaryData
+    /// base64-encoded as the API takes it.
+    pub fn to_yaml_full(&self) -> Result<String, SweepJobError> {
+        self.stream(true)
+    }
+
+    fn stream(&self, full: bool) -> Result<String, SweepJobError> {
+        let mut out = String::new();
+        for line in &self.plan {
+            out.push_str("# ");
+            out.push_str(line);
+            out.push('\n');
+        }
+        if !full {
+            out.push_str("# The ConfigMap's data and binaryData show each key's size in bytes, not its content.\n");
+        }
+        let config_map = if full {
+            document(&self.config_map)?
+        } else {
+            document(&ConfigMapSizes::of(&self.config_map))?
+        };
+        let docs = [document(&self.service_account)?, config_map]
+            .into_iter()
+            .chain(self.jobs.iter().map(document).collect::<Result<Vec<_>, _>>()?);
+        for doc in docs {
+            out.push_str("---\n");
+            out.push_str(&doc);
+            if !doc.ends_with('\n') {
+                out.push('\n');
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn document(value: &impl Serialize) -> Result<String, SweepJobError> {
+    serde_saphyr::to_string(value).map_err(|e| SweepJobError::Yaml(e.to_string()))
+}
+
+/// A ConfigMap with each value's size in place of its content, its fields
+/// in the order k8s-openapi writes a ConfigMap's.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ConfigMapSizes<'a> {
+    api_version: &'static str,
+    kind: &'static str,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    binary_data: BTreeMap<&'a str, String>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    data: BTreeMap<&'a str, String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    immutable: Option<bool>,
+    metadata: &'a ObjectMeta,
+}
+
+impl<'a> ConfigMapSizes<'a> {
+    fn of(config_map: &'a k8s_openapi::api::core::v1::ConfigMap) -> ConfigMapSizes<'a> {
+        let bytes = |n: usize| format!("{n} bytes");
+        ConfigMapSizes {
+            api_version: "v1",
+            kind: "ConfigMap",
+            binary_data: config_map
+                .binary_data
+                .iter()
+                .flatten()
+                .map(|(k, v)| (k.as_str(), bytes(v.0.len())))
+                .collect(),
+            data: config_map
+                .data
+                .iter()
+                .flatten()
+                .map(|(k, v)| (k.as_str(), bytes(v.len())))
+                .collect(),
+            immutable: config_map.immutable,
+            metadata: &config_map.metadata,
+        }
+    }
+}
+
+/// What a submission creates and how its cells run, one line each (no line
+/// breaks: the free-text sweep name is written escaped).
+pub(crate) fn plan_lines(spec: &SweepJobSpec, shape: JobShape, base: &str) -> Vec<String> {
+    let ns = &spec.namespace;
+    let cells = spec.cells.len();
+    let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    let mut lines = vec![
+        format!(
+            "sweep {:?} (id {}), attempt {}, namespace {ns}: {} (plan indexes {}), {} shape",
+            spec.sweep_name,
+            spec.sweep_id,
+            spec.attempt,
+            plural(cells, "cell"),
+            ranges(&spec.cells),
+            shape,
+        ),
+        format!(
+            "ServiceAccount {ns}/{}: no token and no Role (the cells use none of the cluster's API)",
+            names::service_account(base)
+        ),
+        format!(
+            "ConfigMap {ns}/{}: {} and the cell list {}, {} bytes in all, read-only at {PLAN_DIR}",
+            names::config_map(base, spec.attempt),
+            plural(spec.plan_files.len(), "plan file"),
+            names::cells_key(spec.attempt),
+            spec.plan_bytes(),
+        ),
+    ];
+    let retries = match spec.retries_per_cell {
+        1 => "1 retry".to_string(),
+        n => format!("{n} retries"),
+    };
+    match shape {
+        JobShape::Indexed => lines.push(format!(
+            "Job {ns}/{}: Indexed, {cells} completions (index i runs the i-th cell of the list), {} at once, \
+             {retries} per cell (backoffLimitPerIndex; a failed cell does not fail the others, and a pod lost to \
+             a disruption spends no retry)",
+            names::indexed_job(base, spec.attempt),
+            plural(spec.parallelism as usize, "pod"),
+        )),
+        JobShape::PerCell => {
+            let first = spec.cells.first().copied().unwrap_or(0);
+            let last = spec.cells.last().copied().unwrap_or(0);
+            let jobs = if cells == 1 {
+                format!("Job {ns}/{}", names::cell_job(base, spec.attempt, first))
+            } else {
+                format!(
+                    "{cells} Jobs {ns}/{} .. {ns}/{}",
+                    names::cell_job(base, spec.attempt, first),
+                    names::cell_job(base, spec.attempt, last)
+                )
+            };
+            lines.push(format!(
+                "{jobs}: one per cell (--index N; this server has no Indexed Jobs with per-index retries), \
+                 {retries} per cell (backoffLimit)"
+            ));
+            lines.push(format!(
+                "parallelism {} is not enforced by Kubernetes in this shape: every cell's pod is created at once and \
+                 waits Pending until there is room",
+                spec.parallelism
+            ));
+        }
+    }
+    if let Some(queue) = &spec.queue_name {
+        lines.push(format!("Kueue queue {queue} admits the Job(s)"));
+    }
+    lines.push(match &spec.volume_claim {
+        Some(claim) => format!("results: each cell writes its folder to volume claim {claim} at {OUT_DIR}"),
+        None => "results: each cell streams its folder back through its pod's log (--stream); the Jobs keep their \
+                 pods until `schedlab sweep fetch` has read them"
+            .to_string(),
+    });
+    lines.push(format!(
+        "pods: image {} (pull policy {}), {}m CPU and {} bytes of memory (its limit too), uid {CELL_UID}, no \
+         privileges, read-only root",
+        spec.image,
+        spec.image_pull_policy.as_deref().unwrap_or("the cluster's default"),
+        spec.cpu_millis,
+        spec.memory_bytes,
+    ));
+    lines
+}
+
+/// The plan indexes as sorted runs ("0-4, 7, 9-12"), at most
+/// [`SHOWN_RANGES`] of them and how many more.
+pub(crate) fn ranges(cells: &[usize]) -> String {
+    let mut sorted = cells.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for cell in sorted {
+        match runs.last_mut() {
+            Some((_, end)) if end.checked_add(1) == Some(cell) => *end = cell,
+            _ => runs.push((cell, cell)),
+        }
+    }
+    let mut shown: Vec<String> = runs
+        .iter()
+        .take(SHOWN_RANGES)
+        .map(|&(a, b)| if a == b { a.to_string() } else { format!("{a}-{b}") })
+        .collect();
+    if runs.len() > SHOWN_RANGES {
+        shown.push(format!("and {} more runs", runs.len() - SHOWN_RANGES));
+    }
+    shown.join(", ")
+}
