@@ -13,9 +13,9 @@ pub(crate) const MAX_LABEL: usize = 63;
 
 /// The part of every object name that names the sweep: `sweep_name` made
 /// a DNS-1123 label (lower-case, `[a-z0-9-]`, no leading, trailing or
-/// doubled '-'). A name longer than [`MAX_NAME_BASE`] is cut and ends in
-/// the first characters of `sweep_id`, so two sweeps that share a long
-/// name still get distinct objects; a name with nothing usable in it
+/// doubled '-'), cut to fit [`MAX_NAME_BASE`] with the first characters of
+/// `sweep_id` after it, so two sweeps that share a name (two versions of one
+/// sweep file) get distinct objects; a name with nothing usable in it
 /// becomes `sweep-<id>`.
 pub fn name_base(sweep_name: &str, sweep_id: &str) -> String {
     let id: String = sweep_id
@@ -28,9 +28,7 @@ pub fn name_base(sweep_name: &str, sweep_id: &str) -> String {
     if cleaned.is_empty() {
         return dns_words(&format!("sweep-{id}"));
     }
-    if cleaned.len() <= MAX_NAME_BASE {
-        return cleaned;
-    }
+    // the id always: two sweeps of one name in one namespace must not share (or collide on) objects
     let keep = MAX_NAME_BASE.saturating_sub(id.len() + 1);
     // `cleaned` is ASCII, so any byte index is a char boundary
     let head = cleaned.get(..keep).unwrap_or(&cleaned).trim_end_matches('-');

@@ -40,7 +40,7 @@ fn the_indexed_job_retries_each_cell_and_never_fails_the_rest() {
     let objects = objects(&spec(14), JobShape::Indexed).unwrap();
     assert_eq!(objects.jobs.len(), 1);
     let job = &objects.jobs[0];
-    assert_eq!(job.metadata.name.as_deref(), Some("claims-study-1"));
+    assert_eq!(job.metadata.name.as_deref(), Some("claims-study-01234567-1"));
     let s = job_spec(job);
     assert_eq!(s.completion_mode.as_deref(), Some("Indexed"));
     assert_eq!(s.completions, Some(14));
@@ -89,8 +89,8 @@ fn the_indexed_job_maps_completion_indexes_to_the_listed_cells() {
     let objects = objects(&s, JobShape::Indexed).unwrap();
     assert_eq!(job_spec(&objects.jobs[0]).completions, Some(3));
     assert_eq!(objects.config_map.data.as_ref().unwrap()["cells-2"], "7\n3\n12\n");
-    assert_eq!(objects.config_map.metadata.name.as_deref(), Some("claims-study-plan-2"));
-    assert_eq!(objects.jobs[0].metadata.name.as_deref(), Some("claims-study-2"));
+    assert_eq!(objects.config_map.metadata.name.as_deref(), Some("claims-study-01234567-plan-2"));
+    assert_eq!(objects.jobs[0].metadata.name.as_deref(), Some("claims-study-01234567-2"));
     assert!(command(&objects.jobs[0]).contains(&"/sweep/plan/cells-2".to_string()));
 }
 
@@ -103,7 +103,7 @@ fn the_per_cell_shape_makes_one_job_per_cell_with_its_index() {
     for (job, index) in objects.jobs.iter().zip([4usize, 9, 11]) {
         assert_eq!(
             job.metadata.name.as_deref(),
-            Some(format!("claims-study-1-c{index}").as_str())
+            Some(format!("claims-study-01234567-1-c{index}").as_str())
         );
         let js = job_spec(job);
         assert_eq!(
@@ -167,10 +167,10 @@ fn the_pod_runs_unprivileged_without_api_access() {
     assert_eq!(objects.service_account.automount_service_account_token, Some(false));
     assert_eq!(
         objects.service_account.metadata.name.as_deref(),
-        Some("claims-study-cell")
+        Some("claims-study-01234567-cell")
     );
     let pod = job_spec(&objects.jobs[0]).template.spec.clone().unwrap();
-    assert_eq!(pod.service_account_name.as_deref(), Some("claims-study-cell"));
+    assert_eq!(pod.service_account_name.as_deref(), Some("claims-study-01234567-cell"));
     assert_eq!(pod.automount_service_account_token, Some(false));
     let psc = pod.security_context.unwrap();
     assert_eq!((psc.run_as_non_root, psc.run_as_user), (Some(true), Some(CELL_UID)));
@@ -279,12 +279,12 @@ fn long_sweep_names_are_cut_to_dns_labels_that_stay_distinct() {
 
 #[test]
 fn short_and_odd_sweep_names_become_labels() {
-    assert_eq!(name_base("claims-study", "ab12"), "claims-study");
-    assert_eq!(name_base("  Claims__Study!! ", "ab12"), "claims-study");
+    assert_eq!(name_base("claims-study", "ab12"), "claims-study-ab12");
+    assert_eq!(name_base("  Claims__Study!! ", "ab12"), "claims-study-ab12");
     assert_eq!(name_base("日本語", "AB12CD34EF"), "sweep-ab12cd34");
     assert_eq!(name_base("", "ab12"), "sweep-ab12");
-    let exactly = "a".repeat(MAX_NAME_BASE);
-    assert_eq!(name_base(&exactly, "ab12"), exactly, "a name that fits is kept whole");
+    // the id always follows, so two sweeps of one name never share objects
+    assert_ne!(name_base("claims-study", "ab12"), name_base("claims-study", "cd34"));
     let cut = name_base(&format!("{}-x", "a".repeat(MAX_NAME_BASE)), "ab12");
     assert_eq!(cut, format!("{}-ab12", "a".repeat(MAX_NAME_BASE - 5)));
     // a cut that ends on a '-' does not double it
