@@ -22,6 +22,7 @@ mod report_cmd;
 mod scaling_cmd;
 mod scenario_cmd;
 mod sweep_cmd;
+mod sweep_kube_cmd;
 mod threads;
 mod train_cmd;
 mod train_common;

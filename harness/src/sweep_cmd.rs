@@ -22,11 +22,15 @@ pub struct SweepArgs {
 #[derive(Debug, Subcommand)]
 pub enum SweepCommand {
     /// Run every cell of a sweep file into a new sweep folder (docs: "Sweeps").
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Each cell's state in a sweep folder: done, failed (with why), started, pending.
     Status(StatusArgs),
     /// Run the cells of a sweep folder that are not done: pending, stopped or failed ones.
     Resume(ResumeArgs),
+    /// Take the finished cells of a sweep run on a cluster (`--on kube`) into its folder.
+    Fetch(FetchArgs),
+    /// Delete a sweep's Jobs and their pods from its cluster; what was fetched stays.
+    Cancel(CancelArgs),
     /// Run one cell of a plan into a folder: what an executor runs for a cell.
     #[command(hide = true)]
     Cell(CellArgs),
@@ -42,13 +46,46 @@ pub struct RunArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
 
-    /// Cells at once, each a process of its own. Default: the machine's cores.
+    /// Cells at once, each a process of its own (--on local). Default: the machine's cores.
     #[arg(long)]
     pub jobs: Option<usize>,
 
-    /// Print the cells and what each runs; write nothing.
+    /// Where the cells run: this machine (child processes) or a cluster (Kubernetes Jobs, one pod a cell).
+    #[arg(long, value_enum, default_value_t = Executor::Local)]
+    pub on: Executor,
+
+    /// Print the cells and what each runs (with --on kube, every object it would create); write nothing.
     #[arg(long)]
     pub dry_run: bool,
+
+    #[command(flatten)]
+    pub kube: crate::sweep_kube_cmd::KubeArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Executor {
+    /// this machine: `--jobs N` cells at once
+    Local,
+    /// any cluster through a kubeconfig: one pod a cell
+    Kube,
+}
+
+#[derive(Debug, Args)]
+pub struct FetchArgs {
+    /// The sweep folder.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+
+    /// A local copy of the volume claim's folder, for a sweep run with --volume-claim.
+    #[arg(long, value_name = "DIR")]
+    pub from: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CancelArgs {
+    /// The sweep folder.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -68,9 +105,13 @@ pub struct ResumeArgs {
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
 
-    /// Cells at once. Default: the machine's cores.
+    /// Cells at once (a sweep run here). Default: the machine's cores.
     #[arg(long)]
     pub jobs: Option<usize>,
+
+    /// A sweep run on a cluster: return once the missing cells are submitted instead of following them.
+    #[arg(long)]
+    pub detach: bool,
 }
 
 #[derive(Debug, Args)]
@@ -79,20 +120,39 @@ pub struct CellArgs {
     #[arg(long, value_name = "DIR")]
     pub plan: PathBuf,
 
-    /// The cell's index in the plan.
+    /// The cell's index in the plan. Without it: the JOB_COMPLETION_INDEX-th entry of --cells-file (an Indexed
+    /// Job's pod).
     #[arg(long)]
-    pub index: usize,
+    pub index: Option<usize>,
 
-    /// The folder to write the cell's run into (must not exist, or be empty).
-    #[arg(long)]
+    /// The plan indexes of the submission, one a line.
+    #[arg(long, value_name = "FILE")]
+    pub cells_file: Option<PathBuf>,
+
+    /// The folder the cell's folder is written under, as OUT/<cell id>.
+    #[arg(long, value_name = "OUT")]
     pub out: PathBuf,
+
+    /// Then print the finished cell's folder to standard output as a framed archive (`schedlab sweep fetch` reads
+    /// it from the pod's log).
+    #[arg(long)]
+    pub stream: bool,
 }
 
 pub fn run(args: SweepArgs) -> Result<()> {
     match args.command {
-        SweepCommand::Run(a) => run_sweep(a),
+        SweepCommand::Run(a) => run_sweep(*a),
         SweepCommand::Status(a) => status(a),
         SweepCommand::Resume(a) => resume(a),
+        SweepCommand::Fetch(a) => {
+            let (folder, plan) = SweepFolder::open(&a.dir, &program())?;
+            let _lock = folder.lock()?;
+            crate::sweep_kube_cmd::fetch(&folder, &plan, a.from.as_deref())
+        }
+        SweepCommand::Cancel(a) => {
+            let (folder, plan) = SweepFolder::open(&a.dir, &program())?;
+            crate::sweep_kube_cmd::cancel(&folder, &plan)
+        }
         SweepCommand::Cell(a) => cell(a),
     }
 }
@@ -114,6 +174,11 @@ fn run_sweep(args: RunArgs) -> Result<()> {
     let jobs = jobs(args.jobs)?;
     let sweep = schedlab_runner::sweep::file::read(&args.file)?;
     let (plan, files) = Plan::build(&sweep, program())?;
+    if args.on == Executor::Local && args.kube_given() {
+        bail!(InputError(
+            "the Kubernetes executor's flags (--namespace, --image, …) are for --on kube".into()
+        ));
+    }
     if args.dry_run {
         outln!(
             "Dry run of `schedlab sweep run {}`: nothing is executed, nothing is written.",
@@ -131,11 +196,17 @@ fn run_sweep(args: RunArgs) -> Result<()> {
         for cell in plan.cells() {
             outln!("  {:>5}  {}  {}", cell.index, cell.id, plan.describe(&cell))?;
         }
+        if args.on == Executor::Kube {
+            crate::sweep_kube_cmd::dry_run(&plan, files, &args.kube)?;
+        }
         return Ok(());
     }
     let out = args.out.clone().unwrap_or_else(|| default_out(&plan.name));
     let folder = SweepFolder::create(&out, &sweep.text, &plan, &files)?;
     let _lock = folder.lock()?;
+    if args.on == Executor::Kube {
+        return crate::sweep_kube_cmd::run(&folder, &plan, &args.kube);
+    }
     let cells: Vec<Cell> = plan.cells().collect();
     play(&folder, &plan, cells, jobs)
 }
@@ -144,6 +215,9 @@ fn resume(args: ResumeArgs) -> Result<()> {
     let jobs = jobs(args.jobs)?;
     let (folder, plan) = SweepFolder::open(&args.dir, &program())?;
     let _lock = folder.lock()?;
+    if schedlab_runner::sweep::kube::KubeRecord::read(&folder)?.is_some() {
+        return crate::sweep_kube_cmd::resume(&folder, &plan, args.detach);
+    }
     let cells: Vec<Cell> = folder
         .states(&plan)
         .into_iter()
@@ -225,7 +299,16 @@ fn status(args: StatusArgs) -> Result<()> {
         count("started"),
         count("pending")
     )?;
+    // a sweep on a cluster: what its pods say about every cell not done here
+    let cluster = match schedlab_runner::sweep::kube::KubeRecord::read(&folder)? {
+        Some(record) => crate::sweep_kube_cmd::cluster_lines(&folder, &plan, &record)?,
+        None => Default::default(),
+    };
     for (cell, state) in &states {
+        if let Some(line) = cluster.get(&cell.index) {
+            outln!("  {:>5}  {}  {}: {line}", cell.index, cell.id, plan.describe(cell))?;
+            continue;
+        }
         if !args.all && matches!(state, CellState::Done | CellState::Pending) {
             continue;
         }
@@ -245,24 +328,98 @@ fn status(args: StatusArgs) -> Result<()> {
     Ok(())
 }
 
-/// One cell of a plan, run in this process as its command line says.
+/// One cell of a plan, run in this process as its command line says, into OUT/<cell id>: written under another name
+/// first and moved in place once it checks out, so a retried cell never finds half a folder.
 fn cell(args: CellArgs) -> Result<()> {
+    use schedlab_runner::sweep::{archive, folder};
     let plan = Plan::read(&args.plan, &program())?;
-    let Some(cell) = plan.cell(args.index) else {
+    let index = cell_index(&args)?;
+    let Some(cell) = plan.cell(index) else {
         bail!(InputError(format!(
-            "--index {}: the plan has {} cells (0..{})",
-            args.index,
+            "cell index {index}: the plan has {} cells (0..{})",
             plan.len(),
             plan.len()
         )));
     };
-    let command = plan.command(&cell, &args.plan, &args.out);
-    tracing::info!(cell = %cell.id, "{}", plan.describe(&cell));
-    let cli = <crate::cli::Cli as clap::Parser>::try_parse_from(
-        std::iter::once("schedlab".to_string()).chain(command.iter().cloned()),
-    )
-    .with_context(|| format!("cell {}: the plan's command line {command:?}", cell.id))?;
-    crate::dispatch(cli.command)
+    let done = args.out.join(&cell.id);
+    if folder::verify_cell_folder(&cell, &done).is_err() {
+        let partial = args.out.join(format!(".{}.partial", cell.id));
+        if partial.exists() {
+            std::fs::remove_dir_all(&partial).with_context(|| format!("removing {}", partial.display()))?;
+        }
+        if done.exists() {
+            std::fs::remove_dir_all(&done).with_context(|| format!("removing {}", done.display()))?;
+        }
+        let command = plan.command(&cell, &args.plan, &partial);
+        tracing::info!(cell = %cell.id, "{}", plan.describe(&cell));
+        let cli = <crate::cli::Cli as clap::Parser>::try_parse_from(
+            std::iter::once("schedlab".to_string()).chain(command.iter().cloned()),
+        )
+        .with_context(|| format!("cell {}: the plan's command line {command:?}", cell.id))?;
+        crate::dispatch(cli.command)?;
+        folder::verify_cell_folder(&cell, &partial)?;
+        std::fs::rename(&partial, &done)
+            .with_context(|| format!("moving {} to {}", partial.display(), done.display()))?;
+    }
+    if args.stream {
+        let bytes = archive::pack(&done)?;
+        let mut stdout = std::io::stdout().lock();
+        archive::write_framed(&cell.id, &bytes, &mut stdout).context("writing the cell's archive")?;
+    }
+    Ok(())
+}
+
+/// The plan index of the cell to run: --index, else the JOB_COMPLETION_INDEX-th line of --cells-file.
+fn cell_index(args: &CellArgs) -> Result<usize> {
+    let listed = match &args.cells_file {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            let list = text
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(|l| l.trim().parse::<usize>())
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| InputError(format!("--cells-file {}: {e}", path.display())))?;
+            Some(list)
+        }
+        None => None,
+    };
+    match (args.index, listed) {
+        (Some(index), Some(list)) if !list.contains(&index) => bail!(InputError(format!(
+            "--index {index}: not among the cells of --cells-file"
+        ))),
+        (Some(index), _) => Ok(index),
+        (None, Some(list)) => {
+            let position: usize = std::env::var("JOB_COMPLETION_INDEX")
+                .map_err(|_| InputError("give --index, or run in an Indexed Job (JOB_COMPLETION_INDEX)".into()))?
+                .parse()
+                .map_err(|e| InputError(format!("JOB_COMPLETION_INDEX: {e}")))?;
+            list.get(position).copied().ok_or_else(|| {
+                InputError(format!(
+                    "JOB_COMPLETION_INDEX {position}: --cells-file lists {} cells",
+                    list.len()
+                ))
+                .into()
+            })
+        }
+        (None, None) => bail!(InputError("give --index, or --cells-file in an Indexed Job".into())),
+    }
+}
+
+impl RunArgs {
+    /// Whether a flag of the Kubernetes executor was given.
+    fn kube_given(&self) -> bool {
+        let k = &self.kube;
+        k.kubeconfig.is_some()
+            || k.context.is_some()
+            || k.namespace != "default"
+            || k.image.is_some()
+            || k.import_image
+            || k.queue.is_some()
+            || k.volume_claim.is_some()
+            || !k.node_selector.is_empty()
+            || k.detach
+    }
 }
 
 fn default_out(name: &str) -> PathBuf {

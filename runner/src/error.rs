@@ -33,6 +33,9 @@ pub enum RunnerError {
     Results(#[from] results::Error),
     #[error(transparent)]
     Decisions(#[from] results::decisions::DecisionsError),
+    /// a sweep's Kubernetes objects, or the cluster refusing them
+    #[error(transparent)]
+    SweepJob(#[from] provisioning::sweep_job::SweepJobError),
 }
 
 pub type Result<T, E = RunnerError> = std::result::Result<T, E>;
@@ -49,6 +52,7 @@ impl UserInput for RunnerError {
             RunnerError::Workloads(e) => e.is_input_error(),
             RunnerError::Scheduler(e) => e.is_input_error(),
             RunnerError::Results(e) => e.is_input_error(),
+            RunnerError::SweepJob(e) => e.is_input_error(),
         }
     }
 }

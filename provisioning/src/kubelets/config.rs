@@ -110,10 +110,11 @@ pub fn cni_conflist(node: &NodeLayout) -> String {
 }
 
 /// The KubeletConfiguration: cgroupfs under the node's own cgroup root,
-/// loopback ports, no iptables chains, no anonymous access, evictions only
-/// when the shared host is nearly out (the host's memory and disk are every
-/// node's).
-pub fn kubelet_yaml(node: &NodeLayout, ports: KubeletPorts, tuning: &KubeletTuning) -> String {
+/// loopback ports, no iptables chains, no anonymous access (the API server
+/// reaches it, for a pod's log, with a client certificate of `client_ca`),
+/// evictions only when the shared host is nearly out (the host's memory and
+/// disk are every node's).
+pub fn kubelet_yaml(node: &NodeLayout, ports: KubeletPorts, tuning: &KubeletTuning, client_ca: &Path) -> String {
     let mut extra = String::new();
     if let Some(max) = tuning.max_pods {
         extra.push_str(&format!("maxPods: {max}\n"));
@@ -145,6 +146,8 @@ authentication:
     enabled: false
   webhook:
     enabled: false
+  x509:
+    clientCAFile: {client_ca}
 authorization:
   mode: AlwaysAllow
 evictionHard:
@@ -157,6 +160,7 @@ evictionHard:
         api = ports.api,
         healthz = ports.healthz,
         cgroup = node.pods_cgroup(),
+        client_ca = client_ca.display(),
     );
     base + &extra
 }
@@ -245,7 +249,9 @@ mod tests {
                 healthz: 3002,
             },
             &KubeletTuning::default(),
+            Path::new("/st/pki/ca.crt"),
         );
+        assert!(text.contains("\n  x509:\n    clientCAFile: /st/pki/ca.crt\n"), "{text}");
         assert!(text.contains("\nport: 3001\n"), "{text}");
         assert!(text.contains("\nhealthzPort: 3002\n"), "{text}");
         assert!(
@@ -278,7 +284,12 @@ mod tests {
             max_pods: Some(30),
             taints: vec!["spot=true:NoSchedule".into()],
         };
-        let text = kubelet_yaml(&node(), KubeletPorts { api: 1, healthz: 2 }, &tuning);
+        let text = kubelet_yaml(
+            &node(),
+            KubeletPorts { api: 1, healthz: 2 },
+            &tuning,
+            Path::new("/ca.crt"),
+        );
         assert!(
             text.ends_with("maxPods: 30\nsystemReserved:\n  cpu: \"500m\"\n  memory: \"1073741824\"\n"),
             "{text}"

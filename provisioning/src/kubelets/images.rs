@@ -66,19 +66,42 @@ pub fn write_all(
         (WORKLOAD_IMAGE, PodPrograms::WORKLOAD, &programs.workload),
         (SCHEDULER_IMAGE, PodPrograms::SCHEDULER, &programs.scheduler),
     ] {
-        // a debug build is hundreds of MB of debug info each node would import
-        let stripped = dir.join(name);
-        external::run(
-            &ExternalCommand::new("objcopy", ["--strip-debug"], format!("strip the debug info of {name}"))
-                .arg(program)
-                .arg(&stripped),
-        )?;
-        let spec = glibc_program_image(&stripped, tag, &format!("/usr/local/bin/{name}"))?;
-        let tarball = dir.join(format!("{name}.tar"));
-        write_docker_archive(&spec, &tarball)?;
-        out.push((tag, tarball));
+        out.push((tag, program_image(program, dir, tag, name)?));
     }
     Ok(out)
+}
+
+/// The tarball (in `dir`) of an image that runs `program` as `/usr/local/bin/<name>`, tagged `tag`, from a copy of
+/// it without debug info: a debug build is hundreds of MB of debug info each node would import.
+pub fn program_image(program: &Path, dir: &Path, tag: &str, name: &str) -> crate::Result<PathBuf> {
+    std::fs::create_dir_all(dir).map_err(KubeletError::io("cannot create", dir))?;
+    let stripped = dir.join(name);
+    external::run(
+        &ExternalCommand::new("objcopy", ["--strip-debug"], format!("strip the debug info of {name}"))
+            .arg(program)
+            .arg(&stripped),
+    )?;
+    let spec = glibc_program_image(&stripped, tag, &format!("/usr/local/bin/{name}"))?;
+    let tarball = dir.join(format!("{name}.tar"));
+    write_docker_archive(&spec, &tarball)?;
+    Ok(tarball)
+}
+
+/// Imports the image `tarball` into the containerd of every real node recorded in `state_dir` whose containerd
+/// runs (an image a pod's `imagePullPolicy: Never` finds there); the nodes' names.
+pub fn import_into_nodes(state_dir: &Path, tarball: &Path) -> crate::Result<Vec<String>> {
+    let mut imported = Vec::new();
+    for node in super::recorded(state_dir) {
+        let processes = node.processes();
+        let running = crate::local::process::recorded(&processes, super::node::CONTAINERD)?
+            .is_some_and(crate::local::process::is_ours);
+        if !running {
+            continue;
+        }
+        external::run(&crate::images::import_command(&node.containerd_socket(), tarball))?;
+        imported.push(node.name.clone());
+    }
+    Ok(imported)
 }
 
 /// The pause image's tarball in the cache, written from the cached pause

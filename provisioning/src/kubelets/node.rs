@@ -157,7 +157,10 @@ fn write_files(node: &NodeLayout, joining: &Joining<'_>) -> Result<(), KubeletEr
             node.cni_conf_dir().join("10-schedlab.conflist"),
             config::cni_conflist(node),
         ),
-        (node.kubelet_config(), config::kubelet_yaml(node, ports, joining.tuning)),
+        (
+            node.kubelet_config(),
+            config::kubelet_yaml(node, ports, joining.tuning, joining.plane.ca_file),
+        ),
     ];
     for (path, text) in files {
         std::fs::write(&path, text).map_err(KubeletError::io("cannot write", &path))?;

@@ -151,6 +151,10 @@ pub fn ensure(state: &StateLayout) -> Result<Tokens, ProvisionError> {
             tokens.users.extend(missing);
             write_private(&tokens_path, &tokens.to_csv())?;
         }
+        // a state folder made before the API server spoke to kubelets gets its client certificate
+        if !state.pki_file(KUBELET_CLIENT_CRT).is_file() {
+            kubelet_client(state)?;
+        }
         return Ok(tokens);
     }
     std::fs::create_dir_all(&pki).map_err(ProvisionError::io("cannot create", &pki))?;
@@ -210,6 +214,7 @@ pub fn ensure(state: &StateLayout) -> Result<Tokens, ProvisionError> {
         "-out",
         "apiserver.crt",
     ])?;
+    kubelet_client(state)?;
     openssl(&["genrsa", "-out", "sa.key", "2048"])?;
     openssl(&["rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub"])?;
     let tokens = Tokens::generate()?;
@@ -219,6 +224,62 @@ pub fn ensure(state: &StateLayout) -> Result<Tokens, ProvisionError> {
     }
     Ok(tokens)
 }
+
+/// The API server's client certificate towards kubelets (a pod's log, exec).
+pub const KUBELET_CLIENT_CRT: &str = "apiserver-kubelet-client.crt";
+pub const KUBELET_CLIENT_KEY: &str = "apiserver-kubelet-client.key";
+
+/// Makes the API server's client certificate for kubelets, signed by the cluster's CA (which the kubelets of real
+/// nodes trust for clients): a user in `system:masters`.
+fn kubelet_client(state: &StateLayout) -> Result<(), ProvisionError> {
+    let pki = state.pki();
+    let openssl = |args: &[&str]| {
+        external::run(
+            &ExternalCommand::new(
+                "openssl",
+                args.iter().copied(),
+                "make the API server's kubelet client certificate",
+            )
+            .in_dir(&pki),
+        )
+    };
+    openssl(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        KUBELET_CLIENT_KEY,
+        "-out",
+        "apiserver-kubelet-client.csr",
+        "-subj",
+        "/O=system:masters/CN=kube-apiserver-kubelet-client",
+    ])?;
+    let ext = state.pki_file("client.ext");
+    std::fs::write(&ext, CLIENT_EXT).map_err(ProvisionError::io("cannot write", &ext))?;
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "apiserver-kubelet-client.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "3650",
+        "-extfile",
+        "client.ext",
+        "-out",
+        KUBELET_CLIENT_CRT,
+    ])?;
+    restrict(&state.pki_file(KUBELET_CLIENT_KEY))
+}
+
+/// A client certificate's extensions.
+const CLIENT_EXT: &str =
+    "basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n";
 
 fn write_private(path: &Path, text: &str) -> Result<(), ProvisionError> {
     std::fs::write(path, text).map_err(ProvisionError::io("cannot write", path))?;

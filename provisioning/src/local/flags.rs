@@ -89,6 +89,8 @@ pub fn etcd(state: &StateLayout, ports: &Ports) -> Vec<OsString> {
     ])
 }
 
+use super::certs::{KUBELET_CLIENT_CRT, KUBELET_CLIENT_KEY};
+
 /// kube-apiserver 1.20 on 127.0.0.1.
 pub fn apiserver(state: &StateLayout, ports: &Ports, controller_manager: bool) -> Vec<OsString> {
     let pki = |f: &str| state.pki_file(f);
@@ -139,6 +141,11 @@ pub fn apiserver(state: &StateLayout, ports: &Ports, controller_manager: bool) -
         // real nodes all report 127.0.0.1, where their kubelets listen (logs, exec)
         &"--kubelet-preferred-address-types",
         &"InternalIP",
+        // how it proves itself to a real node's kubelet (a pod's log): a client certificate of the cluster's CA
+        &"--kubelet-client-certificate",
+        &pki(KUBELET_CLIENT_CRT),
+        &"--kubelet-client-key",
+        &pki(KUBELET_CLIENT_KEY),
         &"--profiling=false",
         &"--v=1",
     ]);

@@ -89,8 +89,14 @@ fn the_indexed_job_maps_completion_indexes_to_the_listed_cells() {
     let objects = objects(&s, JobShape::Indexed).unwrap();
     assert_eq!(job_spec(&objects.jobs[0]).completions, Some(3));
     assert_eq!(objects.config_map.data.as_ref().unwrap()["cells-2"], "7\n3\n12\n");
-    assert_eq!(objects.config_map.metadata.name.as_deref(), Some("claims-study-01234567-plan-2"));
-    assert_eq!(objects.jobs[0].metadata.name.as_deref(), Some("claims-study-01234567-2"));
+    assert_eq!(
+        objects.config_map.metadata.name.as_deref(),
+        Some("claims-study-01234567-plan-2")
+    );
+    assert_eq!(
+        objects.jobs[0].metadata.name.as_deref(),
+        Some("claims-study-01234567-2")
+    );
     assert!(command(&objects.jobs[0]).contains(&"/sweep/plan/cells-2".to_string()));
 }
 

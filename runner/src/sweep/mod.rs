@@ -10,8 +10,10 @@
 //! - [`local`]: the local executor (child processes, `--jobs N` at once);
 //! - [`table`]: one row per cell and metric (`cells.csv`).
 
+pub mod archive;
 pub mod file;
 pub mod folder;
+pub mod kube;
 pub mod local;
 pub mod plan;
 pub mod table;
