@@ -161,9 +161,11 @@ fn sweep_report(args: &ReportArgs, dir: &Path) -> Result<()> {
         briefs.push((label.clone(), at, text));
         all_groups.extend(groups);
     }
-    let table = schedlab_runner::sweep::table::cells_csv(&plan, &folder, &all_groups);
-    let table_path = out.join(schedlab_runner::sweep::table::CELLS_CSV);
-    results::run_folder::write_atomic(&table_path, table.as_bytes())?;
+    use schedlab_runner::sweep::table;
+    let rows = table::rows(&plan, &folder, &all_groups);
+    let table_path = out.join(table::CELLS_CSV);
+    results::run_folder::write_atomic(&table_path, table::to_csv(&rows).as_bytes())?;
+    results::run_folder::write_atomic(&out.join(table::CELLS_PARQUET), &table::to_parquet(&rows)?)?;
     if done < scenario_cells.len() {
         crate::out::noteln!(
             "warning: INCOMPLETE: {done} of {} scenario cells of sweep {} are in this report",
@@ -178,7 +180,7 @@ fn sweep_report(args: &ReportArgs, dir: &Path) -> Result<()> {
         outln!("{text}")?;
         outln!("Report: {}", at.join("report.html").display())?;
     }
-    outln!("Sweep table: {}", table_path.display())?;
+    outln!("Sweep table: {} (and {})", table_path.display(), table::CELLS_PARQUET)?;
     Ok(())
 }
 

@@ -415,6 +415,7 @@ impl RunArgs {
             || k.namespace != "default"
             || k.image.is_some()
             || k.import_image
+            || k.kind.is_some()
             || k.queue.is_some()
             || k.volume_claim.is_some()
             || !k.node_selector.is_empty()

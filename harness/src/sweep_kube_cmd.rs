@@ -31,9 +31,15 @@ pub struct KubeArgs {
     #[arg(long, default_value = "default")]
     pub namespace: String,
 
-    /// The image the cell pods run (holding this program at /usr/local/bin/schedlab).
-    #[arg(long, value_name = "REF", conflicts_with = "import_image")]
+    /// The image the cell pods run (holding this program at /usr/local/bin/schedlab), from a registry the
+    /// cluster pulls from (GKE: Artifact Registry).
+    #[arg(long, value_name = "REF", conflicts_with_all = ["import_image", "kind"])]
     pub image: Option<String>,
+
+    /// A kind cluster: the image is built from this program and loaded into its nodes (`kind load
+    /// image-archive`), and its context `kind-NAME` is used unless --context is given.
+    #[arg(long, value_name = "NAME", conflicts_with = "import_image")]
+    pub kind: Option<String>,
 
     /// Build the image from this program and import it into the real nodes of this machine's local control plane
     /// (`schedlab cluster up --local --real-nodes N`); the pods never pull it.
@@ -79,6 +85,13 @@ pub struct KubeArgs {
 }
 
 impl KubeArgs {
+    /// The kubeconfig context: --context, else a kind cluster's, else the kubeconfig's current one.
+    fn context(&self) -> Option<String> {
+        self.context
+            .clone()
+            .or_else(|| self.kind.as_ref().map(|name| format!("kind-{name}")))
+    }
+
     fn settings(&self) -> Result<KubeSettings> {
         let cpu = schedlab_core::resources::parse_cpu_milli(&self.cpu)
             .map_err(|e| InputError(format!("--cpu {}: {e}", self.cpu)))?;
@@ -91,12 +104,13 @@ impl KubeArgs {
             };
             node_selector.insert(k.to_string(), v.to_string());
         }
-        let (image, image_pull_policy) = match (&self.image, self.import_image) {
+        let (image, image_pull_policy) = match (&self.image, self.import_image || self.kind.is_some()) {
             (Some(image), _) => (image.clone(), None),
             (None, true) => (imported_tag(), Some("Never".to_string())),
             (None, false) => bail!(InputError(
-                "--on kube: give --image REF (an image holding this program at /usr/local/bin/schedlab), or \
-                 --import-image on this machine's local control plane with real nodes"
+                "--on kube: give --image REF (an image holding this program at /usr/local/bin/schedlab), \
+                 --kind NAME for a kind cluster, or --import-image on this machine's local control plane with real \
+                 nodes"
                     .into()
             )),
         };
@@ -129,6 +143,29 @@ fn imported_tag() -> String {
 /// `sweep run --on kube --dry-run`: the cells and every object, nothing contacted or written.
 pub fn dry_run(plan: &Plan, files: PlanFiles, args: &KubeArgs) -> Result<()> {
     let settings = args.settings()?;
+    outln!(
+        "# cluster: {}, namespace {}",
+        match args.context() {
+            Some(c) => format!("context {c}"),
+            None => "the kubeconfig's current context".into(),
+        },
+        args.namespace
+    )?;
+    if let Some(name) = &args.kind {
+        let tarball = Path::new("SWEEP/image/schedlab.tar");
+        outln!(
+            "# the image {} is built from this program ({})",
+            settings.image,
+            tarball.display()
+        )?;
+        outln!("# then: {}", provisioning::kind::load_archive_command(name, tarball))?;
+    }
+    if args.import_image {
+        outln!(
+            "# the image {} is built from this program and imported into each real node's containerd",
+            settings.image
+        )?;
+    }
     let spec = exec::spec(plan, files, &args.namespace, &settings, 1, (0..plan.len()).collect())?;
     for shape in [JobShape::Indexed, JobShape::PerCell] {
         let objects = sweep_job::objects(&spec, shape)?;
@@ -148,18 +185,22 @@ pub fn dry_run(plan: &Plan, files: PlanFiles, args: &KubeArgs) -> Result<()> {
 /// `sweep run --on kube`: makes the sweep folder, submits every cell, follows them.
 pub fn run(folder: &SweepFolder, plan: &Plan, args: &KubeArgs) -> Result<()> {
     let settings = args.settings()?;
-    let cluster = exec::Cluster::connect(args.kubeconfig.as_deref(), args.context.as_deref())?;
+    let context = args.context();
+    let cluster = exec::Cluster::connect(args.kubeconfig.as_deref(), context.as_deref())?;
     let shape = cluster.shape()?;
     cluster.preflight(&args.namespace, shape)?;
     let record = KubeRecord {
         kubeconfig: args.kubeconfig.clone(),
-        context: args.context.clone(),
+        context,
         namespace: args.namespace.clone(),
         settings,
         attempts: Vec::new(),
     };
     if args.import_image {
         import_image(args.local_state.as_deref(), &record.settings.image, folder)?;
+    }
+    if let Some(name) = &args.kind {
+        load_into_kind(name, &record.settings.image, folder)?;
     }
     let cells: Vec<usize> = (0..plan.len()).collect();
     submit(&cluster, folder, plan, record, shape, cells)?;
@@ -188,6 +229,18 @@ fn import_image(state: Option<&Path>, tag: &str, folder: &SweepFolder) -> Result
         )));
     }
     crate::out::noteln!("imported {tag} into {}", nodes.join(", "));
+    Ok(())
+}
+
+fn load_into_kind(name: &str, tag: &str, folder: &SweepFolder) -> Result<()> {
+    let program = std::env::current_exe().context("finding the schedlab executable")?;
+    let dir = folder.root.join("image");
+    crate::out::noteln!("building the image {tag} from {}", program.display());
+    let tarball = provisioning::kubelets::images::program_image(&program, &dir, tag, "schedlab")?;
+    let loaded = provisioning::external::run(&provisioning::kind::load_archive_command(name, &tarball));
+    let _ = std::fs::remove_dir_all(&dir);
+    loaded?;
+    crate::out::noteln!("loaded {tag} into kind cluster {name}");
     Ok(())
 }
 
@@ -245,6 +298,9 @@ fn follow(cluster: &exec::Cluster, folder: &SweepFolder, plan: &Plan) -> Result<
         let mut done = 0;
         let mut failed = Vec::new();
         let mut open = 0;
+        // how many cells are in each state, and the first reason a cell waits for
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut waiting_for: Option<String> = None;
         for cell in plan.cells() {
             if folder.state_of(&cell) == CellState::Done {
                 done += 1;
@@ -252,12 +308,28 @@ fn follow(cluster: &exec::Cluster, folder: &SweepFolder, plan: &Plan) -> Result<
             }
             match states.get(&cell.index) {
                 Some((_, PodState::Failed { last: true, reason })) => failed.push((cell, reason.clone())),
-                Some(_) => open += 1,
-                None => open += 1,
+                Some((_, state)) => {
+                    open += 1;
+                    *counts.entry(state.word()).or_default() += 1;
+                    if let PodState::Waiting(why) = state {
+                        waiting_for.get_or_insert_with(|| why.split(':').next().unwrap_or(why).to_string());
+                    }
+                }
+                None => {
+                    open += 1;
+                    *counts.entry("not started").or_default() += 1;
+                }
             }
         }
         progress.set_position(done as u64);
-        progress.set_message(format!("{failed} failed", failed = failed.len()));
+        let mut message: Vec<String> = counts.iter().map(|(w, n)| format!("{n} {w}")).collect();
+        if let Some(why) = waiting_for {
+            message.push(format!("waiting for: {why}"));
+        }
+        if !failed.is_empty() {
+            message.push(format!("{} failed", failed.len()));
+        }
+        progress.set_message(message.join(", "));
         if open == 0 || !fetched.refused.is_empty() && open == fetched.refused.len() {
             break failed;
         }

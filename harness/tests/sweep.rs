@@ -140,6 +140,100 @@ fn a_sweep_runs_every_cell_like_schedlab_scenario_and_reports_them_merged() {
             .any(|r| r.contains(",pressure,nodes=8,nodes=8,binpack,,,,2,cost_usd,")),
         "{table}"
     );
+    let parquet = fs::read(sweep.join("report/cells.parquet")).unwrap();
+    assert!(parquet.starts_with(b"PAR1") && parquet.ends_with(b"PAR1"));
+}
+
+/// kind and GKE get the same Jobs, shown to the boundary this machine reaches: the dry run's objects and steps.
+#[test]
+fn a_dry_run_on_a_cluster_prints_every_object_and_the_image_steps() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = sweep_file(tmp.path(), SMALL);
+    let sweep = tmp.path().join("sweep");
+    let kind = schedlab()
+        .args(["sweep", "run"])
+        .arg(&file)
+        .args(["--on", "kube", "--kind", "lab", "--dry-run", "--out"])
+        .arg(&sweep)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&kind.stdout);
+    assert!(
+        kind.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&kind.stderr)
+    );
+    assert!(
+        text.contains("# cluster: context kind-lab, namespace default"),
+        "{text}"
+    );
+    assert!(
+        text.contains("kind load image-archive SWEEP/image/schedlab.tar --name lab"),
+        "{text}"
+    );
+    assert!(
+        text.contains("completionMode: Indexed") && text.contains("backoffLimitPerIndex: 2"),
+        "{text}"
+    );
+    assert!(
+        text.contains("kind: ServiceAccount") && text.contains("automountServiceAccountToken: false"),
+        "{text}"
+    );
+    assert!(text.contains("imagePullPolicy: Never"), "{text}");
+    // the Indexed Job, then the per-cell shape for servers before 1.29: one Job a cell
+    assert_eq!(text.matches("kind: Job\n").count(), 1 + 8, "{text}");
+    let gke = schedlab()
+        .args(["sweep", "run"])
+        .arg(&file)
+        .args([
+            "--on",
+            "kube",
+            "--context",
+            "gke_p_z_lab",
+            "--namespace",
+            "lab",
+            "--dry-run",
+        ])
+        .args([
+            "--image",
+            "europe-docker.pkg.dev/p/lab/schedlab:rev",
+            "--queue",
+            "team-a",
+        ])
+        .args(["--volume-claim", "sweep-results", "--parallelism", "64", "--out"])
+        .arg(&sweep)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&gke.stdout);
+    assert!(gke.status.success(), "{text}\n{}", String::from_utf8_lossy(&gke.stderr));
+    assert!(text.contains("# cluster: context gke_p_z_lab, namespace lab"), "{text}");
+    assert!(text.contains("kueue.x-k8s.io/queue-name: team-a"), "{text}");
+    assert!(
+        text.contains("claimName: sweep-results") && text.contains("parallelism: 64"),
+        "{text}"
+    );
+    assert!(
+        text.contains("image: europe-docker.pkg.dev/p/lab/schedlab:rev"),
+        "{text}"
+    );
+    assert!(!sweep.exists(), "a dry run writes nothing");
+    // the executor's flags are for --on kube; an image is needed there
+    let local = schedlab()
+        .args(["sweep", "run"])
+        .arg(&file)
+        .args(["--namespace", "lab", "--dry-run"])
+        .output()
+        .unwrap();
+    assert_eq!(local.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&local.stderr).contains("are for --on kube"));
+    let no_image = schedlab()
+        .args(["sweep", "run"])
+        .arg(&file)
+        .args(["--on", "kube", "--dry-run"])
+        .output()
+        .unwrap();
+    assert_eq!(no_image.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&no_image.stderr).contains("give --image REF"));
 }
 
 /// The pid of a process whose command line holds `needle`, other than this test's own.

@@ -431,3 +431,22 @@ impl Drop for KindCluster {
 
 #[cfg(test)]
 mod tests;
+
+/// Loads an image tarball (a docker archive, as [`crate::images::write_docker_archive`] writes it) into every node
+/// of the kind cluster `cluster`, so pods find it without a registry.
+pub fn load_archive_command(cluster: &str, tarball: &Path) -> ExternalCommand {
+    ExternalCommand::new(
+        "kind",
+        [
+            std::ffi::OsStr::new("load"),
+            std::ffi::OsStr::new("image-archive"),
+            tarball.as_os_str(),
+            std::ffi::OsStr::new("--name"),
+            std::ffi::OsStr::new(cluster),
+        ],
+        format!(
+            "load the image {} into kind cluster {cluster}'s nodes",
+            tarball.display()
+        ),
+    )
+}
