@@ -27,7 +27,8 @@ pub enum SweepCommand {
     Status(StatusArgs),
     /// Run the cells of a sweep folder that are not done: pending, stopped or failed ones.
     Resume(ResumeArgs),
-    /// Take the finished cells of a sweep run on a cluster (`--on kube`) into its folder.
+    /// Take finished cells into a sweep folder: from its pods on a cluster (`--on kube`), or from a folder of cell
+    /// folders (`--from`: a copy of a volume claim, or cells run elsewhere), each checked before it is taken.
     Fetch(FetchArgs),
     /// Delete a sweep's Jobs and their pods from its cluster; what was fetched stays.
     Cancel(CancelArgs),

@@ -399,16 +399,28 @@ pub fn cluster_lines(folder: &SweepFolder, plan: &Plan, record: &KubeRecord) -> 
     Ok(lines)
 }
 
-/// `sweep fetch`.
+/// `sweep fetch`: from the cluster's pods, or from a folder of cell folders (`--from`: a copy of the volume claim's
+/// folder, or cells run elsewhere), which needs no cluster.
 pub fn fetch(folder: &SweepFolder, plan: &Plan, from: Option<&Path>) -> Result<()> {
-    let record = KubeRecord::read(folder)?.ok_or_else(|| {
-        InputError(format!(
-            "{}: the sweep was not submitted to a cluster (no kube.json)",
-            folder.root.display()
-        ))
-    })?;
-    let cluster = exec::Cluster::connect(record.kubeconfig.as_deref(), record.context.as_deref())?;
-    let fetched = cluster.fetch(folder, plan, &record, from)?;
+    let fetched = match from {
+        Some(dir) => {
+            if !dir.is_dir() {
+                bail!(InputError(format!("--from {}: no such folder", dir.display())));
+            }
+            exec::fetch_from(folder, plan, dir)?
+        }
+        None => {
+            let record = KubeRecord::read(folder)?.ok_or_else(|| {
+                InputError(format!(
+                    "{}: the sweep was not submitted to a cluster (no kube.json); --from DIR takes cell folders from \
+                     a folder",
+                    folder.root.display()
+                ))
+            })?;
+            let cluster = exec::Cluster::connect(record.kubeconfig.as_deref(), record.context.as_deref())?;
+            cluster.fetch(folder, plan, &record, None)?
+        }
+    };
     for (index, why) in &fetched.refused {
         crate::out::noteln!("cell {index}: {why}");
     }

@@ -326,6 +326,39 @@ fn a_cell_killed_mid_run_fails_alone_and_resume_finishes_the_sweep() {
     }
     let again = schedlab().args(["sweep", "resume"]).arg(&sweep).output().unwrap();
     assert!(String::from_utf8_lossy(&again.stdout).contains("nothing to resume"));
+
+    // cells run elsewhere (a volume claim's copy) are taken only when they check out
+    let claim = tmp.path().join("claim");
+    fs::create_dir(&claim).unwrap();
+    let cells = cell_dirs(&sweep);
+    for cell in &cells[..2] {
+        fs::rename(cell, claim.join(cell.file_name().unwrap())).unwrap();
+    }
+    let damaged = claim.join(cells[1].file_name().unwrap());
+    let arm_dir = fs::read_dir(damaged.join("runs"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let seed_dir = fs::read_dir(&arm_dir).unwrap().next().unwrap().unwrap().path();
+    let records = seed_dir.join("records.jsonl");
+    let mut bytes = fs::read(&records).unwrap();
+    bytes.extend_from_slice(b"\n");
+    fs::write(&records, bytes).unwrap();
+    let fetched = schedlab()
+        .args(["sweep", "fetch"])
+        .arg(&sweep)
+        .arg("--from")
+        .arg(&claim)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&fetched.stdout);
+    let warned = String::from_utf8_lossy(&fetched.stderr);
+    assert!(fetched.status.success(), "{said}\n{warned}");
+    assert!(said.contains("Fetched 1 cells; 7 of 8 done"), "{said}");
+    assert!(warned.contains("SHA-256") || warned.contains("digest"), "{warned}");
+    assert_eq!(state(&sweep)["complete"], false);
 }
 
 #[test]

@@ -352,26 +352,10 @@ pub async fn fetch(
     record: &KubeRecord,
     from: Option<&Path>,
 ) -> Result<Fetched> {
-    let mut fetched = Fetched::default();
     if let Some(dir) = from {
-        for cell in plan.cells() {
-            let src = dir.join(&cell.id);
-            if folder.state_of(&cell) == CellState::Done || !src.is_dir() {
-                continue;
-            }
-            let work = folder.work_dir(&cell);
-            let _ = std::fs::remove_dir_all(&work);
-            copy_dir(&src, &work)?;
-            match folder.accept(&cell, &work) {
-                Ok(()) => fetched.accepted += 1,
-                Err(e) => {
-                    let _ = std::fs::remove_dir_all(&work);
-                    fetched.refused.push((cell.index, e.to_string()));
-                }
-            }
-        }
-        return Ok(fetched);
+        return fetch_from(folder, plan, dir);
     }
+    let mut fetched = Fetched::default();
     if record.settings.volume_claim.is_some() {
         return Err(input(format!(
             "the sweep's cells wrote their folders to the claim {}: give --from DIR, a copy of the claim's folder",
@@ -406,6 +390,29 @@ pub async fn fetch(
         match taken {
             Ok(()) => fetched.accepted += 1,
             Err(e) => fetched.refused.push((index, format!("pod {pod}: {e}"))),
+        }
+    }
+    Ok(fetched)
+}
+
+/// Takes every cell folder `<id>` in `dir` (a copy of the volume claim's folder, or cells run elsewhere) that the
+/// sweep has not yet, each checked as a cell run here is.
+pub fn fetch_from(folder: &SweepFolder, plan: &Plan, dir: &Path) -> Result<Fetched> {
+    let mut fetched = Fetched::default();
+    for cell in plan.cells() {
+        let src = dir.join(&cell.id);
+        if folder.state_of(&cell) == CellState::Done || !src.is_dir() {
+            continue;
+        }
+        let work = folder.work_dir(&cell);
+        let _ = std::fs::remove_dir_all(&work);
+        copy_dir(&src, &work)?;
+        match folder.accept(&cell, &work) {
+            Ok(()) => fetched.accepted += 1,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&work);
+                fetched.refused.push((cell.index, e.to_string()));
+            }
         }
     }
     Ok(fetched)
