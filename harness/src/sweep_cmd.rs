@@ -151,7 +151,8 @@ pub fn run(args: SweepArgs) -> Result<()> {
             crate::sweep_kube_cmd::fetch(&folder, &plan, a.from.as_deref())
         }
         SweepCommand::Cancel(a) => {
-            let (folder, plan) = SweepFolder::open(&a.dir, &program())?;
+            // a sweep's objects go by its id, whichever build made it
+            let (folder, plan) = SweepFolder::open_made_by(&a.dir, None)?;
             crate::sweep_kube_cmd::cancel(&folder, &plan)
         }
         SweepCommand::Cell(a) => cell(a),

@@ -15,7 +15,7 @@
 //! run: nothing is created).
 
 use provisioning::local::{LocalOptions, ScopedCluster};
-use provisioning::sweep_job::{self, JobShape, SweepJobError, SweepJobSpec, SweepObjects};
+use provisioning::sweep_job::{self, JobShape, PodSettings, SweepJobError, SweepJobSpec, SweepObjects};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -25,20 +25,22 @@ fn spec(cells: usize) -> SweepJobSpec {
         sweep_name: "Claims Study".into(),
         attempt: 1,
         namespace: "lab".into(),
-        image: "europe-docker.pkg.dev/p/schedlab/schedlab:0.1.0".into(),
-        image_pull_policy: None,
         plan_files: BTreeMap::from([
             ("plan.json".to_string(), br#"{"cells":14}"#.to_vec()),
             ("scenario.yaml".to_string(), b"nodes: 4\n".to_vec()),
         ]),
         cells: (0..cells).collect(),
-        parallelism: 4,
-        retries_per_cell: 2,
-        cpu_millis: 1500,
-        memory_bytes: 3 << 30,
-        queue_name: Some("team-a".into()),
-        volume_claim: None,
-        node_selector: BTreeMap::from([("cloud.google.com/gke-nodepool".to_string(), "cells".to_string())]),
+        pods: PodSettings {
+            image: "europe-docker.pkg.dev/p/schedlab/schedlab:0.1.0".into(),
+            image_pull_policy: None,
+            parallelism: 4,
+            retries_per_cell: 2,
+            cpu_millis: 1500,
+            memory_bytes: 3 << 30,
+            queue_name: Some("team-a".into()),
+            volume_claim: None,
+            node_selector: BTreeMap::from([("cloud.google.com/gke-nodepool".to_string(), "cells".to_string())]),
+        },
     }
 }
 
@@ -95,7 +97,7 @@ fn indexed_job_with_a_queue_streaming_its_results() {
 #[test]
 fn indexed_job_with_a_queue_and_a_volume_claim() {
     let mut spec = spec(14);
-    spec.volume_claim = Some("sweep-results".into());
+    spec.pods.volume_claim = Some("sweep-results".into());
     let objects = objects(&spec, JobShape::Indexed);
     check_golden("indexed-14-queue-volume.yaml", &objects.to_yaml().unwrap());
 }
@@ -104,10 +106,10 @@ fn indexed_job_with_a_queue_and_a_volume_claim() {
 fn per_cell_jobs_of_three_cells() {
     let mut spec = spec(0);
     spec.cells = vec![2, 5, 11];
-    spec.queue_name = None;
-    spec.image = "schedlab/schedlab:dev".into();
-    spec.image_pull_policy = Some("Never".into());
-    spec.node_selector.clear();
+    spec.pods.queue_name = None;
+    spec.pods.image = "schedlab/schedlab:dev".into();
+    spec.pods.image_pull_policy = Some("Never".into());
+    spec.pods.node_selector.clear();
     let objects = objects(&spec, JobShape::PerCell);
     check_golden("per-cell-3.yaml", &objects.to_yaml().unwrap());
     check_golden("per-cell-3.full.yaml", &objects.to_yaml_full().unwrap());
@@ -121,7 +123,7 @@ fn a_changed_object_fails_the_golden_comparison() {
         return;
     }
     let mut changed = spec(14);
-    changed.retries_per_cell = 3;
+    changed.pods.retries_per_cell = 3;
     let text = objects(&changed, JobShape::Indexed).to_yaml().unwrap();
     let failure = std::panic::catch_unwind(|| check_golden("indexed-14-queue.yaml", &text))
         .expect_err("a different object fails");
@@ -174,7 +176,7 @@ fn the_local_control_plane_runs_cells_per_cell_and_lets_its_admin_submit() {
         let mut spec = spec(0);
         spec.namespace = "default".into();
         spec.cells = vec![0, 7];
-        spec.volume_claim = Some("sweep-results".into());
+        spec.pods.volume_claim = Some("sweep-results".into());
         let made = objects(&spec, shape);
         let dry = kube::api::PostParams {
             dry_run: true,

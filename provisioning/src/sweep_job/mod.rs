@@ -28,7 +28,7 @@ pub use names::{MAX_NAME_BASE, name_base};
 pub use objects::{SweepObjects, cell_command, objects};
 pub use preflight::{Permission, preflight, required_permissions, server_shape};
 pub use shape::{INDEXED_SINCE, JobShape};
-pub use spec::SweepJobSpec;
+pub use spec::{PodSettings, SweepJobSpec};
 
 /// Where the image holds the schedlab binary.
 pub const BINARY: &str = "/usr/local/bin/schedlab";

@@ -77,7 +77,7 @@ pub fn objects(spec: &SweepJobSpec, shape: JobShape) -> Result<SweepObjects, Swe
 /// (no volume claim), and in the per-cell shape the cell's plan index
 /// (`--index N`; an Indexed pod reads `JOB_COMPLETION_INDEX` instead).
 pub fn cell_command(spec: &SweepJobSpec, index: Option<usize>) -> Vec<String> {
-    let out = if spec.volume_claim.is_some() {
+    let out = if spec.pods.volume_claim.is_some() {
         OUT_DIR
     } else {
         STREAM_OUT_DIR
@@ -96,7 +96,7 @@ pub fn cell_command(spec: &SweepJobSpec, index: Option<usize>) -> Vec<String> {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    if spec.volume_claim.is_none() {
+    if spec.pods.volume_claim.is_none() {
         command.push("--stream".to_string());
     }
     if let Some(index) = index {
@@ -148,7 +148,7 @@ fn job_labels(spec: &SweepJobSpec, cell: Option<usize>) -> BTreeMap<String, Stri
     if let Some(cell) = cell {
         labels.insert(LABEL_CELL.to_string(), cell.to_string());
     }
-    if let Some(queue) = &spec.queue_name {
+    if let Some(queue) = &spec.pods.queue_name {
         labels.insert(KUEUE_QUEUE_LABEL.to_string(), queue.clone());
     }
     labels
@@ -166,8 +166,8 @@ fn indexed_job(spec: &SweepJobSpec, base: &str) -> Result<Job, SweepJobError> {
     let job = JobSpec {
         completion_mode: Some("Indexed".to_string()),
         completions: Some(to_i32("cells", spec.cells.len())?),
-        parallelism: Some(to_i32("parallelism", spec.parallelism)?),
-        backoff_limit_per_index: Some(to_i32("retries_per_cell", spec.retries_per_cell)?),
+        parallelism: Some(to_i32("parallelism", spec.pods.parallelism)?),
+        backoff_limit_per_index: Some(to_i32("retries_per_cell", spec.pods.retries_per_cell)?),
         // With backoffLimitPerIndex, Kubernetes defaults backoffLimit to its
         // largest value (2147483647): failures count per index, never for
         // the whole Job. Said here so the object shows it.
@@ -195,7 +195,7 @@ fn cell_job(spec: &SweepJobSpec, base: &str, index: usize) -> Result<Job, SweepJ
     let job = JobSpec {
         completions: Some(1),
         parallelism: Some(1),
-        backoff_limit: Some(to_i32("retries_per_cell", spec.retries_per_cell)?),
+        backoff_limit: Some(to_i32("retries_per_cell", spec.pods.retries_per_cell)?),
         template: pod_template(spec, base, Some(index)),
         ..JobSpec::default()
     };
@@ -262,7 +262,7 @@ fn pod_template(spec: &SweepJobSpec, base: &str, cell: Option<usize>) -> PodTemp
             ..VolumeMount::default()
         },
     ];
-    if let Some(claim) = &spec.volume_claim {
+    if let Some(claim) = &spec.pods.volume_claim {
         volumes.push(Volume {
             name: OUT_VOLUME.to_string(),
             persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource {
@@ -279,19 +279,19 @@ fn pod_template(spec: &SweepJobSpec, base: &str, cell: Option<usize>) -> PodTemp
     }
     let container = Container {
         name: CONTAINER.to_string(),
-        image: Some(spec.image.clone()),
-        image_pull_policy: spec.image_pull_policy.clone(),
+        image: Some(spec.pods.image.clone()),
+        image_pull_policy: spec.pods.image_pull_policy.clone(),
         command: Some(cell_command(spec, cell)),
         resources: Some(ResourceRequirements {
             requests: Some(BTreeMap::from([
-                ("cpu".to_string(), Quantity(format!("{}m", spec.cpu_millis))),
-                ("memory".to_string(), Quantity(spec.memory_bytes.to_string())),
+                ("cpu".to_string(), Quantity(format!("{}m", spec.pods.cpu_millis))),
+                ("memory".to_string(), Quantity(spec.pods.memory_bytes.to_string())),
             ])),
             // No CPU limit: a cell may use idle CPU; memory is capped at
             // its request so a cell's use is what the scheduler counted.
             limits: Some(BTreeMap::from([(
                 "memory".to_string(),
-                Quantity(spec.memory_bytes.to_string()),
+                Quantity(spec.pods.memory_bytes.to_string()),
             )])),
             ..ResourceRequirements::default()
         }),
@@ -333,7 +333,7 @@ fn pod_template(spec: &SweepJobSpec, base: &str, cell: Option<usize>) -> PodTemp
                 }),
                 ..PodSecurityContext::default()
             }),
-            node_selector: (!spec.node_selector.is_empty()).then(|| spec.node_selector.clone()),
+            node_selector: (!spec.pods.node_selector.is_empty()).then(|| spec.pods.node_selector.clone()),
             containers: vec![container],
             volumes: Some(volumes),
             ..PodSpec::default()

@@ -20,16 +20,24 @@ pub struct SweepJobSpec {
     /// the ConfigMap's and the Jobs' names carry it
     pub attempt: u32,
     pub namespace: String,
-    /// the image that holds the schedlab binary at [`super::BINARY`]
-    pub image: String,
-    /// None: the cluster's default; Some("Never") for images imported into
-    /// the nodes' containerd
-    pub image_pull_policy: Option<String>,
     /// the plan's files: ConfigMap key -> content; they go into one
     /// ConfigMap as binaryData, mounted read-only at [`super::PLAN_DIR`]
     pub plan_files: BTreeMap<String, Vec<u8>>,
     /// the plan indexes this submission runs; completion index i runs cells[i]
     pub cells: Vec<usize>,
+    /// how each cell pod runs: what every submission of the sweep shares
+    pub pods: PodSettings,
+}
+
+/// How each cell pod of a sweep runs, the same for every submission of it
+/// (kept in the sweep folder, so a resume submits alike).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PodSettings {
+    /// the image that holds the schedlab binary at [`super::BINARY`]
+    pub image: String,
+    /// None: the cluster's default; Some("Never") for images imported into
+    /// the nodes' containerd
+    pub image_pull_policy: Option<String>,
     /// pods at once (enforced by Kubernetes in the Indexed shape only)
     pub parallelism: u32,
     /// retries of one cell before it counts as failed
@@ -75,14 +83,14 @@ impl SweepJobSpec {
                 "a namespace is a DNS-1123 label: 1 to 63 of a-z, 0-9 and '-', starting and ending alphanumeric",
             ));
         }
-        if self.image.trim().is_empty() || self.image.chars().any(char::is_whitespace) {
+        if self.pods.image.trim().is_empty() || self.pods.image.chars().any(char::is_whitespace) {
             return Err(E::invalid(
                 "image",
-                &self.image,
+                &self.pods.image,
                 "the image that holds the schedlab binary is needed (no spaces)",
             ));
         }
-        if let Some(policy) = &self.image_pull_policy
+        if let Some(policy) = &self.pods.image_pull_policy
             && !PULL_POLICIES.contains(&policy.as_str())
         {
             return Err(E::invalid(
@@ -92,35 +100,35 @@ impl SweepJobSpec {
             ));
         }
         self.check_cells()?;
-        if self.parallelism == 0 || self.parallelism as usize > MAX_CELLS {
+        if self.pods.parallelism == 0 || self.pods.parallelism as usize > MAX_CELLS {
             return Err(E::invalid(
                 "parallelism",
-                self.parallelism,
+                self.pods.parallelism,
                 format!("at least one pod at once, at most {MAX_CELLS}"),
             ));
         }
-        if i32::try_from(self.retries_per_cell).is_err() {
+        if i32::try_from(self.pods.retries_per_cell).is_err() {
             return Err(E::invalid(
                 "retries_per_cell",
-                self.retries_per_cell,
+                self.pods.retries_per_cell,
                 format!("Kubernetes counts retries in 32 bits: at most {}", i32::MAX),
             ));
         }
-        if self.cpu_millis == 0 {
+        if self.pods.cpu_millis == 0 {
             return Err(E::invalid(
                 "cpu_millis",
-                self.cpu_millis,
+                self.pods.cpu_millis,
                 "a cell requests some CPU (millicores)",
             ));
         }
-        if self.memory_bytes == 0 || i64::try_from(self.memory_bytes).is_err() {
+        if self.pods.memory_bytes == 0 || i64::try_from(self.pods.memory_bytes).is_err() {
             return Err(E::invalid(
                 "memory_bytes",
-                self.memory_bytes,
+                self.pods.memory_bytes,
                 "a cell requests some memory (bytes; it is its limit too)",
             ));
         }
-        if let Some(queue) = &self.queue_name
+        if let Some(queue) = &self.pods.queue_name
             && !names::is_dns_label(queue)
         {
             return Err(E::invalid(
@@ -129,7 +137,7 @@ impl SweepJobSpec {
                 "a Kueue LocalQueue name (a label value here) is a DNS-1123 label",
             ));
         }
-        if let Some(claim) = &self.volume_claim
+        if let Some(claim) = &self.pods.volume_claim
             && !names::is_dns_subdomain(claim)
         {
             return Err(E::invalid(
@@ -138,7 +146,7 @@ impl SweepJobSpec {
                 "a PersistentVolumeClaim name is a DNS-1123 subdomain: a-z, 0-9, '-' and '.'",
             ));
         }
-        for (key, value) in &self.node_selector {
+        for (key, value) in &self.pods.node_selector {
             if !names::is_label_key(key) {
                 return Err(E::invalid("node_selector", key, "not a label key"));
             }

@@ -8,17 +8,19 @@ fn spec(cells: usize) -> SweepJobSpec {
         sweep_name: "claims-study".into(),
         attempt: 1,
         namespace: "lab".into(),
-        image: "schedlab/schedlab:dev".into(),
-        image_pull_policy: None,
         plan_files: BTreeMap::from([("plan.json".to_string(), b"{}".to_vec())]),
         cells: (0..cells).collect(),
-        parallelism: 4,
-        retries_per_cell: 2,
-        cpu_millis: 1000,
-        memory_bytes: 2 << 30,
-        queue_name: None,
-        volume_claim: None,
-        node_selector: BTreeMap::new(),
+        pods: PodSettings {
+            image: "schedlab/schedlab:dev".into(),
+            image_pull_policy: None,
+            parallelism: 4,
+            retries_per_cell: 2,
+            cpu_millis: 1000,
+            memory_bytes: 2 << 30,
+            queue_name: None,
+            volume_claim: None,
+            node_selector: BTreeMap::new(),
+        },
     }
 }
 
@@ -133,7 +135,7 @@ fn the_per_cell_shape_makes_one_job_per_cell_with_its_index() {
 fn every_object_carries_the_sweeps_labels_and_kueue_only_with_a_queue() {
     let plain = objects(&spec(3), JobShape::Indexed).unwrap();
     let mut queued_spec = spec(3);
-    queued_spec.queue_name = Some("team-a".into());
+    queued_spec.pods.queue_name = Some("team-a".into());
     let queued = objects(&queued_spec, JobShape::PerCell).unwrap();
     for objects in [&plain, &queued] {
         let mut metas = vec![&objects.service_account.metadata, &objects.config_map.metadata];
@@ -207,9 +209,9 @@ fn the_pod_runs_unprivileged_without_api_access() {
 #[test]
 fn a_volume_claim_is_mounted_and_the_cell_does_not_stream() {
     let mut s = spec(2);
-    s.volume_claim = Some("sweep-results".into());
-    s.node_selector = BTreeMap::from([("pool".to_string(), "cells".to_string())]);
-    s.image_pull_policy = Some("Never".into());
+    s.pods.volume_claim = Some("sweep-results".into());
+    s.pods.node_selector = BTreeMap::from([("pool".to_string(), "cells".to_string())]);
+    s.pods.image_pull_policy = Some("Never".into());
     let objects = objects(&s, JobShape::Indexed).unwrap();
     let pod = job_spec(&objects.jobs[0]).template.spec.clone().unwrap();
     let cmd = pod.containers[0].command.clone().unwrap();
@@ -322,17 +324,17 @@ fn every_check_error_names_its_field_and_value() {
     refused(&with(&|s| s.cells.clear()), "cells", "[]");
     refused(&with(&|s| s.cells = (0..=MAX_CELLS).collect()), "cells", "100001 cells");
     refused(&with(&|s| s.cells = vec![1, 2, 1]), "cells", "= 1:");
-    refused(&with(&|s| s.parallelism = 0), "parallelism", "= 0");
-    refused(&with(&|s| s.parallelism = 100_001), "parallelism", "100001");
+    refused(&with(&|s| s.pods.parallelism = 0), "parallelism", "= 0");
+    refused(&with(&|s| s.pods.parallelism = 100_001), "parallelism", "100001");
     refused(&with(&|s| s.namespace = "Lab_1".into()), "namespace", "\"Lab_1\"");
     refused(&with(&|s| s.namespace = String::new()), "namespace", "\"\"");
     refused(
-        &with(&|s| s.volume_claim = Some("Results!".into())),
+        &with(&|s| s.pods.volume_claim = Some("Results!".into())),
         "volume_claim",
         "\"Results!\"",
     );
     refused(
-        &with(&|s| s.queue_name = Some("team a".into())),
+        &with(&|s| s.pods.queue_name = Some("team a".into())),
         "queue_name",
         "\"team a\"",
     );
@@ -357,10 +359,10 @@ fn every_check_error_names_its_field_and_value() {
         "plan_files",
         "\"cells-1\"",
     );
-    refused(&with(&|s| s.image = String::new()), "image", "\"\"");
-    refused(&with(&|s| s.image = "a b".into()), "image", "\"a b\"");
+    refused(&with(&|s| s.pods.image = String::new()), "image", "\"\"");
+    refused(&with(&|s| s.pods.image = "a b".into()), "image", "\"a b\"");
     refused(
-        &with(&|s| s.image_pull_policy = Some("Sometimes".into())),
+        &with(&|s| s.pods.image_pull_policy = Some("Sometimes".into())),
         "image_pull_policy",
         "\"Sometimes\"",
     );
@@ -368,22 +370,22 @@ fn every_check_error_names_its_field_and_value() {
     refused(&with(&|s| s.sweep_id = String::new()), "sweep_id", "\"\"");
     refused(&with(&|s| s.attempt = 0), "attempt", "= 0");
     refused(
-        &with(&|s| s.retries_per_cell = u32::MAX),
+        &with(&|s| s.pods.retries_per_cell = u32::MAX),
         "retries_per_cell",
         "4294967295",
     );
-    refused(&with(&|s| s.cpu_millis = 0), "cpu_millis", "= 0");
-    refused(&with(&|s| s.memory_bytes = 0), "memory_bytes", "= 0");
+    refused(&with(&|s| s.pods.cpu_millis = 0), "cpu_millis", "= 0");
+    refused(&with(&|s| s.pods.memory_bytes = 0), "memory_bytes", "= 0");
     refused(
         &with(&|s| {
-            s.node_selector.insert("bad key!".into(), "x".into());
+            s.pods.node_selector.insert("bad key!".into(), "x".into());
         }),
         "node_selector",
         "\"bad key!\"",
     );
     refused(
         &with(&|s| {
-            s.node_selector.insert("pool".into(), "-x".into());
+            s.pods.node_selector.insert("pool".into(), "-x".into());
         }),
         "node_selector",
         "\"pool=-x\"",

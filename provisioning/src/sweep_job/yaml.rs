@@ -132,7 +132,7 @@ pub(crate) fn plan_lines(spec: &SweepJobSpec, shape: JobShape, base: &str) -> Ve
             spec.plan_bytes(),
         ),
     ];
-    let retries = match spec.retries_per_cell {
+    let retries = match spec.pods.retries_per_cell {
         1 => "1 retry".to_string(),
         n => format!("{n} retries"),
     };
@@ -142,7 +142,7 @@ pub(crate) fn plan_lines(spec: &SweepJobSpec, shape: JobShape, base: &str) -> Ve
              {retries} per cell (backoffLimitPerIndex; a failed cell does not fail the others, and a pod lost to \
              a disruption spends no retry)",
             names::indexed_job(base, spec.attempt),
-            plural(spec.parallelism as usize, "pod"),
+            plural(spec.pods.parallelism as usize, "pod"),
         )),
         JobShape::PerCell => {
             let first = spec.cells.first().copied().unwrap_or(0);
@@ -163,14 +163,14 @@ pub(crate) fn plan_lines(spec: &SweepJobSpec, shape: JobShape, base: &str) -> Ve
             lines.push(format!(
                 "parallelism {} is not enforced by Kubernetes in this shape: every cell's pod is created at once and \
                  waits Pending until there is room",
-                spec.parallelism
+                spec.pods.parallelism
             ));
         }
     }
-    if let Some(queue) = &spec.queue_name {
+    if let Some(queue) = &spec.pods.queue_name {
         lines.push(format!("Kueue queue {queue} admits the Job(s)"));
     }
-    lines.push(match &spec.volume_claim {
+    lines.push(match &spec.pods.volume_claim {
         Some(claim) => format!("results: each cell writes its folder to volume claim {claim} at {OUT_DIR}"),
         None => "results: each cell streams its folder back through its pod's log (--stream); the Jobs keep their \
                  pods until `schedlab sweep fetch` has read them"
@@ -179,10 +179,13 @@ pub(crate) fn plan_lines(spec: &SweepJobSpec, shape: JobShape, base: &str) -> Ve
     lines.push(format!(
         "pods: image {} (pull policy {}), {}m CPU and {} bytes of memory (its limit too), uid {CELL_UID}, no \
          privileges, read-only root",
-        spec.image,
-        spec.image_pull_policy.as_deref().unwrap_or("the cluster's default"),
-        spec.cpu_millis,
-        spec.memory_bytes,
+        spec.pods.image,
+        spec.pods
+            .image_pull_policy
+            .as_deref()
+            .unwrap_or("the cluster's default"),
+        spec.pods.cpu_millis,
+        spec.pods.memory_bytes,
     ));
     lines
 }

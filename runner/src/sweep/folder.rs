@@ -111,6 +111,11 @@ impl SweepFolder {
 
     /// Opens an existing sweep folder and its plan, made by `program`.
     pub fn open(root: &Path, program: &Program) -> Result<(SweepFolder, Plan)> {
+        Self::open_made_by(root, Some(program))
+    }
+
+    /// [`SweepFolder::open`], by whichever program made the plan when `program` is None.
+    pub fn open_made_by(root: &Path, program: Option<&Program>) -> Result<(SweepFolder, Plan)> {
         if !root.join(PLAN_DIR).join(crate::sweep::plan::PLAN_FILE).is_file() {
             return Err(input(format!(
                 "{}: not a sweep folder (no {PLAN_DIR}/{}): `schedlab sweep run FILE --out DIR` makes one",
@@ -119,7 +124,7 @@ impl SweepFolder {
             )));
         }
         let folder = SweepFolder::at(root);
-        let plan = Plan::read(&folder.plan_dir(), program)?;
+        let plan = Plan::read_made_by(&folder.plan_dir(), program)?;
         Ok((folder, plan))
     }
 

@@ -30,19 +30,8 @@ pub struct KubeRecord {
     pub attempts: Vec<Attempt>,
 }
 
-/// What each cell pod gets.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct KubeSettings {
-    pub image: String,
-    pub image_pull_policy: Option<String>,
-    pub parallelism: u32,
-    pub retries_per_cell: u32,
-    pub cpu_millis: u32,
-    pub memory_bytes: u64,
-    pub queue_name: Option<String>,
-    pub volume_claim: Option<String>,
-    pub node_selector: BTreeMap<String, String>,
-}
+/// What each cell pod gets: provisioning's pod settings, kept in the record so a resume submits alike.
+pub use provisioning::sweep_job::PodSettings as KubeSettings;
 
 /// One submission: the plan indexes it runs, in completion-index order.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -105,17 +94,9 @@ pub fn spec(
         sweep_name: plan.name.clone(),
         attempt,
         namespace: namespace.to_string(),
-        image: settings.image.clone(),
-        image_pull_policy: settings.image_pull_policy.clone(),
         plan_files,
         cells,
-        parallelism: settings.parallelism,
-        retries_per_cell: settings.retries_per_cell,
-        cpu_millis: settings.cpu_millis,
-        memory_bytes: settings.memory_bytes,
-        queue_name: settings.queue_name.clone(),
-        volume_claim: settings.volume_claim.clone(),
-        node_selector: settings.node_selector.clone(),
+        pods: settings.clone(),
     };
     spec.check()?;
     Ok(spec)

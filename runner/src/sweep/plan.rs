@@ -275,6 +275,12 @@ impl Plan {
     /// Reads the plan in `dir`, checks that it is whole (its inputs there with their digests) and that
     /// `program` is the one that made it: another program's cells would have other ids.
     pub fn read(dir: &Path, program: &Program) -> Result<Plan> {
+        Self::read_made_by(dir, Some(program))
+    }
+
+    /// [`Plan::read`], with the program that made it checked only when `program` is given: deleting a sweep's
+    /// objects from its cluster needs no cell id.
+    pub fn read_made_by(dir: &Path, program: Option<&Program>) -> Result<Plan> {
         let path = dir.join(PLAN_FILE);
         let text = schedlab_core::input::read_bounded_string(&path, 64 << 20)
             .map_err(|e| input(format!("{}: {e}: not a sweep's plan", path.display())))?;
@@ -286,7 +292,9 @@ impl Plan {
                 plan.format
             )));
         }
-        if &plan.program != program {
+        if let Some(program) = program
+            && &plan.program != program
+        {
             return Err(input(format!(
                 "{}: made by {}, and this is {program}: its cells' ids name the program that runs them; run it with \
                  that program, or start a new sweep",
