@@ -183,37 +183,7 @@ pub fn ensure(state: &StateLayout) -> Result<Tokens, ProvisionError> {
         "-subj",
         "/CN=schedlab-local-ca",
     ])?;
-    openssl(&[
-        "req",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-keyout",
-        "apiserver.key",
-        "-out",
-        "apiserver.csr",
-        "-subj",
-        "/CN=kube-apiserver",
-    ])?;
-    let ext = state.pki_file("apiserver.ext");
-    std::fs::write(&ext, SERVING_EXT).map_err(ProvisionError::io("cannot write", &ext))?;
-    openssl(&[
-        "x509",
-        "-req",
-        "-in",
-        "apiserver.csr",
-        "-CA",
-        "ca.crt",
-        "-CAkey",
-        "ca.key",
-        "-CAcreateserial",
-        "-days",
-        "3650",
-        "-extfile",
-        "apiserver.ext",
-        "-out",
-        "apiserver.crt",
-    ])?;
+    signed(state, "apiserver", "/CN=kube-apiserver", SERVING_EXT)?;
     kubelet_client(state)?;
     openssl(&["genrsa", "-out", "sa.key", "2048"])?;
     openssl(&["rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub"])?;
@@ -232,36 +202,45 @@ pub const KUBELET_CLIENT_KEY: &str = "apiserver-kubelet-client.key";
 /// Makes the API server's client certificate for kubelets, signed by the cluster's CA (which the kubelets of real
 /// nodes trust for clients): a user in `system:masters`.
 fn kubelet_client(state: &StateLayout) -> Result<(), ProvisionError> {
+    signed(
+        state,
+        "apiserver-kubelet-client",
+        "/O=system:masters/CN=kube-apiserver-kubelet-client",
+        CLIENT_EXT,
+    )?;
+    restrict(&state.pki_file(KUBELET_CLIENT_KEY))
+}
+
+/// Makes `<name>.key` and `<name>.crt` in the PKI folder: a new key, and its certificate for `subject` with the
+/// extensions `ext`, signed by the cluster's CA.
+fn signed(state: &StateLayout, name: &str, subject: &str, ext: &str) -> Result<(), ProvisionError> {
     let pki = state.pki();
     let openssl = |args: &[&str]| {
         external::run(
             &ExternalCommand::new(
                 "openssl",
                 args.iter().copied(),
-                "make the API server's kubelet client certificate",
+                "make the local control plane's certificates",
             )
             .in_dir(&pki),
         )
     };
+    let (key, csr, crt, ext_file) = (
+        format!("{name}.key"),
+        format!("{name}.csr"),
+        format!("{name}.crt"),
+        format!("{name}.ext"),
+    );
     openssl(&[
-        "req",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-keyout",
-        KUBELET_CLIENT_KEY,
-        "-out",
-        "apiserver-kubelet-client.csr",
-        "-subj",
-        "/O=system:masters/CN=kube-apiserver-kubelet-client",
+        "req", "-newkey", "rsa:2048", "-nodes", "-keyout", &key, "-out", &csr, "-subj", subject,
     ])?;
-    let ext = state.pki_file("client.ext");
-    std::fs::write(&ext, CLIENT_EXT).map_err(ProvisionError::io("cannot write", &ext))?;
+    let ext_path = state.pki_file(&ext_file);
+    std::fs::write(&ext_path, ext).map_err(ProvisionError::io("cannot write", &ext_path))?;
     openssl(&[
         "x509",
         "-req",
         "-in",
-        "apiserver-kubelet-client.csr",
+        &csr,
         "-CA",
         "ca.crt",
         "-CAkey",
@@ -270,11 +249,11 @@ fn kubelet_client(state: &StateLayout) -> Result<(), ProvisionError> {
         "-days",
         "3650",
         "-extfile",
-        "client.ext",
+        &ext_file,
         "-out",
-        KUBELET_CLIENT_CRT,
+        &crt,
     ])?;
-    restrict(&state.pki_file(KUBELET_CLIENT_KEY))
+    Ok(())
 }
 
 /// A client certificate's extensions.
