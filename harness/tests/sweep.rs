@@ -4,6 +4,8 @@
 //! cells and writes the sweep table; bad sweep files write nothing.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use assert_cmd::Command;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -236,24 +238,6 @@ fn a_dry_run_on_a_cluster_prints_every_object_and_the_image_steps() {
     assert!(String::from_utf8_lossy(&no_image.stderr).contains("give --image REF"));
 }
 
-/// The pid of a process whose command line holds `needle`, other than this test's own.
-fn pid_with(needle: &str) -> Option<i32> {
-    for entry in fs::read_dir("/proc").ok()? {
-        let entry = entry.ok()?;
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(cmdline) = fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if cmdline.contains(needle) && cmdline.contains("scenario") && pid != std::process::id() as i32 {
-            return Some(pid);
-        }
-    }
-    None
-}
-
 #[test]
 fn a_cell_killed_mid_run_fails_alone_and_resume_finishes_the_sweep() {
     let tmp = tempfile::tempdir().unwrap();
@@ -273,7 +257,7 @@ fn a_cell_killed_mid_run_fails_alone_and_resume_finishes_the_sweep() {
     let work = sweep.join("work");
     let started = Instant::now();
     let victim = loop {
-        if let Some(pid) = pid_with(&work.display().to_string()) {
+        if let Some(pid) = common::pid_with(&[&work.display().to_string(), "scenario"]) {
             break pid;
         }
         assert!(started.elapsed() < Duration::from_secs(60), "no cell started");

@@ -8,6 +8,8 @@
 //! first, like the other real-node tests.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use assert_cmd::Command;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -119,24 +121,6 @@ fn state(sweep: &Path) -> serde_json::Value {
     serde_json::from_str(&fs::read_to_string(sweep.join("sweep.json")).unwrap()).unwrap()
 }
 
-/// The host pid of a process whose command line holds every one of `needles`.
-fn pid_with(needles: &[&str]) -> Option<i32> {
-    for entry in fs::read_dir("/proc").ok()? {
-        let entry = entry.ok()?;
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(cmdline) = fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if needles.iter().all(|n| cmdline.contains(n)) {
-            return Some(pid);
-        }
-    }
-    None
-}
-
 #[test]
 fn a_sweep_runs_as_pods_on_real_nodes_and_matches_the_local_run_byte_for_byte() {
     let tmp = tempfile::tempdir().unwrap();
@@ -218,7 +202,7 @@ fn a_sweep_runs_as_pods_on_real_nodes_and_matches_the_local_run_byte_for_byte() 
         .unwrap();
     let started = Instant::now();
     let victim = loop {
-        if let Some(pid) = pid_with(&["sweep", "cell", "--index 0"]) {
+        if let Some(pid) = common::pid_with(&["sweep", "cell", "--index 0"]) {
             break pid;
         }
         if let Ok(Some(status)) = run.try_wait() {

@@ -158,16 +158,7 @@ pub fn ensure(state: &StateLayout) -> Result<Tokens, ProvisionError> {
         return Ok(tokens);
     }
     std::fs::create_dir_all(&pki).map_err(ProvisionError::io("cannot create", &pki))?;
-    let openssl = |args: &[&str]| {
-        external::run(
-            &ExternalCommand::new(
-                "openssl",
-                args.iter().copied(),
-                "make the local control plane's certificates",
-            )
-            .in_dir(&pki),
-        )
-    };
+    let openssl = |args: &[&str]| openssl(state, args);
     openssl(&[
         "req",
         "-x509",
@@ -214,17 +205,7 @@ fn kubelet_client(state: &StateLayout) -> Result<(), ProvisionError> {
 /// Makes `<name>.key` and `<name>.crt` in the PKI folder: a new key, and its certificate for `subject` with the
 /// extensions `ext`, signed by the cluster's CA.
 fn signed(state: &StateLayout, name: &str, subject: &str, ext: &str) -> Result<(), ProvisionError> {
-    let pki = state.pki();
-    let openssl = |args: &[&str]| {
-        external::run(
-            &ExternalCommand::new(
-                "openssl",
-                args.iter().copied(),
-                "make the local control plane's certificates",
-            )
-            .in_dir(&pki),
-        )
-    };
+    let openssl = |args: &[&str]| openssl(state, args);
     let (key, csr, crt, ext_file) = (
         format!("{name}.key"),
         format!("{name}.csr"),
@@ -259,6 +240,19 @@ fn signed(state: &StateLayout, name: &str, subject: &str, ext: &str) -> Result<(
 /// A client certificate's extensions.
 const CLIENT_EXT: &str =
     "basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n";
+
+/// Runs openssl in the PKI folder.
+fn openssl(state: &StateLayout, args: &[&str]) -> Result<(), ProvisionError> {
+    external::run(
+        &ExternalCommand::new(
+            "openssl",
+            args.iter().copied(),
+            "make the local control plane's certificates",
+        )
+        .in_dir(state.pki()),
+    )?;
+    Ok(())
+}
 
 fn write_private(path: &Path, text: &str) -> Result<(), ProvisionError> {
     std::fs::write(path, text).map_err(ProvisionError::io("cannot write", path))?;
