@@ -176,6 +176,11 @@ fn run_sweep(args: RunArgs) -> Result<()> {
     let jobs = jobs(args.jobs)?;
     let sweep = schedlab_runner::sweep::file::read(&args.file)?;
     let (plan, files) = Plan::build(&sweep, program())?;
+    if args.on == Executor::Kube && args.jobs.is_some() {
+        bail!(InputError(
+            "--jobs is for --on local; on a cluster, --parallelism says how many cells run at once".into()
+        ));
+    }
     if args.on == Executor::Local && args.kube_given() {
         bail!(InputError(
             "the Kubernetes executor's flags (--namespace, --image, …) are for --on kube".into()
@@ -218,7 +223,19 @@ fn resume(args: ResumeArgs) -> Result<()> {
     let (folder, plan) = SweepFolder::open(&args.dir, &program())?;
     let _lock = folder.lock()?;
     if schedlab_runner::sweep::kube::KubeRecord::read(&folder)?.is_some() {
+        if args.jobs.is_some() {
+            bail!(InputError(format!(
+                "--jobs: {} runs on a cluster, with the --parallelism it was submitted with",
+                args.dir.display()
+            )));
+        }
         return crate::sweep_kube_cmd::resume(&folder, &plan, args.detach);
+    }
+    if args.detach {
+        bail!(InputError(format!(
+            "--detach is for a sweep on a cluster, and {} runs here",
+            args.dir.display()
+        )));
     }
     let cells: Vec<Cell> = folder
         .states(&plan)
