@@ -113,10 +113,6 @@ impl std::fmt::Display for NodesFrom {
     }
 }
 
-/// The most runs `--jobs` plays at once: each is a thread, and past a few
-/// hundred the system refuses more (`--jobs 100000` panicked spawning them).
-pub const MAX_JOBS: usize = 256;
-
 #[derive(Debug, Args)]
 pub struct ScenarioArgs {
     /// A built-in scenario name (see `schedlab scenarios`) or a path to a scenario YAML file.

@@ -1,6 +1,6 @@
 //! `schedlab scenario`: play one scenario on every arm and seed, then compare.
 
-use crate::cli::{MAX_JOBS, ScenarioArgs};
+use crate::cli::ScenarioArgs;
 use crate::exit::InputError;
 use crate::out::outln;
 use anyhow::{Result, bail};
@@ -74,14 +74,7 @@ pub fn run(args: ScenarioArgs) -> Result<()> {
         // before a cluster is connected or provisioned (minutes on kind or GKE)
         RunFolder::preflight(&out)?;
     }
-    let jobs_in_parallel = match args.jobs {
-        Some(0) => bail!(InputError("--jobs 0: give at least 1".into())),
-        Some(n) if n > MAX_JOBS => bail!(InputError(format!(
-            "--jobs {n}: at most {MAX_JOBS} runs play at once (each is a thread); give 1..={MAX_JOBS}"
-        ))),
-        Some(n) => n,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_JOBS)),
-    };
+    let jobs_in_parallel = crate::threads::jobs(args.jobs, "runs play", "a thread")?;
 
     // a real cluster is made for the scenario's nodes (every seed has the same)
     let (nodes, scenario_seconds) = match &provider {

@@ -2,7 +2,6 @@
 //! checkpoints, and training runs) into one sweep folder, resumably; see
 //! each cell's state; run one cell of a plan, as an executor does.
 
-use crate::cli::MAX_JOBS;
 use crate::exit::InputError;
 use crate::out::outln;
 use anyhow::{Context, Result, bail};
@@ -164,12 +163,7 @@ fn program() -> Program {
 }
 
 fn jobs(given: Option<usize>) -> Result<usize> {
-    match given {
-        Some(0) => bail!(InputError("--jobs 0: give at least 1".into())),
-        Some(n) if n > MAX_JOBS => bail!(InputError(format!("--jobs {n}: give 1..={MAX_JOBS}"))),
-        Some(n) => Ok(n),
-        None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_JOBS))),
-    }
+    crate::threads::jobs(given, "cells run", "a process")
 }
 
 fn run_sweep(args: RunArgs) -> Result<()> {
@@ -371,11 +365,22 @@ fn cell(args: CellArgs) -> Result<()> {
         }
         let command = plan.command(&cell, &args.plan, &partial);
         tracing::info!(cell = %cell.id, "{}", plan.describe(&cell));
-        let cli = <crate::cli::Cli as clap::Parser>::try_parse_from(
-            std::iter::once("schedlab".to_string()).chain(command.iter().cloned()),
-        )
-        .with_context(|| format!("cell {}: the plan's command line {command:?}", cell.id))?;
-        crate::dispatch(cli.command)?;
+        // the cell's command line as a process of its own, as the local executor runs it: the same program, the
+        // same folder
+        let program = std::env::current_exe().context("finding the schedlab executable")?;
+        let status = std::process::Command::new(&program)
+            .args(&command)
+            .stdin(std::process::Stdio::null())
+            .status()
+            .with_context(|| format!("starting {}", program.display()))?;
+        if !status.success() {
+            bail!(
+                "cell {} ({}): `schedlab {}` {status}",
+                cell.id,
+                plan.describe(&cell),
+                command.join(" ")
+            );
+        }
         folder::verify_cell_folder(&cell, &partial)?;
         std::fs::rename(&partial, &done)
             .with_context(|| format!("moving {} to {}", partial.display(), done.display()))?;

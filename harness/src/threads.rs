@@ -1,6 +1,23 @@
 //! Work spread over threads, one each, joined in order.
 
-use anyhow::Result;
+use crate::exit::InputError;
+use anyhow::{Result, bail};
+
+/// The most runs (threads) or cells (processes) one invocation plays at once.
+pub const MAX_JOBS: usize = 256;
+
+/// `--jobs` checked: 1..=[`MAX_JOBS`] of `what` (e.g. "runs play", "cells run") at once, `each` saying what one is;
+/// default the machine's cores.
+pub fn jobs(given: Option<usize>, what: &str, each: &str) -> Result<usize> {
+    match given {
+        Some(0) => bail!(InputError("--jobs 0: give at least 1".into())),
+        Some(n) if n > MAX_JOBS => bail!(InputError(format!(
+            "--jobs {n}: at most {MAX_JOBS} {what} at once (each is {each}); give 1..={MAX_JOBS}"
+        ))),
+        Some(n) => Ok(n),
+        None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_JOBS))),
+    }
+}
 
 /// Runs `work` on every item in a scoped thread of its own and returns the
 /// results in the items' order; a thread that panics gives an error saying
