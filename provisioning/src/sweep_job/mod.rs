@@ -18,6 +18,7 @@ mod objects;
 mod preflight;
 mod shape;
 mod spec;
+mod summary;
 mod yaml;
 
 #[cfg(test)]

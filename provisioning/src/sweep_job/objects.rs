@@ -62,7 +62,7 @@ pub fn objects(spec: &SweepJobSpec, shape: JobShape) -> Result<SweepObjects, Swe
             .map(|&index| cell_job(spec, &base, index))
             .collect::<Result<_, _>>()?,
     };
-    let plan = super::yaml::plan_lines(spec, shape, &base);
+    let plan = super::summary::plan_lines(spec, shape, &base);
     Ok(SweepObjects {
         service_account,
         config_map,

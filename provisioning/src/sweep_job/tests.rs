@@ -499,9 +499,12 @@ fn a_sweep_name_with_a_line_break_stays_in_its_comment() {
 
 #[test]
 fn cell_ranges_are_summarised() {
-    assert_eq!(yaml::ranges(&[0, 1, 2, 3]), "0-3");
-    assert_eq!(yaml::ranges(&[9, 0, 1, 5, 7, 8]), "0-1, 5, 7-9");
+    assert_eq!(summary::ranges(&[0, 1, 2, 3]), "0-3");
+    assert_eq!(summary::ranges(&[9, 0, 1, 5, 7, 8]), "0-1, 5, 7-9");
     let scattered: Vec<usize> = (0..20).map(|i| i * 2).collect();
-    assert_eq!(yaml::ranges(&scattered), "0, 2, 4, 6, 8, 10, 12, 14, and 12 more runs");
-    assert_eq!(yaml::ranges(&[usize::MAX, 0]), format!("0, {}", usize::MAX));
+    assert_eq!(
+        summary::ranges(&scattered),
+        "0, 2, 4, 6, 8, 10, 12, 14, and 12 more runs"
+    );
+    assert_eq!(summary::ranges(&[usize::MAX, 0]), format!("0, {}", usize::MAX));
 }
