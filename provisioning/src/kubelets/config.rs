@@ -113,7 +113,9 @@ pub fn cni_conflist(node: &NodeLayout) -> String {
 /// loopback ports, no iptables chains, no anonymous access (the API server
 /// reaches it, for a pod's log, with a client certificate of `client_ca`),
 /// evictions only when the shared host is nearly out (the host's memory and
-/// disk are every node's).
+/// disk are every node's), and no image garbage collection: a node's images
+/// are imported, never pulled, so one collected before its first pod (the
+/// shared disk past 85% by the kubelet's measure) would be gone for good.
 pub fn kubelet_yaml(node: &NodeLayout, ports: KubeletPorts, tuning: &KubeletTuning, client_ca: &Path) -> String {
     let mut extra = String::new();
     if let Some(max) = tuning.max_pods {
@@ -150,6 +152,8 @@ authentication:
     clientCAFile: {client_ca}
 authorization:
   mode: AlwaysAllow
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
 evictionHard:
   memory.available: "100Mi"
   nodefs.available: "1%"
@@ -252,6 +256,10 @@ mod tests {
             Path::new("/st/pki/ca.crt"),
         );
         assert!(text.contains("\n  x509:\n    clientCAFile: /st/pki/ca.crt\n"), "{text}");
+        assert!(
+            text.contains("\nimageGCHighThresholdPercent: 100\nimageGCLowThresholdPercent: 99\n"),
+            "{text}"
+        );
         assert!(text.contains("\nport: 3001\n"), "{text}");
         assert!(text.contains("\nhealthzPort: 3002\n"), "{text}");
         assert!(
