@@ -256,6 +256,10 @@ fn submit(
     let files = exec::plan_files(folder)?;
     let spec = exec::spec(plan, files, &record.namespace, &record.settings, attempt, cells.clone())?;
     let objects = sweep_job::objects(&spec, shape)?;
+    // what is about to be created, the Job shape this server gets included, said before anything is
+    for line in objects.plan() {
+        crate::out::noteln!("{line}");
+    }
     // recorded first: cancel finds what a submission cut short created
     record.attempts.push(exec::Attempt {
         attempt,
@@ -265,9 +269,6 @@ fn submit(
     });
     record.write(folder)?;
     cluster.submit(&objects, &record.namespace)?;
-    for line in objects.plan() {
-        crate::out::noteln!("{line}");
-    }
     Ok(())
 }
 
